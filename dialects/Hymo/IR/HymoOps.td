@@ -1,0 +1,466 @@
+#ifndef HYMO_OPS_TD
+#define HYMO_OPS_TD
+
+include "HymoDialect.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+
+//===----------------------------------------------------------------------===//
+// Sources
+//===----------------------------------------------------------------------===//
+
+def Hymo_ConstantOp : Hymo_Op<"constant",
+    [Pure, ConstantLike, AllTypesMatch<["value", "out"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    ```mlir
+    %c = hymo.constant dense<1.0> : tensor<4xf32>
+    ```
+    The value's type is the result type.
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Hymo_Tensor:$out);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Dense algebra
+//===----------------------------------------------------------------------===//
+
+def Hymo_EmbeddingOp : Hymo_Op<"embedding", [Pure]> {
+  let summary = "row lookup in an embedding table";
+  let description = [{
+    `out[..., :] = table[ids[...], :]`.
+    ```mlir
+    %x = hymo.embedding %table, %ids : (tensor<256x64xf32>, tensor<2x64xi32>) -> tensor<2x64x64xf32>
+    ```
+    embedding_c1: table is 2-D. embedding_c2: the result's shape is
+    `ids.shape + [table.shape[1]]`. embedding_c3: the result's element type
+    is the table's.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$table, Hymo_IndexTensor:$ids);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$table `,` $ids attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_LinearOp : Hymo_Op<"linear", [Pure]> {
+  let summary = "x @ w^T with w stored (out, in)";
+  let description = [{
+    ```mlir
+    %y = hymo.linear %x, %w : (tensor<2x64x64xf32>, tensor<128x64xf32>) -> tensor<2x64x128xf32>
+    ```
+    linear_c1: w is 2-D. linear_c2: x's last dim equals w's second dim.
+    linear_c3: the result's shape is `x.shape[:-1] + [w.shape[0]]`.
+    linear_c4: x, w and the result have one element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x, Hymo_FloatTensor:$w);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x `,` $w attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_MatmulOp : Hymo_Op<"matmul", [Pure]> {
+  let summary = "batched matrix product with optional transposes";
+  let description = [{
+    ```mlir
+    %c = hymo.matmul %a, %b {transpose_b = true} : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x8xf32>
+    ```
+    matmul_c1: a and b have the same rank >= 2 and the same batch dims.
+    matmul_c2: the contraction dims agree. matmul_c3: the result's shape is
+    `batch + [M, N]`. matmul_c4: one element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$a, Hymo_FloatTensor:$b,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$a `,` $b attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_GroupedLinearOp : Hymo_Op<"grouped_linear", [Pure]> {
+  let summary = "one linear per expert: y[e] = x[e] @ w[e]^T";
+  let description = [{
+    ```mlir
+    %y = hymo.grouped_linear %x, %w : (tensor<4x96x64xf32>, tensor<4x128x64xf32>) -> tensor<4x96x128xf32>
+    ```
+    grouped_linear_c1: x is [E,C,K] and w is [E,N,K]. grouped_linear_c2: the
+    result is [E,C,N]. grouped_linear_c3: one element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x, Hymo_FloatTensor:$w);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x `,` $w attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Hymo_UnaryOp<string mnemonic, string formula>
+    : Hymo_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "elementwise " # formula;
+  let description = "`y = " # formula # "` elementwise.\n"
+    "```mlir\n%y = hymo." # mnemonic # " %x : tensor<4x8xf32>\n```";
+  let arguments = (ins Hymo_FloatTensor:$x);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x attr-dict `:` type($out)";
+}
+
+def Hymo_NegOp : Hymo_UnaryOp<"neg", "-x">;
+def Hymo_ExpOp : Hymo_UnaryOp<"exp", "exp(x)">;
+def Hymo_LogOp : Hymo_UnaryOp<"log", "log(x)">;
+def Hymo_SqrtOp : Hymo_UnaryOp<"sqrt", "sqrt(x)">;
+def Hymo_RsqrtOp : Hymo_UnaryOp<"rsqrt", "1/sqrt(x)">;
+def Hymo_SquareOp : Hymo_UnaryOp<"square", "x*x">;
+def Hymo_AbsOp : Hymo_UnaryOp<"abs", "|x|">;
+def Hymo_SigmoidOp : Hymo_UnaryOp<"sigmoid", "1/(1+exp(-x))">;
+def Hymo_SiluOp : Hymo_UnaryOp<"silu", "x*sigmoid(x)">;
+def Hymo_SoftplusOp : Hymo_UnaryOp<"softplus", "log(1+exp(x))">;
+def Hymo_IsFiniteOp : Hymo_UnaryOp<"isfinite", "(x is finite ? 1 : 0)">;
+
+class Hymo_BinaryOp<string mnemonic, string formula>
+    : Hymo_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "elementwise " # formula;
+  let description = "`out = " # formula # "` elementwise; operands and result share one type.\n"
+    "```mlir\n%z = hymo." # mnemonic # " %x, %y : tensor<4x8xf32>\n```";
+  let arguments = (ins Hymo_FloatTensor:$lhs, Hymo_FloatTensor:$rhs);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($out)";
+}
+
+def Hymo_AddOp : Hymo_BinaryOp<"add", "lhs + rhs">;
+def Hymo_SubOp : Hymo_BinaryOp<"sub", "lhs - rhs">;
+def Hymo_MulOp : Hymo_BinaryOp<"mul", "lhs * rhs">;
+def Hymo_DivOp : Hymo_BinaryOp<"div", "lhs / rhs">;
+def Hymo_MaxOp : Hymo_BinaryOp<"max", "max(lhs, rhs)">;
+def Hymo_MinOp : Hymo_BinaryOp<"min", "min(lhs, rhs)">;
+def Hymo_GreaterOp : Hymo_BinaryOp<"greater", "(lhs > rhs ? 1 : 0)">;
+
+def Hymo_SelectOp : Hymo_Op<"select", [Pure, Elementwise, SameOperandsAndResultType]> {
+  let summary = "elementwise cond != 0 ? a : b";
+  let description = [{
+    ```mlir
+    %r = hymo.select %mask, %a, %b : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Hymo_FloatTensor:$cond, Hymo_FloatTensor:$a, Hymo_FloatTensor:$b);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$cond `,` $a `,` $b attr-dict `:` type($out)";
+}
+
+def Hymo_CastOp : Hymo_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "element type conversion";
+  let description = [{
+    Float to float (round to nearest even) or i32 to float.
+    ```mlir
+    %y = hymo.cast %x : tensor<4xf32> -> tensor<4xbf16>
+    ```
+  }];
+  let arguments = (ins Hymo_Tensor:$x);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($out)";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Hymo_ReduceOp<string mnemonic, string what>
+    : Hymo_Op<mnemonic, [Pure]> {
+  let summary = what # " over the given dims";
+  let description = "Reduces (" # what # ") over `dims`, in FP32 at least.\n"
+    "```mlir\n%s = hymo." # mnemonic # " %x {dims = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>\n```\n"
+    "reduce_c1: dims are sorted, unique and in range. reduce_c2: the result's "
+    "shape drops (or, with keep_dims, sets to 1) the reduced dims. reduce_c3: "
+    "one element type.";
+  let arguments = (ins Hymo_FloatTensor:$x, DenseI64ArrayAttr:$dims,
+                   DefaultValuedAttr<BoolAttr, "false">:$keep_dims);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_ReduceSumOp : Hymo_ReduceOp<"reduce_sum", "sum">;
+def Hymo_ReduceMeanOp : Hymo_ReduceOp<"reduce_mean", "mean">;
+def Hymo_ReduceMaxOp : Hymo_ReduceOp<"reduce_max", "maximum">;
+
+//===----------------------------------------------------------------------===//
+// Shape
+//===----------------------------------------------------------------------===//
+
+def Hymo_ReshapeOp : Hymo_Op<"reshape", [Pure]> {
+  let summary = "row-major reshape";
+  let description = [{
+    ```mlir
+    %y = hymo.reshape %x : (tensor<2x64x64xf32>) -> tensor<128x64xf32>
+    ```
+    reshape_c1: same element count and element type.
+  }];
+  let arguments = (ins Hymo_Tensor:$x);
+  let results = (outs Hymo_Tensor:$out);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Hymo_TransposeOp : Hymo_Op<"transpose", [Pure]> {
+  let summary = "dimension permutation";
+  let description = [{
+    `out.shape[i] = x.shape[permutation[i]]`.
+    ```mlir
+    %y = hymo.transpose %x {permutation = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+    ```
+    transpose_c1: permutation is a permutation of 0..rank-1. transpose_c2:
+    the result's shape and element type follow it.
+  }];
+  let arguments = (ins Hymo_Tensor:$x, DenseI64ArrayAttr:$permutation);
+  let results = (outs Hymo_Tensor:$out);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_SliceOp : Hymo_Op<"slice", [Pure]> {
+  let summary = "contiguous slice x[start:limit]";
+  let description = [{
+    ```mlir
+    %y = hymo.slice %x {start = array<i64: 0, 1>, limit = array<i64: 2, 64>} : (tensor<2x64xi32>) -> tensor<2x63xi32>
+    ```
+    slice_c1: start and limit have one entry per dim with
+    `0 <= start <= limit <= size`. slice_c2: the result is `limit - start`
+    of the same element type.
+  }];
+  let arguments = (ins Hymo_Tensor:$x, DenseI64ArrayAttr:$start, DenseI64ArrayAttr:$limit);
+  let results = (outs Hymo_Tensor:$out);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_PadOp : Hymo_Op<"pad", [Pure]> {
+  let summary = "zero padding (the adjoint of slice)";
+  let description = [{
+    ```mlir
+    %y = hymo.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 0>} : (tensor<2x63xf32>) -> tensor<2x64xf32>
+    ```
+    pad_c1: low and high have one non-negative entry per dim. pad_c2: the
+    result is `low + size + high` of the same element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x, DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_ConcatOp : Hymo_Op<"concat", [Pure]> {
+  let summary = "concatenation along one dim";
+  let description = [{
+    ```mlir
+    %y = hymo.concat %a, %b {dim = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+    ```
+    concat_c1: at least one operand, all of one rank and element type, and
+    dim in range. concat_c2: the operands agree off `dim`. concat_c3: the
+    result's `dim` is the sum.
+  }];
+  let arguments = (ins Variadic<Hymo_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Hymo_Tensor:$out);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_BroadcastInDimOp : Hymo_Op<"broadcast_in_dim", [Pure]> {
+  let summary = "broadcast with an explicit dim map";
+  let description = [{
+    Operand dim `i` becomes result dim `dims[i]`; it must equal that size or
+    be 1 (StableHLO's broadcast_in_dim).
+    ```mlir
+    %y = hymo.broadcast_in_dim %x {dims = array<i64: 1>} : (tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+    broadcast_c1: one strictly increasing, in-range entry per operand dim.
+    broadcast_c2: each operand dim is 1 or equals the result dim it maps to.
+    broadcast_c3: one element type.
+  }];
+  let arguments = (ins Hymo_Tensor:$x, DenseI64ArrayAttr:$dims);
+  let results = (outs Hymo_Tensor:$out);
+  let assemblyFormat = "$x attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Model ops
+//===----------------------------------------------------------------------===//
+
+def Hymo_RmsNormOp : Hymo_Op<"rms_norm", [Pure]> {
+  let summary = "x * rsqrt(mean(x^2, -1) + eps) * w";
+  let description = [{
+    Over the last dim, computed in FP32 at least.
+    ```mlir
+    %y = hymo.rms_norm %x, %w {eps = 1.0e-6 : f64} : (tensor<2x64x64xf32>, tensor<64xf32>) -> tensor<2x64x64xf32>
+    ```
+    rms_norm_c1: w is 1-D of x's last dim. rms_norm_c2: eps > 0.
+    rms_norm_c3: the result has x's type; w has x's element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x, Hymo_FloatTensor:$w, F64Attr:$eps);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x `,` $w attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_SoftmaxOp : Hymo_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax over the last dim";
+  let description = [{
+    ```mlir
+    %p = hymo.softmax %logits : tensor<128x4xf32>
+    ```
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x attr-dict `:` type($out)";
+}
+
+def Hymo_RopeOp : Hymo_Op<"rope", [Pure, SameOperandsAndResultType]> {
+  let summary = "rotate-half rotary position embedding";
+  let description = [{
+    Spec §2.2 on `[B,T,H,R]`, positions `0..T-1`, angle
+    `t * theta^(-2i/R)`; `inverse` rotates by the negated angle (the adjoint).
+    ```mlir
+    %y = hymo.rope %x {theta = 10000.0 : f64} : tensor<2x64x2x8xf32>
+    ```
+    rope_c1: x is 4-D with an even last dim. rope_c2: theta > 0.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x, F64Attr:$theta,
+                   DefaultValuedAttr<BoolAttr, "false">:$inverse);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x attr-dict `:` type($out)";
+  let hasVerifier = 1;
+}
+
+def Hymo_CausalAttentionOp : Hymo_Op<"causal_attention", [Pure]> {
+  let summary = "softmax_causal(q k^T * scale) v, FP32 softmax";
+  let description = [{
+    Per batch and head; query and key head dims may differ from the value's.
+    ```mlir
+    %o = hymo.causal_attention %q, %k, %v {scale = 0.2 : f64} : (tensor<2x64x2x24xf32>, tensor<2x64x2x24xf32>, tensor<2x64x2x16xf32>) -> tensor<2x64x2x16xf32>
+    ```
+    causal_attention_c1: q, k and v are 4-D [B,T,H,*]; q and k have one
+    shape; v shares B, T, H. causal_attention_c2: the result is [B,T,H,Dv].
+    causal_attention_c3: scale > 0. causal_attention_c4: one element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$q, Hymo_FloatTensor:$k,
+                   Hymo_FloatTensor:$v, F64Attr:$scale);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$q `,` $k `,` $v attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_GdnRecurrenceOp : Hymo_Op<"gdn_recurrence", [Pure]> {
+  let summary = "the chunked gated linear recurrence of a GDN mixer";
+  let description = [{
+    Per batch and head, state `h` in R^{S x D}, `h_0 = 0`:
+    `h_t = diag(exp(g_t * a)) h_{t-1} + b_t v_t^T`, `o_t = c_t^T h_t`,
+    state in FP32; computed chunk by chunk (`chunk_size`).
+    ```mlir
+    %o = hymo.gdn_recurrence %v, %b, %c, %g, %a {chunk_size = 16 : i64}
+        : (tensor<2x64x4x16xf32>, tensor<2x64x4x8xf32>, tensor<2x64x4x8xf32>,
+           tensor<2x64x4xf32>, tensor<4x8xf32>) -> tensor<2x64x4x16xf32>
+    ```
+    gdn_c1: v is [B,T,H,D]; b and c are [B,T,H,S]; g is [B,T,H]; a is [H,S].
+    gdn_c2: chunk_size > 0. gdn_c3: the result has v's type; all operands
+    share one element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$v, Hymo_FloatTensor:$b,
+                   Hymo_FloatTensor:$c, Hymo_FloatTensor:$g,
+                   Hymo_FloatTensor:$a, I64Attr:$chunk_size);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$v `,` $b `,` $c `,` $g `,` $a attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_MoeRouteOp : Hymo_Op<"moe_route", [Pure]> {
+  let summary = "top-k expert selection with a routing bias";
+  let description = [{
+    `sel = topk(probs + bias, top_k)` (highest first, ties to the lower
+    expert), `weights = probs[sel] / sum(probs[sel])`. The bias only picks.
+    ```mlir
+    %idx, %w = hymo.moe_route %p, %bias {top_k = 2 : i64} : (tensor<128x4xf32>, tensor<4xf32>) -> (tensor<128x2xi32>, tensor<128x2xf32>)
+    ```
+    moe_route_c1: probs is [N,E], bias is [E]. moe_route_c2: 1 <= top_k <= E.
+    moe_route_c3: indices are [N,top_k] i32 and weights [N,top_k] of probs'
+    element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$probs, Hymo_FloatTensor:$bias, I64Attr:$top_k);
+  let results = (outs Hymo_IndexTensor:$indices, Hymo_FloatTensor:$weights);
+  let assemblyFormat = "$probs `,` $bias attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_MoeDispatchOp : Hymo_Op<"moe_dispatch", [Pure]> {
+  let summary = "capacity-limited scatter of tokens to expert slots";
+  let description = [{
+    Assignments in order (token-major, then the top-k slot); each expert
+    keeps its first `capacity`; `slot[n,k] = e*capacity + position` or -1
+    when dropped; unused expert rows are 0.
+    ```mlir
+    %xe, %slot = hymo.moe_dispatch %x, %idx {num_experts = 4 : i64, capacity = 96 : i64}
+        : (tensor<128x64xf32>, tensor<128x2xi32>) -> (tensor<4x96x64xf32>, tensor<128x2xi32>)
+    ```
+    moe_dispatch_c1: x is [N,D], indices [N,K]. moe_dispatch_c2:
+    num_experts >= 1 and capacity >= 1. moe_dispatch_c3: expert_inputs is
+    [num_experts,capacity,D] of x's element type and slots [N,K].
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x, Hymo_IndexTensor:$indices,
+                   I64Attr:$num_experts, I64Attr:$capacity);
+  let results = (outs Hymo_FloatTensor:$expert_inputs, Hymo_IndexTensor:$slots);
+  let assemblyFormat = "$x `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_MoeCombineOp : Hymo_Op<"moe_combine", [Pure]> {
+  let summary = "weighted gather of expert outputs back to tokens";
+  let description = [{
+    `out[n] = sum_k (slot[n,k] >= 0) weights[n,k] * expert_outputs.flat[slot[n,k]]`.
+    ```mlir
+    %y = hymo.moe_combine %ye, %slot, %w : (tensor<4x96x64xf32>, tensor<128x2xi32>, tensor<128x2xf32>) -> tensor<128x64xf32>
+    ```
+    moe_combine_c1: expert_outputs is [E,C,D]; slots and weights are [N,K].
+    moe_combine_c2: the result is [N,D]. moe_combine_c3: one float element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$expert_outputs, Hymo_IndexTensor:$slots,
+                   Hymo_FloatTensor:$weights);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$expert_outputs `,` $slots `,` $weights attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_MoeCountOp : Hymo_Op<"moe_count", [Pure]> {
+  let summary = "assignments per expert, before the capacity drop";
+  let description = [{
+    ```mlir
+    %n = hymo.moe_count %idx {num_experts = 4 : i64} : (tensor<128x2xi32>) -> tensor<4xf32>
+    ```
+    moe_count_c1: indices are 2-D; the result is 1-D of num_experts >= 1.
+  }];
+  let arguments = (ins Hymo_IndexTensor:$indices, I64Attr:$num_experts);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_CrossEntropyOp : Hymo_Op<"cross_entropy", [Pure]> {
+  let summary = "mean token cross entropy";
+  let description = [{
+    `mean_n(logsumexp(logits[n]) - logits[n, targets[n]])`, FP32 at least.
+    ```mlir
+    %l = hymo.cross_entropy %logits, %t : (tensor<126x256xf32>, tensor<126xi32>) -> tensor<f32>
+    ```
+    cross_entropy_c1: logits are [N,V] and targets [N]. cross_entropy_c2:
+    the result is a scalar of the logits' element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$logits, Hymo_IndexTensor:$targets);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$logits `,` $targets attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // HYMO_OPS_TD

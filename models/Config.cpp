@@ -1,0 +1,519 @@
+// YAML config reading and validation (spec §1). Every field is declared once
+// in the schema below; reading, `--set`, unknown-key detection, printing and
+// the error messages all walk that one table.
+#include "Config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace hymo {
+namespace {
+
+enum class Kind { Int, Float, Bool, String, FloatList };
+
+struct Field {
+  const char *path;
+  Kind kind;
+  bool required;
+  std::function<void(Config &, const YAML::Node &)> set;
+  std::function<void(const Config &, YAML::Emitter &)> emit;
+};
+
+struct ConfigError {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string &path, const std::string &what) {
+  throw ConfigError{path + ": " + what};
+}
+
+std::string show(const YAML::Node &n) {
+  if (n.IsScalar())
+    return "'" + n.Scalar() + "'";
+  if (n.IsSequence())
+    return "a list";
+  if (n.IsMap())
+    return "a mapping";
+  return "nothing";
+}
+
+int64_t asInt(const std::string &path, const YAML::Node &n) {
+  if (!n.IsScalar())
+    fail(path, "expected an integer, got " + show(n));
+  const std::string &s = n.Scalar();
+  size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used, 10);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size())
+    fail(path, "expected an integer, got " + show(n));
+  return v;
+}
+
+double asFloat(const std::string &path, const YAML::Node &n) {
+  if (!n.IsScalar())
+    fail(path, "expected a number, got " + show(n));
+  const std::string &s = n.Scalar();
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || !std::isfinite(v))
+    fail(path, "expected a number, got " + show(n));
+  return v;
+}
+
+bool asBool(const std::string &path, const YAML::Node &n) {
+  if (n.IsScalar()) {
+    const std::string &s = n.Scalar();
+    if (s == "true" || s == "True" || s == "yes")
+      return true;
+    if (s == "false" || s == "False" || s == "no")
+      return false;
+  }
+  fail(path, "expected true or false, got " + show(n));
+}
+
+std::string asString(const std::string &path, const YAML::Node &n) {
+  if (!n.IsScalar())
+    fail(path, "expected a string, got " + show(n));
+  return n.Scalar();
+}
+
+std::vector<double> asFloatList(const std::string &path, const YAML::Node &n) {
+  if (!n.IsSequence())
+    fail(path, "expected a list of numbers, got " + show(n));
+  std::vector<double> out;
+  for (size_t i = 0; i < n.size(); ++i)
+    out.push_back(asFloat(path + "[" + std::to_string(i) + "]", n[i]));
+  return out;
+}
+
+#define HYMO_INT(PATH, MEMBER, REQ)                                            \
+  Field{PATH, Kind::Int, REQ,                                                  \
+        [](Config &c, const YAML::Node &n) { c.MEMBER = asInt(PATH, n); },     \
+        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; }}
+#define HYMO_FLOAT(PATH, MEMBER, REQ)                                          \
+  Field{PATH, Kind::Float, REQ,                                                \
+        [](Config &c, const YAML::Node &n) { c.MEMBER = asFloat(PATH, n); },   \
+        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; }}
+#define HYMO_BOOL(PATH, MEMBER)                                                \
+  Field{PATH, Kind::Bool, false,                                               \
+        [](Config &c, const YAML::Node &n) { c.MEMBER = asBool(PATH, n); },    \
+        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; }}
+#define HYMO_STRING(PATH, MEMBER, REQ)                                         \
+  Field{PATH, Kind::String, REQ,                                               \
+        [](Config &c, const YAML::Node &n) { c.MEMBER = asString(PATH, n); },  \
+        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; }}
+#define HYMO_FLIST(PATH, MEMBER, REQ)                                          \
+  Field{PATH, Kind::FloatList, REQ,                                            \
+        [](Config &c, const YAML::Node &n) {                                   \
+          c.MEMBER = asFloatList(PATH, n);                                     \
+        },                                                                     \
+        [](const Config &c, YAML::Emitter &e) {                                \
+          e << YAML::Flow << c.MEMBER;                                         \
+        }}
+
+const std::vector<Field> &schema() {
+  static const std::vector<Field> fields = {
+      HYMO_INT("model.vocab_size", model.vocab_size, true),
+      HYMO_INT("model.dim", model.dim, true),
+      HYMO_INT("model.n_layers", model.n_layers, true),
+      HYMO_STRING("model.layer_pattern", model.layer_pattern, true),
+      HYMO_FLOAT("model.norm_eps", model.norm_eps, false),
+      HYMO_FLOAT("model.rope_theta", model.rope_theta, false),
+      HYMO_INT("model.ffn_hidden", model.ffn_hidden, true),
+      HYMO_INT("model.gdn.n_heads", model.gdn.n_heads, true),
+      HYMO_INT("model.gdn.head_dim", model.gdn.head_dim, true),
+      HYMO_INT("model.gdn.state_dim", model.gdn.state_dim, true),
+      HYMO_INT("model.gdn.chunk_size", model.gdn.chunk_size, true),
+      HYMO_INT("model.mla.n_heads", model.mla.n_heads, true),
+      HYMO_INT("model.mla.q_lora_rank", model.mla.q_lora_rank, true),
+      HYMO_INT("model.mla.kv_lora_rank", model.mla.kv_lora_rank, true),
+      HYMO_INT("model.mla.qk_nope_head_dim", model.mla.qk_nope_head_dim, true),
+      HYMO_INT("model.mla.qk_rope_head_dim", model.mla.qk_rope_head_dim, true),
+      HYMO_INT("model.mla.v_head_dim", model.mla.v_head_dim, true),
+      HYMO_INT("model.moe.n_routed", model.moe.n_routed, true),
+      HYMO_INT("model.moe.n_shared", model.moe.n_shared, true),
+      HYMO_INT("model.moe.top_k", model.moe.top_k, true),
+      HYMO_INT("model.moe.expert_hidden", model.moe.expert_hidden, true),
+      HYMO_FLOAT("model.moe.capacity_factor", model.moe.capacity_factor, false),
+      HYMO_FLOAT("model.moe.ema_alpha", model.moe.ema_alpha, false),
+      HYMO_FLOAT("model.moe.bias_speed", model.moe.bias_speed, false),
+      HYMO_INT("model.mtp.depth", model.mtp.depth, true),
+      HYMO_FLIST("model.mtp.weights", model.mtp.weights, true),
+
+      HYMO_FLOAT("optimizer.muon_lr", optimizer.muon_lr, false),
+      HYMO_FLOAT("optimizer.momentum", optimizer.momentum, false),
+      HYMO_BOOL("optimizer.nesterov", optimizer.nesterov),
+      HYMO_FLIST("optimizer.betas", optimizer.betas, false),
+      HYMO_FLOAT("optimizer.eps", optimizer.eps, false),
+      HYMO_FLOAT("optimizer.weight_decay", optimizer.weight_decay, false),
+      HYMO_BOOL("optimizer.cautious_wd", optimizer.cautious_wd),
+      HYMO_INT("optimizer.ns_iterations", optimizer.ns_iterations, false),
+      HYMO_STRING("optimizer.ns_coefficients", optimizer.ns_coefficients, false),
+      HYMO_STRING("optimizer.muon_scale", optimizer.muon_scale, false),
+      HYMO_FLOAT("optimizer.adamw_lr", optimizer.adamw_lr, false),
+      HYMO_FLIST("optimizer.adamw_betas", optimizer.adamw_betas, false),
+      HYMO_FLOAT("optimizer.adamw_eps", optimizer.adamw_eps, false),
+      HYMO_FLOAT("optimizer.adamw_weight_decay", optimizer.adamw_weight_decay, false),
+      HYMO_FLOAT("optimizer.embed_weight_decay", optimizer.embed_weight_decay, false),
+
+      HYMO_INT("scheduler.total_steps", scheduler.total_steps, false),
+      HYMO_FLOAT("scheduler.warmup_frac", scheduler.warmup_frac, false),
+      HYMO_FLOAT("scheduler.stable_frac", scheduler.stable_frac, false),
+      HYMO_FLOAT("scheduler.decay_frac", scheduler.decay_frac, false),
+      HYMO_FLOAT("scheduler.min_lr_ratio", scheduler.min_lr_ratio, false),
+      HYMO_STRING("scheduler.decay", scheduler.decay, false),
+
+      HYMO_INT("training.micro_batch_size", training.micro_batch_size, true),
+      HYMO_INT("training.seq_len", training.seq_len, true),
+      HYMO_INT("training.gradient_accumulation_steps",
+               training.gradient_accumulation_steps, false),
+      HYMO_FLOAT("training.grad_clip", training.grad_clip, false),
+      HYMO_BOOL("training.loss_nan_skip", training.loss_nan_skip),
+      HYMO_INT("training.consecutive_nan_limit", training.consecutive_nan_limit, false),
+      HYMO_STRING("training.precision", training.precision, false),
+      HYMO_BOOL("training.fused_gdn", training.fused_gdn),
+      HYMO_BOOL("training.moe_mixed_precision", training.moe_mixed_precision),
+      HYMO_BOOL("training.fsdp", training.fsdp),
+      HYMO_INT("training.world_size", training.world_size, false),
+      HYMO_INT("training.seed", training.seed, false),
+  };
+  return fields;
+}
+
+#undef HYMO_INT
+#undef HYMO_FLOAT
+#undef HYMO_BOOL
+#undef HYMO_STRING
+#undef HYMO_FLIST
+
+std::vector<std::string> split(const std::string &path) {
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  std::string p;
+  while (std::getline(ss, p, '.'))
+    parts.push_back(p);
+  return parts;
+}
+
+// True when `prefix` names a section (a mapping) of the schema.
+bool isSection(const std::string &prefix) {
+  for (const Field &f : schema())
+    if (std::string(f.path).rfind(prefix + ".", 0) == 0)
+      return true;
+  return false;
+}
+
+const Field *findField(const std::string &path) {
+  for (const Field &f : schema())
+    if (path == f.path)
+      return &f;
+  return nullptr;
+}
+
+// Rejects keys the schema does not know, and sections that are not mappings.
+void checkKeys(const YAML::Node &node, const std::string &prefix) {
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar())
+      fail(prefix.empty() ? "config" : prefix, "expected a key, got " + show(it->first));
+    std::string key = it->first.Scalar();
+    std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (findField(path))
+      continue;
+    if (!isSection(path))
+      fail(path, "unknown key");
+    if (!it->second.IsMap())
+      fail(path, "expected a mapping, got " + show(it->second));
+    checkKeys(it->second, path);
+  }
+}
+
+YAML::Node lookup(const YAML::Node &root, const std::string &path) {
+  // Node::operator= writes through to the tree: walk with reset() instead.
+  YAML::Node n;
+  n.reset(root);
+  for (const std::string &p : split(path)) {
+    if (!n.IsMap())
+      return YAML::Node(YAML::NodeType::Undefined);
+    YAML::Node next = n[p];
+    if (!next.IsDefined())
+      return YAML::Node(YAML::NodeType::Undefined);
+    n.reset(next);
+  }
+  return n;
+}
+
+void applyOverride(YAML::Node &root, const Override &o) {
+  const std::string &path = o.first;
+  if (!findField(path)) {
+    if (isSection(path))
+      fail(path, "--set needs a key, not a section");
+    fail(path, "unknown key");
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(o.second);
+  } catch (const YAML::Exception &e) {
+    fail(path, "cannot parse --set value '" + o.second + "': " + e.msg);
+  }
+  std::vector<std::string> parts = split(path);
+  YAML::Node n;
+  n.reset(root);
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!n[parts[i]].IsMap())
+      n[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    YAML::Node child = n[parts[i]];
+    n.reset(child);
+  }
+  n[parts.back()] = value;
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+void requirePositive(const std::string &path, int64_t v) {
+  if (v <= 0)
+    fail(path, "expected a positive integer, got " + std::to_string(v));
+}
+
+void requireRange(const std::string &path, double v, double lo, double hi,
+                  bool loOpen, bool hiOpen) {
+  bool ok = (loOpen ? v > lo : v >= lo) && (hiOpen ? v < hi : v <= hi);
+  if (!ok)
+    fail(path, std::string("expected a value in ") + (loOpen ? "(" : "[") +
+                   fmt(lo) + ", " + fmt(hi) + (hiOpen ? ")" : "]") + ", got " +
+                   fmt(v));
+}
+
+void requireOneOf(const std::string &path, const std::string &v,
+                  const std::vector<std::string> &allowed) {
+  for (const std::string &a : allowed)
+    if (v == a)
+      return;
+  std::string list;
+  for (const std::string &a : allowed)
+    list += (list.empty() ? "" : "|") + a;
+  fail(path, "expected one of " + list + ", got '" + v + "'");
+}
+
+void validate(const Config &c) {
+  const ModelConfig &m = c.model;
+  requirePositive("model.vocab_size", m.vocab_size);
+  requirePositive("model.dim", m.dim);
+  requirePositive("model.n_layers", m.n_layers);
+  requirePositive("model.ffn_hidden", m.ffn_hidden);
+  if (m.layer_pattern.empty())
+    fail("model.layer_pattern", "expected a non-empty string of G and M, got ''");
+  for (char ch : m.layer_pattern)
+    if (ch != 'G' && ch != 'M')
+      fail("model.layer_pattern", std::string("expected only the letters G and M, got '") +
+                                      ch + "' in '" + m.layer_pattern + "'");
+  requireRange("model.norm_eps", m.norm_eps, 0, 1, true, false);
+  requireRange("model.rope_theta", m.rope_theta, 0, 1e300, true, false);
+  requirePositive("model.gdn.n_heads", m.gdn.n_heads);
+  requirePositive("model.gdn.head_dim", m.gdn.head_dim);
+  requirePositive("model.gdn.state_dim", m.gdn.state_dim);
+  requirePositive("model.gdn.chunk_size", m.gdn.chunk_size);
+  requirePositive("model.mla.n_heads", m.mla.n_heads);
+  requirePositive("model.mla.q_lora_rank", m.mla.q_lora_rank);
+  requirePositive("model.mla.kv_lora_rank", m.mla.kv_lora_rank);
+  requirePositive("model.mla.qk_nope_head_dim", m.mla.qk_nope_head_dim);
+  requirePositive("model.mla.qk_rope_head_dim", m.mla.qk_rope_head_dim);
+  requirePositive("model.mla.v_head_dim", m.mla.v_head_dim);
+  if (m.mla.qk_rope_head_dim % 2 != 0)
+    fail("model.mla.qk_rope_head_dim",
+         "expected an even size (RoPE rotates halves), got " +
+             std::to_string(m.mla.qk_rope_head_dim));
+  requirePositive("model.moe.n_routed", m.moe.n_routed);
+  if (m.moe.n_shared < 0)
+    fail("model.moe.n_shared", "expected a non-negative integer, got " +
+                                   std::to_string(m.moe.n_shared));
+  requirePositive("model.moe.top_k", m.moe.top_k);
+  if (m.moe.top_k > m.moe.n_routed)
+    fail("model.moe.top_k", "expected top_k <= n_routed (" +
+                                std::to_string(m.moe.n_routed) + "), got " +
+                                std::to_string(m.moe.top_k));
+  requirePositive("model.moe.expert_hidden", m.moe.expert_hidden);
+  if (!(m.moe.capacity_factor > 0))
+    fail("model.moe.capacity_factor",
+         "expected a positive number, got " + fmt(m.moe.capacity_factor));
+  requireRange("model.moe.ema_alpha", m.moe.ema_alpha, 0, 1, true, false);
+  if (m.moe.bias_speed < 0)
+    fail("model.moe.bias_speed", "expected a non-negative number, got " + fmt(m.moe.bias_speed));
+  if (m.mtp.depth < 0)
+    fail("model.mtp.depth", "expected a non-negative integer, got " + std::to_string(m.mtp.depth));
+  if (static_cast<int64_t>(m.mtp.weights.size()) != m.mtp.depth)
+    fail("model.mtp.weights", "expected " + std::to_string(m.mtp.depth) +
+                                  " weights (one per mtp.depth), got " +
+                                  std::to_string(m.mtp.weights.size()));
+
+  const OptimizerConfig &o = c.optimizer;
+  requireRange("optimizer.muon_lr", o.muon_lr, 0, 1e9, false, false);
+  requireRange("optimizer.momentum", o.momentum, 0, 1, false, true);
+  if (o.betas.size() != 2)
+    fail("optimizer.betas", "expected 2 numbers, got " + std::to_string(o.betas.size()));
+  requireRange("optimizer.betas[0]", o.betas[0], 0, 1, false, true);
+  requireRange("optimizer.betas[1]", o.betas[1], 0, 1, false, true);
+  requireRange("optimizer.eps", o.eps, 0, 1, true, false);
+  requireRange("optimizer.weight_decay", o.weight_decay, 0, 1e9, false, false);
+  requirePositive("optimizer.ns_iterations", o.ns_iterations);
+  requireOneOf("optimizer.ns_coefficients", o.ns_coefficients, {"quintic", "cubic"});
+  requireOneOf("optimizer.muon_scale", o.muon_scale, {"shape", "rms"});
+  requireRange("optimizer.adamw_lr", o.adamw_lr, 0, 1e9, false, false);
+  if (o.adamw_betas.size() != 2)
+    fail("optimizer.adamw_betas", "expected 2 numbers, got " + std::to_string(o.adamw_betas.size()));
+  requireRange("optimizer.adamw_betas[0]", o.adamw_betas[0], 0, 1, false, true);
+  requireRange("optimizer.adamw_betas[1]", o.adamw_betas[1], 0, 1, false, true);
+  requireRange("optimizer.adamw_eps", o.adamw_eps, 0, 1, true, false);
+  requireRange("optimizer.adamw_weight_decay", o.adamw_weight_decay, 0, 1e9, false, false);
+  requireRange("optimizer.embed_weight_decay", o.embed_weight_decay, 0, 1e9, false, false);
+
+  const SchedulerConfig &s = c.scheduler;
+  requirePositive("scheduler.total_steps", s.total_steps);
+  requireRange("scheduler.warmup_frac", s.warmup_frac, 0, 1, false, false);
+  requireRange("scheduler.stable_frac", s.stable_frac, 0, 1, false, false);
+  requireRange("scheduler.decay_frac", s.decay_frac, 0, 1, false, false);
+  double sum = s.warmup_frac + s.stable_frac + s.decay_frac;
+  if (std::fabs(sum - 1.0) > 1e-9)
+    fail("scheduler.decay_frac", "expected warmup_frac + stable_frac + decay_frac = 1, got " + fmt(sum));
+  requireRange("scheduler.min_lr_ratio", s.min_lr_ratio, 0, 1, false, false);
+  requireOneOf("scheduler.decay", s.decay, {"linear", "cosine", "sqrt"});
+
+  const TrainingConfig &t = c.training;
+  requirePositive("training.micro_batch_size", t.micro_batch_size);
+  requirePositive("training.seq_len", t.seq_len);
+  if (t.seq_len < m.mtp.depth + 2)
+    fail("training.seq_len", "expected at least mtp.depth + 2 = " +
+                                 std::to_string(m.mtp.depth + 2) +
+                                 " tokens (every MTP depth needs a target), got " +
+                                 std::to_string(t.seq_len));
+  requirePositive("training.gradient_accumulation_steps", t.gradient_accumulation_steps);
+  if (!(t.grad_clip > 0))
+    fail("training.grad_clip", "expected a positive number, got " + fmt(t.grad_clip));
+  requirePositive("training.consecutive_nan_limit", t.consecutive_nan_limit);
+  if (t.precision == "fp16")
+    fail("training.precision",
+         "fp16 is not supported: its 5-bit exponent overflows in the "
+         "recurrence and the softmax (HyMo needs FP32 range); use bf16, fp32 or fp64");
+  requireOneOf("training.precision", t.precision, {"fp32", "fp64", "bf16"});
+  requirePositive("training.world_size", t.world_size);
+  if (t.seed < 0)
+    fail("training.seed", "expected a non-negative integer, got " + std::to_string(t.seed));
+}
+
+Config fromYaml(const YAML::Node &root) {
+  if (!root.IsMap())
+    fail("config", "expected a mapping with sections model, optimizer, scheduler, training, got " + show(root));
+  checkKeys(root, "");
+  Config c;
+  for (const Field &f : schema()) {
+    YAML::Node n = lookup(root, f.path);
+    if (!n.IsDefined() || n.IsNull()) {
+      if (f.required)
+        fail(f.path, "missing required key");
+      continue;
+    }
+    f.set(c, n);
+  }
+  validate(c);
+  return c;
+}
+
+} // namespace
+
+std::optional<Config> parseConfig(const std::string &text,
+                                  const std::string &source,
+                                  const std::vector<Override> &overrides,
+                                  std::string &error) {
+  try {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception &e) {
+      throw ConfigError{"invalid YAML at line " + std::to_string(e.mark.line + 1) +
+                        ": " + e.msg};
+    }
+    if (!root.IsDefined() || root.IsNull())
+      root = YAML::Node(YAML::NodeType::Map);
+    for (const Override &o : overrides)
+      applyOverride(root, o);
+    return fromYaml(root);
+  } catch (const ConfigError &e) {
+    error = source + ": " + e.message;
+  } catch (const std::exception &e) {
+    error = source + ": " + e.what();
+  }
+  return std::nullopt;
+}
+
+std::optional<Config> loadConfig(const std::string &path,
+                                 const std::vector<Override> &overrides,
+                                 std::string &error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot open config file";
+    return std::nullopt;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parseConfig(ss.str(), path, overrides, error);
+}
+
+std::string validateConfig(const Config &config) {
+  try {
+    validate(config);
+  } catch (const ConfigError &e) {
+    return e.message;
+  }
+  return "";
+}
+
+std::string configToYaml(const Config &config) {
+  // Group the flat schema back into nested mappings.
+  YAML::Emitter e;
+  e << YAML::BeginMap;
+  std::vector<std::string> open;
+  for (const Field &f : schema()) {
+    std::vector<std::string> parts = split(f.path);
+    std::vector<std::string> sections(parts.begin(), parts.end() - 1);
+    size_t common = 0;
+    while (common < open.size() && common < sections.size() &&
+           open[common] == sections[common])
+      ++common;
+    while (open.size() > common) {
+      e << YAML::EndMap;
+      open.pop_back();
+    }
+    while (open.size() < sections.size()) {
+      e << YAML::Key << sections[open.size()] << YAML::Value << YAML::BeginMap;
+      open.push_back(sections[open.size()]);
+    }
+    e << YAML::Key << parts.back() << YAML::Value;
+    f.emit(config, e);
+  }
+  while (!open.empty()) {
+    e << YAML::EndMap;
+    open.pop_back();
+  }
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+} // namespace hymo

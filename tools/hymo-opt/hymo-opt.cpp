@@ -1,0 +1,107 @@
+// hymo-opt: mlir-opt for hymo. Reads IR (or builds the forward graph of a
+// config with --hymo-model), runs passes, prints IR.
+//
+//   hymo-opt --hymo-model=models/configs/tiny.yaml            the module
+//   hymo-opt --hymo-model=models/configs/tiny.yaml --hymo-param-table
+//   hymo-opt --hymo-model=CFG --hymo-set=model.dim=32 ...     with overrides
+#include "dialects/Hymo/IR/HymoOps.h"
+#include "models/ModelBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+llvm::cl::opt<std::string> modelPath(
+    "hymo-model",
+    llvm::cl::desc("Build the forward graph of this YAML config instead of "
+                   "reading IR"),
+    llvm::cl::value_desc("config.yaml"), llvm::cl::init(""));
+llvm::cl::opt<bool> paramTable(
+    "hymo-param-table",
+    llvm::cl::desc("With --hymo-model: print the parameter table "
+                   "(NAME SHAPE OPTIMIZER, total, active) instead of IR"),
+    llvm::cl::init(false));
+llvm::cl::list<std::string> overrides(
+    "hymo-set",
+    llvm::cl::desc("With --hymo-model: override a config key "
+                   "(section.key=value), repeatable"),
+    llvm::cl::value_desc("section.key=value"));
+
+int fail(const std::string &message) {
+  llvm::errs() << "hymo-opt: error: " << message << "\n";
+  return 1;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<mlir::hymo::HymoDialect>();
+  registerAllPasses();
+
+  auto [inputFilename, outputFilename] =
+      registerAndParseCLIOptions(argc, argv, "hymo-opt: the hymo optimizer driver", registry);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+
+  std::string error;
+  auto output = openOutputFile(outputFilename, &error);
+  if (!output)
+    return fail(error);
+
+  std::unique_ptr<llvm::MemoryBuffer> input;
+  if (!modelPath.empty()) {
+    std::vector<::hymo::Override> sets;
+    for (const std::string &s : overrides) {
+      size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return fail("--hymo-set expects section.key=value, got '" + s + "'");
+      sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+    std::optional<::hymo::Config> cfg = ::hymo::loadConfig(modelPath, sets, error);
+    if (!cfg)
+      return fail(error);
+    MLIRContext context(registry);
+    OwningOpRef<ModuleOp> module = ::hymo::buildForwardModule(context, *cfg);
+    if (failed(verify(*module)))
+      return fail("the model builder produced IR that does not verify (a bug)");
+    if (paramTable) {
+      auto forward = module->lookupSymbol<func::FuncOp>("forward");
+      ::hymo::ParamTable table;
+      if (!::hymo::readParamTable(forward, table, error))
+        return fail(error);
+      output->os() << ::hymo::formatParamTable(table);
+      output->keep();
+      return 0;
+    }
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    input = llvm::MemoryBuffer::getMemBufferCopy(text, modelPath);
+  } else {
+    if (paramTable)
+      return fail("--hymo-param-table needs --hymo-model=CONFIG.yaml");
+    input = openInputFile(inputFilename, &error);
+    if (!input)
+      return fail(error);
+  }
+  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
+}
