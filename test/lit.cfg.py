@@ -17,3 +17,6 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.hymo_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["hymo-opt"], [config.hymo_tools_dir])
+
+import sys
+config.substitutions.append(("%python", sys.executable))
