@@ -1,0 +1,76 @@
+// Dense algebra: embedding, linear, matmul, grouped_linear. GEMMs go
+// through gemm() (CBLAS when built with it).
+#include "cpu/gemm.h"
+#include "cpu/kernels.h"
+
+namespace hymo::rt {
+namespace {
+
+Status k_embedding(const KernelArgs& a) {
+  const TensorRef& table = a.in[0];
+  const TensorRef& ids = a.in[1];
+  const int64_t v = table.dim(0), d = table.dim(1), n = ids.numel();
+  const int32_t* id = ids.as<int32_t>();
+  for (int64_t i = 0; i < n; ++i)
+    if (id[i] < 0 || id[i] >= v)
+      return a.error("id " + std::to_string(id[i]) + " at index " + std::to_string(i) +
+                     " out of range [0, " + std::to_string(v) + ")");
+  const int64_t es = dtype_size(table.dtype);
+  const char* src = static_cast<const char*>(table.data);
+  char* dst = static_cast<char*>(a.out[0].data);
+  a.pool.parallel_for(n, kParallelGrain / std::max<int64_t>(1, d), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * d * es, src + int64_t(id[i]) * d * es, size_t(d * es));
+  });
+  return ok_status();
+}
+
+Status k_linear(const KernelArgs& a) {
+  return dispatch_float(a.in[0].dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t m = a.in[0].rows(), k = a.in[0].shape.back(), n = a.in[1].dim(0);
+    gemm<T>(false, true, m, n, k, T(1), a.in[0].as<T>(), k, a.in[1].as<T>(), k, T(0), a.out[0].as<T>(), n, a.pool);
+    return ok_status();
+  });
+}
+
+Status k_matmul(const KernelArgs& a) {
+  const bool ta = a.attr_bool("transpose_a"), tb = a.attr_bool("transpose_b");
+  return dispatch_float(a.in[0].dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto& as = a.in[0].shape;
+    const auto& bs = a.in[1].shape;
+    const size_t r = as.size();
+    int64_t batch = 1;
+    for (size_t i = 0; i + 2 < r; ++i) batch *= as[i];
+    const int64_t m = ta ? as[r - 1] : as[r - 2], k = ta ? as[r - 2] : as[r - 1];
+    const int64_t n = tb ? bs[r - 2] : bs[r - 1];
+    const int64_t lda = as[r - 1], ldb = bs[r - 1];
+    const int64_t sa = as[r - 1] * as[r - 2], sb = bs[r - 1] * bs[r - 2], sc = m * n;
+    for (int64_t i = 0; i < batch; ++i)
+      gemm<T>(ta, tb, m, n, k, T(1), a.in[0].as<T>() + i * sa, lda, a.in[1].as<T>() + i * sb, ldb, T(0),
+              a.out[0].as<T>() + i * sc, n, a.pool);
+    return ok_status();
+  });
+}
+
+Status k_grouped_linear(const KernelArgs& a) {
+  return dispatch_float(a.in[0].dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t e = a.in[0].dim(0), c = a.in[0].dim(1), k = a.in[0].dim(2), n = a.in[1].dim(1);
+    for (int64_t g = 0; g < e; ++g)
+      gemm<T>(false, true, c, n, k, T(1), a.in[0].as<T>() + g * c * k, k, a.in[1].as<T>() + g * n * k, k, T(0),
+              a.out[0].as<T>() + g * c * n, n, a.pool);
+    return ok_status();
+  });
+}
+
+}  // namespace
+
+void register_dense_kernels(KernelRegistry& r) {
+  r.add("embedding", k_embedding);
+  r.add("linear", k_linear);
+  r.add("matmul", k_matmul);
+  r.add("grouped_linear", k_grouped_linear);
+}
+
+}  // namespace hymo::rt

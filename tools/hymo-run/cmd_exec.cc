@@ -1,0 +1,142 @@
+// hymo-run exec PLAN --function NAME: run one function of a plan on the CPU.
+//   --input name=FILE   set a buffer from a .npy file (shape must match) or
+//                       from a raw file of exactly the buffer's bytes
+//   --value name=v,...  set a buffer from literal values
+//   --print name        print a buffer after the run (default: the
+//                       function's outputs)
+//   --save name=FILE.npy
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "commands.h"
+#include "hymo/rt/api.h"
+
+namespace hymo_run {
+namespace {
+
+using hymo::rt::Error;
+
+struct ExecOptions {
+  std::string plan;
+  std::string function;
+  std::vector<std::string> inputs, values, prints, saves;
+  int threads = 0;
+  int repeat = 1;
+};
+
+std::pair<std::string, std::string> split_assign(const std::string& s, const char* flag) {
+  size_t eq = s.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+    throw Error(std::string(flag) + ": expected name=VALUE, found '" + s + "'");
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string format_values(const hymo::rt::HostTensor& t, size_t limit) {
+  std::ostringstream os;
+  const char* fmt = t.dtype == hymo::rt::DType::kF64 ? "%.17g" : t.dtype == hymo::rt::DType::kI32 ? "%.0f" : "%.9g";
+  auto one = [&](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return std::string(buf);
+  };
+  if (t.shape.empty()) return one(t.values[0]);
+  os << "[";
+  for (size_t i = 0; i < t.values.size() && i < limit; ++i) os << (i ? ", " : "") << one(t.values[i]);
+  if (t.values.size() > limit) os << ", ... (" << t.values.size() << " values)";
+  os << "]";
+  return os.str();
+}
+
+std::string type_text(const hymo::rt::HostTensor& t) {
+  std::string s = hymo::rt::dtype_name(t.dtype);
+  s += "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? "," : "") + std::to_string(t.shape[i]);
+  return s + "]";
+}
+
+void run_exec(const ExecOptions& o) {
+  hymo::rt::Plan plan = hymo::rt::load_plan(o.plan);
+  const hymo::rt::Function* fn = plan.find_function(o.function);
+  if (!fn) {
+    std::string have;
+    for (const auto& f : plan.functions) have += (have.empty() ? "" : ", ") + f.name;
+    throw Error("--function: no function '" + o.function + "' in " + o.plan + " (have: " + have + ")");
+  }
+  std::vector<int64_t> outputs = fn->outputs;
+  hymo::rt::ExecutorOptions eo;
+  eo.num_threads = o.threads;
+  hymo::rt::CpuExecutor ex(std::move(plan), eo);
+
+  for (const std::string& in : o.inputs) {
+    auto [name, file] = split_assign(in, "--input");
+    const hymo::rt::BufferDesc* b = ex.plan().find_buffer(name);
+    if (!b) throw Error("--input: no buffer named '" + name + "' in the plan");
+    if (ends_with(file, ".npy")) {
+      hymo::rt::HostTensor t;
+      hymo::rt::throw_if_error(hymo::rt::read_npy(file, &t));
+      if (t.shape != b->shape)
+        throw Error("--input " + name + ": " + file + " has shape " + type_text(t) + ", expected " +
+                    hymo::rt::dtype_name(b->dtype) + " shape of buffer " + name);
+      ex.set_values(name, t.values);
+    } else {
+      std::ifstream f(file, std::ios::binary);
+      if (!f) throw Error("--input " + name + ": cannot open '" + file + "'");
+      std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      ex.set_bytes(name, bytes.data(), bytes.size());
+    }
+  }
+  for (const std::string& v : o.values) {
+    auto [name, list] = split_assign(v, "--value");
+    std::vector<double> vals;
+    std::stringstream ss(list);
+    std::string tok;
+    while (std::getline(ss, tok, ',')) {
+      try {
+        size_t used = 0;
+        vals.push_back(std::stod(tok, &used));
+        if (used != tok.size()) throw std::invalid_argument(tok);
+      } catch (const std::exception&) {
+        throw Error("--value " + name + ": expected a number, found '" + tok + "'");
+      }
+    }
+    ex.set_values(name, vals);
+  }
+  for (int r = 0; r < o.repeat; ++r) ex.run(o.function);
+
+  std::vector<std::string> prints = o.prints;
+  if (prints.empty())
+    for (int64_t id : outputs) prints.push_back(ex.plan().buffers[size_t(id)].name);
+  for (const std::string& name : prints) {
+    hymo::rt::HostTensor t = ex.tensor(name);
+    std::cout << name << " " << type_text(t) << " = " << format_values(t, 64) << "\n";
+  }
+  for (const std::string& s : o.saves) {
+    auto [name, file] = split_assign(s, "--save");
+    hymo::rt::throw_if_error(hymo::rt::write_npy(file, ex.tensor(name)));
+  }
+}
+
+}  // namespace
+
+void add_exec_command(CLI::App& app) {
+  auto o = std::make_shared<ExecOptions>();
+  auto* cmd = app.add_subcommand("exec", "run one function of a plan on the CPU and print buffers");
+  cmd->add_option("plan", o->plan, "plan file (JSON)")->required();
+  cmd->add_option("-f,--function", o->function, "function to run (e.g. micro_step)")->required();
+  cmd->add_option("--input", o->inputs, "name=FILE: set a buffer from FILE.npy or a raw file of its bytes");
+  cmd->add_option("--value", o->values, "name=v1,v2,...: set a buffer from literal values");
+  cmd->add_option("--print", o->prints, "buffer to print after the run (default: the function's outputs)");
+  cmd->add_option("--save", o->saves, "name=FILE.npy: write a buffer after the run");
+  cmd->add_option("--threads", o->threads, "worker threads (default: HYMO_NUM_THREADS or all cores)");
+  cmd->add_option("--repeat", o->repeat, "run the function this many times")->check(CLI::PositiveNumber);
+  cmd->callback([o] { run_exec(*o); });
+}
+
+}  // namespace hymo_run
