@@ -19,5 +19,6 @@ find_package(yaml-cpp REQUIRED)
 
 add_subdirectory(dialects)
 add_subdirectory(models)
+add_subdirectory(passes)
 add_subdirectory(tools/hymo-opt)
 include(${PROJECT_SOURCE_DIR}/cmake/HymoLit.cmake)

@@ -6,6 +6,7 @@
 //   hymo-opt --hymo-model=CFG --hymo-set=model.dim=32 ...     with overrides
 #include "dialects/Hymo/IR/HymoOps.h"
 #include "models/ModelBuilder.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -54,6 +55,7 @@ int main(int argc, char **argv) {
   registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::hymo::HymoDialect>();
   registerAllPasses();
+  mlir::hymo::registerHymoPasses();
 
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "hymo-opt: the hymo optimizer driver", registry);

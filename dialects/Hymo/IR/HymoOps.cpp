@@ -444,5 +444,89 @@ LogicalResult CrossEntropyOp::verify() {
   return sameElementType(*this, "cross_entropy_c2", {getLogits(), getOut()});
 }
 
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult expectType(Operation *op, StringRef label, StringRef what,
+                         Value v, Type expected) {
+  if (v.getType() != expected)
+    return op->emitOpError() << label << ": expected " << what << " of type "
+                             << expected << ", got " << v.getType();
+  return success();
+}
+} // namespace
+
+LogicalResult EmbeddingGradOp::verify() {
+  auto d = tt(getDout());
+  SmallVector<int64_t> shape(tt(getIds()).getShape());
+  shape.push_back(d.getShape().empty() ? 0 : d.getShape().back());
+  if (failed(expectShape(*this, "embedding_grad_c1", "dout", getDout(), shape)) ||
+      failed(expectRank(*this, "embedding_grad_c1", "result", getOut(), 2)))
+    return failure();
+  if (tt(getOut()).getDimSize(1) != shape.back())
+    return emitOpError() << "embedding_grad_c1: expected result width "
+                         << shape.back() << ", got " << tt(getOut()).getDimSize(1);
+  return sameElementType(*this, "embedding_grad_c1", {getDout(), getOut()});
+}
+
+LogicalResult RmsNormGradOp::verify() {
+  if (failed(expectType(*this, "rms_norm_grad_c1", "dout", getDout(), getX().getType())) ||
+      failed(expectType(*this, "rms_norm_grad_c1", "dx", getDx(), getX().getType())) ||
+      failed(expectType(*this, "rms_norm_grad_c1", "dw", getDw(), getW().getType())))
+    return failure();
+  return success();
+}
+
+LogicalResult CausalAttentionGradOp::verify() {
+  if (failed(expectType(*this, "causal_attention_grad_c1", "dout", getDout(), getV().getType())) ||
+      failed(expectType(*this, "causal_attention_grad_c1", "dq", getDq(), getQ().getType())) ||
+      failed(expectType(*this, "causal_attention_grad_c1", "dk", getDk(), getK().getType())) ||
+      failed(expectType(*this, "causal_attention_grad_c1", "dv", getDv(), getV().getType())))
+    return failure();
+  return success();
+}
+
+LogicalResult GdnRecurrenceGradOp::verify() {
+  if (failed(expectType(*this, "gdn_grad_c1", "dout", getDout(), getV().getType())) ||
+      failed(expectType(*this, "gdn_grad_c1", "dv", getDv(), getV().getType())) ||
+      failed(expectType(*this, "gdn_grad_c1", "db", getDb(), getB().getType())) ||
+      failed(expectType(*this, "gdn_grad_c1", "dc", getDc(), getC().getType())) ||
+      failed(expectType(*this, "gdn_grad_c1", "dg", getDg(), getG().getType())) ||
+      failed(expectType(*this, "gdn_grad_c1", "da", getDa(), getA().getType())))
+    return failure();
+  return success();
+}
+
+LogicalResult MoeRouteGradOp::verify() {
+  if (failed(expectRank(*this, "moe_route_grad_c1", "indices", getIndices(), 2)) ||
+      failed(expectShape(*this, "moe_route_grad_c1", "dweights", getDweights(),
+                         tt(getIndices()).getShape())) ||
+      failed(expectType(*this, "moe_route_grad_c1", "dprobs", getDprobs(), getProbs().getType())))
+    return failure();
+  return success();
+}
+
+LogicalResult MoeCombineGradOp::verify() {
+  if (failed(expectType(*this, "moe_combine_grad_c1", "dexpert_outputs",
+                        getDexpertOutputs(), getExpertOutputs().getType())) ||
+      failed(expectType(*this, "moe_combine_grad_c1", "dweights", getDweights(),
+                        getWeights().getType())) ||
+      failed(expectRank(*this, "moe_combine_grad_c1", "dout", getDout(), 2)))
+    return failure();
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::verify() {
+  if (failed(expectType(*this, "cross_entropy_grad_c1", "dlogits", getDlogits(),
+                        getLogits().getType())) ||
+      failed(expectShape(*this, "cross_entropy_grad_c1", "dloss", getDloss(), {})))
+    return failure();
+  return success();
+}
+
+#include "dialects/Hymo/IR/HymoInterfaces.cpp.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Hymo/IR/HymoOps.cpp.inc"

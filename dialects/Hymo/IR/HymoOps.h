@@ -1,6 +1,7 @@
 #pragma once
 
 #include "dialects/Hymo/IR/HymoDialect.h"
+#include "dialects/Hymo/IR/HymoInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -2,6 +2,7 @@
 #define HYMO_OPS_TD
 
 include "HymoDialect.td"
+include "HymoInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
@@ -11,7 +12,7 @@ include "mlir/IR/BuiltinAttributes.td"
 //===----------------------------------------------------------------------===//
 
 def Hymo_ConstantOp : Hymo_Op<"constant",
-    [Pure, ConstantLike, AllTypesMatch<["value", "out"]>]> {
+    [Pure, ConstantLike, Hymo_NonDifferentiable, AllTypesMatch<["value", "out"]>]> {
   let summary = "a constant tensor";
   let description = [{
     ```mlir
@@ -29,7 +30,7 @@ def Hymo_ConstantOp : Hymo_Op<"constant",
 // Dense algebra
 //===----------------------------------------------------------------------===//
 
-def Hymo_EmbeddingOp : Hymo_Op<"embedding", [Pure]> {
+def Hymo_EmbeddingOp : Hymo_Op<"embedding", [Pure, Hymo_Differentiable]> {
   let summary = "row lookup in an embedding table";
   let description = [{
     `out[..., :] = table[ids[...], :]`.
@@ -46,7 +47,7 @@ def Hymo_EmbeddingOp : Hymo_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_LinearOp : Hymo_Op<"linear", [Pure]> {
+def Hymo_LinearOp : Hymo_Op<"linear", [Pure, Hymo_Differentiable]> {
   let summary = "x @ w^T with w stored (out, in)";
   let description = [{
     ```mlir
@@ -62,7 +63,7 @@ def Hymo_LinearOp : Hymo_Op<"linear", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_MatmulOp : Hymo_Op<"matmul", [Pure]> {
+def Hymo_MatmulOp : Hymo_Op<"matmul", [Pure, Hymo_Differentiable]> {
   let summary = "batched matrix product with optional transposes";
   let description = [{
     ```mlir
@@ -80,7 +81,7 @@ def Hymo_MatmulOp : Hymo_Op<"matmul", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_GroupedLinearOp : Hymo_Op<"grouped_linear", [Pure]> {
+def Hymo_GroupedLinearOp : Hymo_Op<"grouped_linear", [Pure, Hymo_Differentiable]> {
   let summary = "one linear per expert: y[e] = x[e] @ w[e]^T";
   let description = [{
     ```mlir
@@ -99,8 +100,8 @@ def Hymo_GroupedLinearOp : Hymo_Op<"grouped_linear", [Pure]> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Hymo_UnaryOp<string mnemonic, string formula>
-    : Hymo_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+class Hymo_UnaryOp<string mnemonic, string formula, list<Trait> traits = [Hymo_Differentiable]>
+    : Hymo_Op<mnemonic, !listconcat([Pure, Elementwise, SameOperandsAndResultType], traits)> {
   let summary = "elementwise " # formula;
   let description = "`y = " # formula # "` elementwise.\n"
     "```mlir\n%y = hymo." # mnemonic # " %x : tensor<4x8xf32>\n```";
@@ -119,10 +120,10 @@ def Hymo_AbsOp : Hymo_UnaryOp<"abs", "|x|">;
 def Hymo_SigmoidOp : Hymo_UnaryOp<"sigmoid", "1/(1+exp(-x))">;
 def Hymo_SiluOp : Hymo_UnaryOp<"silu", "x*sigmoid(x)">;
 def Hymo_SoftplusOp : Hymo_UnaryOp<"softplus", "log(1+exp(x))">;
-def Hymo_IsFiniteOp : Hymo_UnaryOp<"isfinite", "(x is finite ? 1 : 0)">;
+def Hymo_IsFiniteOp : Hymo_UnaryOp<"isfinite", "(x is finite ? 1 : 0)", [Hymo_NonDifferentiable]>;
 
-class Hymo_BinaryOp<string mnemonic, string formula>
-    : Hymo_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType]> {
+class Hymo_BinaryOp<string mnemonic, string formula, list<Trait> traits = [Hymo_Differentiable]>
+    : Hymo_Op<mnemonic, !listconcat([Pure, Elementwise, SameOperandsAndResultType], traits)> {
   let summary = "elementwise " # formula;
   let description = "`out = " # formula # "` elementwise; operands and result share one type.\n"
     "```mlir\n%z = hymo." # mnemonic # " %x, %y : tensor<4x8xf32>\n```";
@@ -137,9 +138,9 @@ def Hymo_MulOp : Hymo_BinaryOp<"mul", "lhs * rhs">;
 def Hymo_DivOp : Hymo_BinaryOp<"div", "lhs / rhs">;
 def Hymo_MaxOp : Hymo_BinaryOp<"max", "max(lhs, rhs)">;
 def Hymo_MinOp : Hymo_BinaryOp<"min", "min(lhs, rhs)">;
-def Hymo_GreaterOp : Hymo_BinaryOp<"greater", "(lhs > rhs ? 1 : 0)">;
+def Hymo_GreaterOp : Hymo_BinaryOp<"greater", "(lhs > rhs ? 1 : 0)", [Hymo_NonDifferentiable]>;
 
-def Hymo_SelectOp : Hymo_Op<"select", [Pure, Elementwise, SameOperandsAndResultType]> {
+def Hymo_SelectOp : Hymo_Op<"select", [Pure, Hymo_Differentiable, Elementwise, SameOperandsAndResultType]> {
   let summary = "elementwise cond != 0 ? a : b";
   let description = [{
     ```mlir
@@ -151,7 +152,7 @@ def Hymo_SelectOp : Hymo_Op<"select", [Pure, Elementwise, SameOperandsAndResultT
   let assemblyFormat = "$cond `,` $a `,` $b attr-dict `:` type($out)";
 }
 
-def Hymo_CastOp : Hymo_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+def Hymo_CastOp : Hymo_Op<"cast", [Pure, Hymo_Differentiable, Elementwise, SameOperandsAndResultShape]> {
   let summary = "element type conversion";
   let description = [{
     Float to float (round to nearest even) or i32 to float.
@@ -169,7 +170,7 @@ def Hymo_CastOp : Hymo_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape
 //===----------------------------------------------------------------------===//
 
 class Hymo_ReduceOp<string mnemonic, string what>
-    : Hymo_Op<mnemonic, [Pure]> {
+    : Hymo_Op<mnemonic, [Pure, Hymo_Differentiable]> {
   let summary = what # " over the given dims";
   let description = "Reduces (" # what # ") over `dims`, in FP32 at least.\n"
     "```mlir\n%s = hymo." # mnemonic # " %x {dims = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>\n```\n"
@@ -191,7 +192,7 @@ def Hymo_ReduceMaxOp : Hymo_ReduceOp<"reduce_max", "maximum">;
 // Shape
 //===----------------------------------------------------------------------===//
 
-def Hymo_ReshapeOp : Hymo_Op<"reshape", [Pure]> {
+def Hymo_ReshapeOp : Hymo_Op<"reshape", [Pure, Hymo_Differentiable]> {
   let summary = "row-major reshape";
   let description = [{
     ```mlir
@@ -206,7 +207,7 @@ def Hymo_ReshapeOp : Hymo_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Hymo_TransposeOp : Hymo_Op<"transpose", [Pure]> {
+def Hymo_TransposeOp : Hymo_Op<"transpose", [Pure, Hymo_Differentiable]> {
   let summary = "dimension permutation";
   let description = [{
     `out.shape[i] = x.shape[permutation[i]]`.
@@ -222,7 +223,7 @@ def Hymo_TransposeOp : Hymo_Op<"transpose", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_SliceOp : Hymo_Op<"slice", [Pure]> {
+def Hymo_SliceOp : Hymo_Op<"slice", [Pure, Hymo_Differentiable]> {
   let summary = "contiguous slice x[start:limit]";
   let description = [{
     ```mlir
@@ -238,7 +239,7 @@ def Hymo_SliceOp : Hymo_Op<"slice", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_PadOp : Hymo_Op<"pad", [Pure]> {
+def Hymo_PadOp : Hymo_Op<"pad", [Pure, Hymo_Differentiable]> {
   let summary = "zero padding (the adjoint of slice)";
   let description = [{
     ```mlir
@@ -253,7 +254,7 @@ def Hymo_PadOp : Hymo_Op<"pad", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_ConcatOp : Hymo_Op<"concat", [Pure]> {
+def Hymo_ConcatOp : Hymo_Op<"concat", [Pure, Hymo_Differentiable]> {
   let summary = "concatenation along one dim";
   let description = [{
     ```mlir
@@ -269,7 +270,7 @@ def Hymo_ConcatOp : Hymo_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_BroadcastInDimOp : Hymo_Op<"broadcast_in_dim", [Pure]> {
+def Hymo_BroadcastInDimOp : Hymo_Op<"broadcast_in_dim", [Pure, Hymo_Differentiable]> {
   let summary = "broadcast with an explicit dim map";
   let description = [{
     Operand dim `i` becomes result dim `dims[i]`; it must equal that size or
@@ -291,7 +292,7 @@ def Hymo_BroadcastInDimOp : Hymo_Op<"broadcast_in_dim", [Pure]> {
 // Model ops
 //===----------------------------------------------------------------------===//
 
-def Hymo_RmsNormOp : Hymo_Op<"rms_norm", [Pure]> {
+def Hymo_RmsNormOp : Hymo_Op<"rms_norm", [Pure, Hymo_Differentiable]> {
   let summary = "x * rsqrt(mean(x^2, -1) + eps) * w";
   let description = [{
     Over the last dim, computed in FP32 at least.
@@ -307,7 +308,7 @@ def Hymo_RmsNormOp : Hymo_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_SoftmaxOp : Hymo_Op<"softmax", [Pure, SameOperandsAndResultType]> {
+def Hymo_SoftmaxOp : Hymo_Op<"softmax", [Pure, Hymo_Differentiable, SameOperandsAndResultType]> {
   let summary = "softmax over the last dim";
   let description = [{
     ```mlir
@@ -319,7 +320,7 @@ def Hymo_SoftmaxOp : Hymo_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let assemblyFormat = "$x attr-dict `:` type($out)";
 }
 
-def Hymo_RopeOp : Hymo_Op<"rope", [Pure, SameOperandsAndResultType]> {
+def Hymo_RopeOp : Hymo_Op<"rope", [Pure, Hymo_Differentiable, SameOperandsAndResultType]> {
   let summary = "rotate-half rotary position embedding";
   let description = [{
     Spec §2.2 on `[B,T,H,R]`, positions `0..T-1`, angle
@@ -336,7 +337,7 @@ def Hymo_RopeOp : Hymo_Op<"rope", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Hymo_CausalAttentionOp : Hymo_Op<"causal_attention", [Pure]> {
+def Hymo_CausalAttentionOp : Hymo_Op<"causal_attention", [Pure, Hymo_Differentiable]> {
   let summary = "softmax_causal(q k^T * scale) v, FP32 softmax";
   let description = [{
     Per batch and head; query and key head dims may differ from the value's.
@@ -354,7 +355,7 @@ def Hymo_CausalAttentionOp : Hymo_Op<"causal_attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_GdnRecurrenceOp : Hymo_Op<"gdn_recurrence", [Pure]> {
+def Hymo_GdnRecurrenceOp : Hymo_Op<"gdn_recurrence", [Pure, Hymo_Differentiable]> {
   let summary = "the chunked gated linear recurrence of a GDN mixer";
   let description = [{
     Per batch and head, state `h` in R^{S x D}, `h_0 = 0`:
@@ -377,7 +378,7 @@ def Hymo_GdnRecurrenceOp : Hymo_Op<"gdn_recurrence", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_MoeRouteOp : Hymo_Op<"moe_route", [Pure]> {
+def Hymo_MoeRouteOp : Hymo_Op<"moe_route", [Pure, Hymo_Differentiable]> {
   let summary = "top-k expert selection with a routing bias";
   let description = [{
     `sel = topk(probs + bias, top_k)` (highest first, ties to the lower
@@ -395,7 +396,7 @@ def Hymo_MoeRouteOp : Hymo_Op<"moe_route", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_MoeDispatchOp : Hymo_Op<"moe_dispatch", [Pure]> {
+def Hymo_MoeDispatchOp : Hymo_Op<"moe_dispatch", [Pure, Hymo_Differentiable]> {
   let summary = "capacity-limited scatter of tokens to expert slots";
   let description = [{
     Assignments in order (token-major, then the top-k slot); each expert
@@ -416,7 +417,7 @@ def Hymo_MoeDispatchOp : Hymo_Op<"moe_dispatch", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_MoeCombineOp : Hymo_Op<"moe_combine", [Pure]> {
+def Hymo_MoeCombineOp : Hymo_Op<"moe_combine", [Pure, Hymo_Differentiable]> {
   let summary = "weighted gather of expert outputs back to tokens";
   let description = [{
     `out[n] = sum_k (slot[n,k] >= 0) weights[n,k] * expert_outputs.flat[slot[n,k]]`.
@@ -433,7 +434,7 @@ def Hymo_MoeCombineOp : Hymo_Op<"moe_combine", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_MoeCountOp : Hymo_Op<"moe_count", [Pure]> {
+def Hymo_MoeCountOp : Hymo_Op<"moe_count", [Pure, Hymo_NonDifferentiable]> {
   let summary = "assignments per expert, before the capacity drop";
   let description = [{
     ```mlir
@@ -447,7 +448,7 @@ def Hymo_MoeCountOp : Hymo_Op<"moe_count", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Hymo_CrossEntropyOp : Hymo_Op<"cross_entropy", [Pure]> {
+def Hymo_CrossEntropyOp : Hymo_Op<"cross_entropy", [Pure, Hymo_Differentiable]> {
   let summary = "mean token cross entropy";
   let description = [{
     `mean_n(logsumexp(logits[n]) - logits[n, targets[n]])`, FP32 at least.
@@ -460,6 +461,145 @@ def Hymo_CrossEntropyOp : Hymo_Op<"cross_entropy", [Pure]> {
   let arguments = (ins Hymo_FloatTensor:$logits, Hymo_IndexTensor:$targets);
   let results = (outs Hymo_FloatTensor:$out);
   let assemblyFormat = "$logits `,` $targets attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops (built by hymo-autodiff; not differentiable themselves)
+//===----------------------------------------------------------------------===//
+
+def Hymo_EmbeddingGradOp : Hymo_Op<"embedding_grad", [Pure]> {
+  let summary = "scatter-add of row adjoints into the table's adjoint";
+  let description = [{
+    `out[v,:] = sum over positions p with ids[p] = v of dout[p,:]`.
+    ```mlir
+    %dt = hymo.embedding_grad %ids, %dx : (tensor<2x8xi32>, tensor<2x8x64xf32>) -> tensor<256x64xf32>
+    ```
+    embedding_grad_c1: dout is `ids.shape + [D]` and the result [V,D] of
+    dout's element type.
+  }];
+  let arguments = (ins Hymo_IndexTensor:$ids, Hymo_FloatTensor:$dout);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$ids `,` $dout attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_RmsNormGradOp : Hymo_Op<"rms_norm_grad", [Pure]> {
+  let summary = "adjoints of rms_norm's input and weight";
+  let description = [{
+    ```mlir
+    %dx, %dw = hymo.rms_norm_grad %x, %w, %dy {eps = 1.0e-6 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+    ```
+    rms_norm_grad_c1: dout and dx have x's type, dw has w's type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x, Hymo_FloatTensor:$w,
+                   Hymo_FloatTensor:$dout, F64Attr:$eps);
+  let results = (outs Hymo_FloatTensor:$dx, Hymo_FloatTensor:$dw);
+  let assemblyFormat = "$x `,` $w `,` $dout attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_SoftmaxGradOp : Hymo_Op<"softmax_grad", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax's VJP from its output: y * (dy - sum(dy * y))";
+  let description = [{
+    ```mlir
+    %dx = hymo.softmax_grad %y, %dy : tensor<128x4xf32>
+    ```
+  }];
+  let arguments = (ins Hymo_FloatTensor:$out, Hymo_FloatTensor:$dout);
+  let results = (outs Hymo_FloatTensor:$dx);
+  let assemblyFormat = "$out `,` $dout attr-dict `:` type($dx)";
+}
+
+def Hymo_CausalAttentionGradOp : Hymo_Op<"causal_attention_grad", [Pure]> {
+  let summary = "adjoints of causal_attention's q, k and v";
+  let description = [{
+    ```mlir
+    %dq, %dk, %dv = hymo.causal_attention_grad %q, %k, %v, %do {scale = 0.2 : f64}
+        : (tensor<2x16x2x24xf32>, tensor<2x16x2x24xf32>, tensor<2x16x2x16xf32>, tensor<2x16x2x16xf32>)
+        -> (tensor<2x16x2x24xf32>, tensor<2x16x2x24xf32>, tensor<2x16x2x16xf32>)
+    ```
+    causal_attention_grad_c1: dout has v's type; dq, dk, dv have q's, k's
+    and v's types.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$q, Hymo_FloatTensor:$k, Hymo_FloatTensor:$v,
+                   Hymo_FloatTensor:$dout, F64Attr:$scale);
+  let results = (outs Hymo_FloatTensor:$dq, Hymo_FloatTensor:$dk, Hymo_FloatTensor:$dv);
+  let assemblyFormat = "$q `,` $k `,` $v `,` $dout attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_GdnRecurrenceGradOp : Hymo_Op<"gdn_recurrence_grad", [Pure]> {
+  let summary = "adjoints of gdn_recurrence's v, b, c, g and a";
+  let description = [{
+    ```mlir
+    %dv, %db, %dc, %dg, %da = hymo.gdn_recurrence_grad %v, %b, %c, %g, %a, %do {chunk_size = 16 : i64}
+        : (tensor<2x16x4x16xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4xf32>, tensor<4x8xf32>, tensor<2x16x4x16xf32>)
+        -> (tensor<2x16x4x16xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4xf32>, tensor<4x8xf32>)
+    ```
+    gdn_grad_c1: dout has v's type; each adjoint has its operand's type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$v, Hymo_FloatTensor:$b, Hymo_FloatTensor:$c,
+                   Hymo_FloatTensor:$g, Hymo_FloatTensor:$a, Hymo_FloatTensor:$dout,
+                   I64Attr:$chunk_size);
+  let results = (outs Hymo_FloatTensor:$dv, Hymo_FloatTensor:$db, Hymo_FloatTensor:$dc,
+                      Hymo_FloatTensor:$dg, Hymo_FloatTensor:$da);
+  let assemblyFormat = "$v `,` $b `,` $c `,` $g `,` $a `,` $dout attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_MoeRouteGradOp : Hymo_Op<"moe_route_grad", [Pure]> {
+  let summary = "adjoint of the router probabilities through the combine weights";
+  let description = [{
+    With `s = sum_k probs[n, sel_k]` and `w_k = probs[n, sel_k] / s`:
+    `dprobs[n, sel_j] = (dweights[n,j] - sum_k dweights[n,k] w_k) / s`, zero
+    elsewhere.
+    ```mlir
+    %dp = hymo.moe_route_grad %p, %idx, %dw : (tensor<128x4xf32>, tensor<128x2xi32>, tensor<128x2xf32>) -> tensor<128x4xf32>
+    ```
+    moe_route_grad_c1: indices and dweights are [N,K]; the result has
+    probs' type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$probs, Hymo_IndexTensor:$indices,
+                   Hymo_FloatTensor:$dweights);
+  let results = (outs Hymo_FloatTensor:$dprobs);
+  let assemblyFormat = "$probs `,` $indices `,` $dweights attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_MoeCombineGradOp : Hymo_Op<"moe_combine_grad", [Pure]> {
+  let summary = "adjoints of moe_combine's expert outputs and weights";
+  let description = [{
+    `dexpert_outputs.flat[slot[n,k]] = weights[n,k] * dout[n]` (zero in
+    unused slots); `dweights[n,k] = dout[n] . expert_outputs.flat[slot[n,k]]`
+    (zero when dropped).
+    ```mlir
+    %dye, %dw = hymo.moe_combine_grad %ye, %slot, %w, %dy : (tensor<4x96x64xf32>, tensor<128x2xi32>, tensor<128x2xf32>, tensor<128x64xf32>) -> (tensor<4x96x64xf32>, tensor<128x2xf32>)
+    ```
+    moe_combine_grad_c1: dexpert_outputs has expert_outputs' type, dweights
+    has weights' type, dout is [N,D].
+  }];
+  let arguments = (ins Hymo_FloatTensor:$expert_outputs, Hymo_IndexTensor:$slots,
+                   Hymo_FloatTensor:$weights, Hymo_FloatTensor:$dout);
+  let results = (outs Hymo_FloatTensor:$dexpert_outputs, Hymo_FloatTensor:$dweights);
+  let assemblyFormat = "$expert_outputs `,` $slots `,` $weights `,` $dout attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_CrossEntropyGradOp : Hymo_Op<"cross_entropy_grad", [Pure]> {
+  let summary = "adjoint of the logits of a mean cross entropy";
+  let description = [{
+    `dlogits[n] = dloss * (softmax(logits[n]) - onehot(targets[n])) / N`.
+    ```mlir
+    %dl = hymo.cross_entropy_grad %logits, %t, %dloss : (tensor<126x256xf32>, tensor<126xi32>, tensor<f32>) -> tensor<126x256xf32>
+    ```
+    cross_entropy_grad_c1: the result has the logits' type; dloss is a
+    scalar.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$logits, Hymo_IndexTensor:$targets,
+                   Hymo_FloatTensor:$dloss);
+  let results = (outs Hymo_FloatTensor:$dlogits);
+  let assemblyFormat = "$logits `,` $targets `,` $dloss attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
