@@ -23,7 +23,33 @@ struct Field {
   bool required;
   std::function<void(Config &, const YAML::Node &)> set;
   std::function<void(const Config &, YAML::Emitter &)> emit;
+  std::function<std::string(const Config &)> json;
 };
+
+std::string jsonNumber(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+std::string jsonValue(int64_t v) { return std::to_string(v); }
+std::string jsonValue(double v) { return jsonNumber(v); }
+std::string jsonValue(bool v) { return v ? "true" : "false"; }
+std::string jsonValue(const std::string &v) {
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+std::string jsonValue(const std::vector<double> &v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    out += (i ? ", " : "") + jsonNumber(v[i]);
+  return out + "]";
+}
 
 struct ConfigError {
   std::string message;
@@ -104,19 +130,23 @@ std::vector<double> asFloatList(const std::string &path, const YAML::Node &n) {
 #define HYMO_INT(PATH, MEMBER, REQ)                                            \
   Field{PATH, Kind::Int, REQ,                                                  \
         [](Config &c, const YAML::Node &n) { c.MEMBER = asInt(PATH, n); },     \
-        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; }}
+        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; },             \
+        [](const Config &c) { return jsonValue(c.MEMBER); }}
 #define HYMO_FLOAT(PATH, MEMBER, REQ)                                          \
   Field{PATH, Kind::Float, REQ,                                                \
         [](Config &c, const YAML::Node &n) { c.MEMBER = asFloat(PATH, n); },   \
-        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; }}
+        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; },             \
+        [](const Config &c) { return jsonValue(c.MEMBER); }}
 #define HYMO_BOOL(PATH, MEMBER)                                                \
   Field{PATH, Kind::Bool, false,                                               \
         [](Config &c, const YAML::Node &n) { c.MEMBER = asBool(PATH, n); },    \
-        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; }}
+        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; },             \
+        [](const Config &c) { return jsonValue(c.MEMBER); }}
 #define HYMO_STRING(PATH, MEMBER, REQ)                                         \
   Field{PATH, Kind::String, REQ,                                               \
         [](Config &c, const YAML::Node &n) { c.MEMBER = asString(PATH, n); },  \
-        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; }}
+        [](const Config &c, YAML::Emitter &e) { e << c.MEMBER; },             \
+        [](const Config &c) { return jsonValue(c.MEMBER); }}
 #define HYMO_FLIST(PATH, MEMBER, REQ)                                          \
   Field{PATH, Kind::FloatList, REQ,                                            \
         [](Config &c, const YAML::Node &n) {                                   \
@@ -124,7 +154,8 @@ std::vector<double> asFloatList(const std::string &path, const YAML::Node &n) {
         },                                                                     \
         [](const Config &c, YAML::Emitter &e) {                                \
           e << YAML::Flow << c.MEMBER;                                         \
-        }}
+        },                                                                     \
+        [](const Config &c) { return jsonValue(c.MEMBER); }}
 
 const std::vector<Field> &schema() {
   static const std::vector<Field> fields = {
@@ -514,6 +545,37 @@ std::string configToYaml(const Config &config) {
   }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
+}
+
+std::string configToJson(const Config &config) {
+  // Nest the flat schema: every field's sections open in order.
+  std::string out = "{";
+  std::vector<std::string> open;
+  bool first = true;
+  for (const Field &f : schema()) {
+    std::vector<std::string> parts = split(f.path);
+    std::vector<std::string> sections(parts.begin(), parts.end() - 1);
+    size_t common = 0;
+    while (common < open.size() && common < sections.size() &&
+           open[common] == sections[common])
+      ++common;
+    while (open.size() > common) {
+      out += "}";
+      open.pop_back();
+    }
+    while (open.size() < sections.size()) {
+      out += (first ? "" : ", ") + jsonValue(sections[open.size()]) + ": {";
+      open.push_back(sections[open.size()]);
+      first = true;
+    }
+    out += (first ? "" : ", ") + jsonValue(parts.back()) + ": " + f.json(config);
+    first = false;
+  }
+  while (!open.empty()) {
+    out += "}";
+    open.pop_back();
+  }
+  return out + "}";
 }
 
 } // namespace hymo

@@ -106,4 +106,7 @@ std::string validateConfig(const Config &config);
 /// The resolved config as YAML text (every field, defaults filled in).
 std::string configToYaml(const Config &config);
 
+/// The resolved config as one JSON object (nested like the YAML).
+std::string configToJson(const Config &config);
+
 } // namespace hymo

@@ -41,8 +41,32 @@ private:
     attrs.set(kNameAttr, b.getStringAttr(name));
     attrs.set(kRoleAttr, b.getStringAttr(buffer ? "buffer" : "param"));
     attrs.set(kOptimizerAttr, b.getStringAttr(optimizer));
+    attrs.set(kInitAttr, b.getStringAttr(initRule(name, shape)));
     argAttrs.insert(argAttrs.begin() + index, attrs.getDictionary(&ctx));
     return v;
+  }
+  /// Spec §2.5: PyTorch's defaults (linear U(+-1/sqrt(in)), embedding
+  /// N(0,1), norms 1) plus the inline values (router N(0, 0.006^2),
+  /// A_log[h,s] = log(h+1), dt_bias 0, D_skip 1); buffers start at 0.
+  static std::string initRule(const std::string &name, ArrayRef<int64_t> shape) {
+    auto endsWith = [&](StringRef suffix) { return StringRef(name).ends_with(suffix); };
+    auto number = [](double v) {
+      std::ostringstream os;
+      os.precision(17);
+      os << v;
+      return os.str();
+    };
+    if (name == "embed.weight")
+      return "normal:1";
+    if (endsWith(".gate.weight"))
+      return "normal:0.006";
+    if (endsWith(".A_log"))
+      return "a_log";
+    if (endsWith(".dt_bias") || endsWith(".gate_bias") || endsWith(".gate_ema"))
+      return "zeros";
+    if (endsWith(".D_skip") || shape.size() == 1)
+      return "fill:1"; // D_skip and every norm weight
+    return "uniform:" + number(1.0 / std::sqrt(static_cast<double>(shape.back())));
   }
   Value matrix(const std::string &name, int64_t out, int64_t in) {
     return param(name, {out, in}, "normuon");
@@ -267,6 +291,7 @@ Value ForwardBuilder::layer(const std::string &p, char kind, Value x) {
 
 OwningOpRef<ModuleOp> ForwardBuilder::build() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  (*module)->setAttr(kConfigAttr, b.getStringAttr(configToJson(cfg)));
   b.setInsertionPointToEnd(module->getBody());
   auto func = b.create<func::FuncOp>(loc, "forward", b.getFunctionType({}, {}));
   entry = func.addEntryBlock();

@@ -21,6 +21,11 @@ namespace hymo {
 inline constexpr const char *kNameAttr = "hymo.name";       // spec §5 name
 inline constexpr const char *kRoleAttr = "hymo.role";       // param|buffer|input
 inline constexpr const char *kOptimizerAttr = "hymo.optimizer"; // normuon|adamw|none
+/// Initial value rule (spec §2.5): `uniform:B` (U(-B, B)), `normal:S`
+/// (N(0, S^2)), `fill:V`, `zeros`, or `a_log` (row h holds log(h+1)).
+inline constexpr const char *kInitAttr = "hymo.init";
+/// On the module: the resolved config as JSON (carried into the plan).
+inline constexpr const char *kConfigAttr = "hymo.config";
 /// On each hymo.moe_route: the MoE layer's name prefix (`layers.3.ffn`).
 inline constexpr const char *kLayerAttr = "hymo.layer";
 

@@ -22,4 +22,22 @@ def HymoAutodiff : Pass<"hymo-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::hymo::HymoDialect", "::mlir::func::FuncDialect"];
 }
 
+def HymoEmitPlan : Pass<"hymo-emit-plan", "::mlir::ModuleOp"> {
+  let summary = "Plan memory and write the plan file the runtime executes";
+  let description = [{
+    Every func.func becomes an entry point of the plan (docs/plan-format.md).
+    Arguments named with hymo.name become persistent buffers (param, state,
+    input) shared by all functions, with their hymo.init rule; constants
+    become constant buffers; every other value gets an arena slot placed by
+    a liveness-based first-fit planner (a slot is reused once its last
+    reader has run; returned values live to the end). The IR is unchanged.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the plan file to write">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "print the planned peak and persistent bytes to stderr">,
+  ];
+}
+
 #endif // HYMO_PASSES_TD

@@ -1,0 +1,478 @@
+#include "passes/PlanEmitter.h"
+#include "passes/Passes.h"
+
+#include "models/ModelBuilder.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlir::hymo {
+#define GEN_PASS_DEF_HYMOEMITPLAN
+#include "passes/Passes.h.inc"
+
+namespace {
+
+constexpr int64_t kAlign = 64; // docs/plan-format.md: arena offsets
+
+struct Buffer {
+  std::string name, dtype, storage;
+  SmallVector<int64_t> shape;
+  int64_t offset = -1;
+  std::vector<double> data; // constants
+  std::string init;         // params/state: the hymo.init rule
+  int64_t bytes = 0;
+};
+
+FailureOr<std::string> dtypeOf(Operation *where, Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape()) {
+    where->emitError() << "plan: expected a statically shaped tensor, got " << type;
+    return failure();
+  }
+  Type e = t.getElementType();
+  if (e.isF32())
+    return std::string("f32");
+  if (e.isF64())
+    return std::string("f64");
+  if (e.isBF16())
+    return std::string("bf16");
+  if (e.isInteger(32))
+    return std::string("i32");
+  where->emitError() << "plan: unsupported element type " << e;
+  return failure();
+}
+
+int64_t elementBytes(StringRef dtype) {
+  return dtype == "f64" ? 8 : dtype == "bf16" ? 2 : 4;
+}
+
+/// Liveness-based first-fit placement of one function's values.
+class ArenaPlanner {
+public:
+  /// Places a block of `bytes` live over [start, end] (op indices).
+  int64_t place(int64_t bytes, int64_t start, int64_t end) {
+    bytes = (bytes + kAlign - 1) / kAlign * kAlign;
+    // Drop blocks whose last use is before this value's definition.
+    live.erase(std::remove_if(live.begin(), live.end(),
+                              [&](const Block &b) { return b.end < start; }),
+               live.end());
+    std::sort(live.begin(), live.end(),
+              [](const Block &a, const Block &b) { return a.offset < b.offset; });
+    int64_t offset = 0;
+    for (const Block &b : live) {
+      if (b.offset - offset >= bytes)
+        break;
+      offset = std::max(offset, b.offset + b.size);
+    }
+    live.push_back({offset, bytes, end});
+    peak = std::max(peak, offset + bytes);
+    return offset;
+  }
+  int64_t peak = 0;
+
+private:
+  struct Block {
+    int64_t offset, size, end;
+  };
+  std::vector<Block> live;
+};
+
+class PlanWriter {
+public:
+  explicit PlanWriter(ModuleOp module) : module(module) {}
+
+  LogicalResult write(llvm::raw_ostream &os, PlanStats *stats) {
+    for (auto func : module.getOps<func::FuncOp>())
+      if (failed(addFunction(func)))
+        return failure();
+    llvm::json::OStream j(os, /*IndentSize=*/1);
+    j.object([&] {
+      j.attribute("format", "hymo-plan");
+      j.attribute("version", 1);
+      j.attribute("producer", "hymo-opt --hymo-emit-plan");
+      if (failed(writeConfig(j)))
+        failed_ = true;
+      j.attribute("arena_bytes", arenaBytes);
+      j.attributeArray("buffers", [&] {
+        for (size_t i = 0; i < buffers.size(); ++i)
+          writeBuffer(j, i, buffers[i]);
+      });
+      j.attributeArray("params", [&] {
+        for (auto &[name, id] : params)
+          j.object([&] {
+            j.attribute("name", name);
+            j.attribute("buffer", id);
+            j.attribute("optimizer", optimizers[name]);
+          });
+      });
+      j.attributeObject("functions", [&] {
+        for (auto &f : functions)
+          j.attributeObject(f.name, [&] {
+            j.attributeArray("inputs", [&] {
+              for (int64_t id : f.inputs)
+                j.value(id);
+            });
+            j.attributeArray("outputs", [&] {
+              for (int64_t id : f.outputs)
+                j.value(id);
+            });
+            j.attributeArray("calls", [&] {
+              for (const llvm::json::Object &c : f.calls)
+                j.value(llvm::json::Object(c));
+            });
+          });
+      });
+    });
+    os << "\n";
+    if (stats) {
+      stats->arenaBytes = arenaBytes;
+      for (auto &f : functions)
+        stats->peakBytes[f.name] = f.peak;
+      stats->unplannedBytes = unplanned;
+      for (const Buffer &b : buffers)
+        if (b.storage == "param" || b.storage == "state" || b.storage == "input")
+          stats->persistentBytes += b.bytes;
+      for (auto &f : functions)
+        stats->calls += static_cast<int64_t>(f.calls.size());
+    }
+    return failure(failed_);
+  }
+
+private:
+  struct Function {
+    std::string name;
+    std::vector<int64_t> inputs, outputs;
+    std::vector<llvm::json::Object> calls;
+    int64_t peak = 0;
+  };
+
+  LogicalResult writeConfig(llvm::json::OStream &j) {
+    auto attr = module->getAttrOfType<StringAttr>(::hymo::kConfigAttr);
+    if (!attr) {
+      j.attributeObject("config", [] {});
+      return success();
+    }
+    llvm::Expected<llvm::json::Value> v = llvm::json::parse(attr.getValue());
+    if (!v) {
+      llvm::consumeError(v.takeError());
+      module.emitError() << "plan: the module's " << ::hymo::kConfigAttr
+                         << " is not valid JSON";
+      j.attributeObject("config", [] {});
+      return failure();
+    }
+    j.attribute("config", std::move(*v));
+    return success();
+  }
+
+  void writeBuffer(llvm::json::OStream &j, size_t id, const Buffer &b) {
+    j.object([&] {
+      j.attribute("id", static_cast<int64_t>(id));
+      j.attribute("name", b.name);
+      j.attribute("dtype", b.dtype);
+      j.attributeArray("shape", [&] {
+        for (int64_t d : b.shape)
+          j.value(d);
+      });
+      j.attribute("storage", b.storage);
+      if (b.storage == "arena")
+        j.attribute("offset", b.offset);
+      if (b.storage == "constant")
+        j.attributeArray("data", [&] {
+          for (double v : b.data)
+            j.value(v);
+        });
+      if (!b.init.empty())
+        writeInit(j, b, static_cast<int64_t>(id));
+    });
+  }
+
+  /// Turns a hymo.init rule into the plan's init object; the seed mixes the
+  /// config's training.seed with the buffer id so every tensor differs.
+  void writeInit(llvm::json::OStream &j, const Buffer &b, int64_t id) {
+    StringRef rule = b.init;
+    auto [kind, arg] = rule.split(':');
+    double value = 0;
+    if (!arg.empty())
+      arg.getAsDouble(value);
+    int64_t seed = configSeed() * 1000003 + id;
+    j.attributeObject("init", [&] {
+      if (kind == "uniform") {
+        j.attributeArray("uniform", [&] {
+          j.value(-value);
+          j.value(value);
+        });
+        j.attribute("seed", seed);
+      } else if (kind == "normal") {
+        j.attributeArray("normal", [&] {
+          j.value(0.0);
+          j.value(value);
+        });
+        j.attribute("seed", seed);
+      } else if (kind == "fill") {
+        j.attribute("fill", value);
+      } else if (kind == "a_log") {
+        j.attributeArray("data", [&] {
+          int64_t rows = b.shape[0], cols = b.shape.size() > 1 ? b.shape[1] : 1;
+          for (int64_t h = 0; h < rows; ++h)
+            for (int64_t s = 0; s < cols; ++s)
+              j.value(std::log(static_cast<double>(h + 1)));
+        });
+      } else {
+        j.attribute("zeros", true);
+      }
+    });
+  }
+
+  int64_t configSeed() {
+    auto attr = module->getAttrOfType<StringAttr>(::hymo::kConfigAttr);
+    if (!attr)
+      return 0;
+    llvm::Expected<llvm::json::Value> v = llvm::json::parse(attr.getValue());
+    if (!v) {
+      llvm::consumeError(v.takeError());
+      return 0;
+    }
+    if (auto *o = v->getAsObject())
+      if (auto *t = o->getObject("training"))
+        if (auto seed = t->getInteger("seed"))
+          return *seed;
+    return 0;
+  }
+
+  FailureOr<int64_t> newBuffer(Operation *where, Type type, std::string name,
+                               std::string storage) {
+    FailureOr<std::string> dtype = dtypeOf(where, type);
+    if (failed(dtype))
+      return failure();
+    Buffer b;
+    b.name = std::move(name);
+    b.dtype = *dtype;
+    b.storage = std::move(storage);
+    auto t = cast<RankedTensorType>(type);
+    b.shape.assign(t.getShape().begin(), t.getShape().end());
+    b.bytes = t.getNumElements() * elementBytes(b.dtype);
+    buffers.push_back(std::move(b));
+    return static_cast<int64_t>(buffers.size() - 1);
+  }
+
+  /// The persistent buffer bound to a named argument, shared by every
+  /// function that takes it.
+  FailureOr<int64_t> argumentBuffer(func::FuncOp func, unsigned i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, ::hymo::kNameAttr);
+    auto role = func.getArgAttrOfType<StringAttr>(i, ::hymo::kRoleAttr);
+    if (!name || !role) {
+      func.emitError() << "plan: argument " << i << " of @" << func.getSymName()
+                       << " needs hymo.name and hymo.role";
+      return failure();
+    }
+    std::string storage = role.getValue() == "param"    ? "param"
+                          : role.getValue() == "buffer" ? "state"
+                          : role.getValue() == "state"  ? "state"
+                                                        : "input";
+    auto it = named.find(name.getValue());
+    if (it != named.end()) {
+      const Buffer &b = buffers[it->second];
+      auto t = cast<RankedTensorType>(func.getArgument(i).getType());
+      if (b.storage != storage || ArrayRef<int64_t>(b.shape) != t.getShape()) {
+        func.emitError() << "plan: argument " << name << " of @" << func.getSymName()
+                         << " disagrees with an earlier function's (" << b.storage
+                         << " of another shape or role)";
+        return failure();
+      }
+      return it->second;
+    }
+    FailureOr<int64_t> id = newBuffer(func, func.getArgument(i).getType(),
+                                      name.str(), storage);
+    if (failed(id))
+      return failure();
+    named[name.getValue()] = *id;
+    if (auto init = func.getArgAttrOfType<StringAttr>(i, ::hymo::kInitAttr))
+      buffers[*id].init = init.str();
+    else if (storage != "input")
+      buffers[*id].init = "zeros";
+    if (storage != "input") {
+      auto opt = func.getArgAttrOfType<StringAttr>(i, ::hymo::kOptimizerAttr);
+      if (role.getValue() == "param" || role.getValue() == "buffer") {
+        params.emplace_back(name.str(), *id);
+        optimizers[name.str()] = opt ? opt.str() : "none";
+      }
+    }
+    return *id;
+  }
+
+  LogicalResult addFunction(func::FuncOp func) {
+    if (!func.getBody().hasOneBlock())
+      return func.emitError() << "plan: expected a single-block function";
+    Function f;
+    f.name = func.getSymName().str();
+    llvm::DenseMap<Value, int64_t> bufferOf;
+    Block &body = func.getBody().front();
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      FailureOr<int64_t> id = argumentBuffer(func, i);
+      if (failed(id))
+        return failure();
+      bufferOf[func.getArgument(i)] = *id;
+      if (buffers[*id].storage == "input")
+        f.inputs.push_back(*id);
+    }
+
+    // Liveness: the index of each value's last use; returned values live on.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    llvm::DenseMap<Value, int64_t> lastUse;
+    int64_t index = 0, end = 0;
+    for (Operation &op : body) {
+      for (Value v : op.getOperands())
+        lastUse[v] = index;
+      ++index;
+    }
+    end = index;
+    for (Value v : ret.getOperands())
+      lastUse[v] = end;
+
+    // Result names for output buffers.
+    llvm::DenseMap<Value, std::string> resultName;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      auto n = func.getResultAttrOfType<StringAttr>(i, ::hymo::kNameAttr);
+      resultName.try_emplace(ret.getOperand(i),
+                             f.name + ":" + (n ? n.str() : "result" + std::to_string(i)));
+    }
+
+    ArenaPlanner planner;
+    int64_t counter = 0;
+    index = 0;
+    for (Operation &op : body.without_terminator()) {
+      if (auto c = dyn_cast<ConstantOp>(op)) {
+        auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+        if (!dense)
+          return op.emitError() << "plan: expected a dense constant";
+        auto name = resultName.count(c.getOut()) ? resultName[c.getOut()]
+                                                 : f.name + ":const" + std::to_string(counter++);
+        FailureOr<int64_t> id = newBuffer(&op, c.getType(), name, "constant");
+        if (failed(id))
+          return failure();
+        Buffer &b = buffers[*id];
+        if (dense.isSplat()) {
+          b.data.push_back(dense.getElementType().isInteger(32)
+                               ? double(dense.getSplatValue<APInt>().getSExtValue())
+                               : dense.getSplatValue<APFloat>().convertToDouble());
+        } else if (dense.getElementType().isInteger(32)) {
+          for (APInt v : dense.getValues<APInt>())
+            b.data.push_back(double(v.getSExtValue()));
+        } else {
+          for (APFloat v : dense.getValues<APFloat>())
+            b.data.push_back(v.convertToDouble());
+        }
+        bufferOf[c.getOut()] = *id;
+        ++index;
+        continue;
+      }
+      if (op.getDialect() != module->getContext()->getLoadedDialect<HymoDialect>())
+        return op.emitError() << "plan: only hymo ops can be planned, got " << op.getName();
+      llvm::json::Object call;
+      call["op"] = op.getName().stripDialect().str();
+      llvm::json::Array operands, results;
+      for (Value v : op.getOperands())
+        operands.push_back(bufferOf.lookup(v));
+      for (Value r : op.getResults()) {
+        auto it = resultName.find(r);
+        std::string name = it != resultName.end() ? it->second
+                                                  : f.name + ":%" + std::to_string(counter++);
+        FailureOr<int64_t> id = newBuffer(&op, r.getType(), name, "arena");
+        if (failed(id))
+          return failure();
+        int64_t last = lastUse.count(r) ? lastUse[r] : index;
+        buffers[*id].offset = planner.place(buffers[*id].bytes, index, last);
+        unplanned += buffers[*id].bytes;
+        bufferOf[r] = *id;
+        results.push_back(*id);
+      }
+      call["operands"] = std::move(operands);
+      call["results"] = std::move(results);
+      llvm::json::Object attrs;
+      for (NamedAttribute a : op.getAttrs()) {
+        if (a.getName().getValue().starts_with("hymo."))
+          continue; // discardable annotations
+        if (auto b = dyn_cast<BoolAttr>(a.getValue()))
+          attrs[a.getName().getValue()] = b.getValue();
+        else if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
+          attrs[a.getName().getValue()] = i.getInt();
+        else if (auto fl = dyn_cast<FloatAttr>(a.getValue()))
+          attrs[a.getName().getValue()] = fl.getValueAsDouble();
+        else if (auto arr = dyn_cast<DenseI64ArrayAttr>(a.getValue())) {
+          llvm::json::Array list;
+          for (int64_t v : arr.asArrayRef())
+            list.push_back(v);
+          attrs[a.getName().getValue()] = std::move(list);
+        } else
+          return op.emitError() << "plan: cannot express attribute " << a.getName();
+      }
+      if (!attrs.empty())
+        call["attrs"] = std::move(attrs);
+      f.calls.push_back(std::move(call));
+      ++index;
+    }
+    for (Value v : ret.getOperands()) {
+      auto it = bufferOf.find(v);
+      if (it == bufferOf.end())
+        return ret.emitError() << "plan: a returned value has no buffer";
+      f.outputs.push_back(it->second);
+    }
+    f.peak = planner.peak;
+    arenaBytes = std::max(arenaBytes, planner.peak);
+    functions.push_back(std::move(f));
+    return success();
+  }
+
+  ModuleOp module;
+  std::vector<Buffer> buffers;
+  llvm::StringMap<int64_t> named;
+  std::vector<std::pair<std::string, int64_t>> params;
+  std::map<std::string, std::string> optimizers;
+  std::vector<Function> functions;
+  int64_t arenaBytes = 0, unplanned = 0;
+  bool failed_ = false;
+};
+
+struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
+  using HymoEmitPlanBase::HymoEmitPlanBase;
+
+  void runOnOperation() override {
+    if (output.empty()) {
+      getOperation().emitError() << "hymo-emit-plan needs output=PATH";
+      return signalPassFailure();
+    }
+    std::string error;
+    auto file = openOutputFile(output, &error);
+    if (!file) {
+      getOperation().emitError() << "cannot write the plan: " << error;
+      return signalPassFailure();
+    }
+    PlanStats stats;
+    if (failed(writePlan(getOperation(), file->os(), &stats)))
+      return signalPassFailure();
+    file->keep();
+    if (report) {
+      llvm::errs() << "hymo plan: " << stats.calls << " calls, arena "
+                   << stats.arenaBytes << " bytes planned (peak), "
+                   << stats.unplannedBytes << " bytes without reuse, persistent "
+                   << stats.persistentBytes << " bytes\n";
+      for (auto &[name, peak] : stats.peakBytes)
+        llvm::errs() << "hymo plan:   @" << name << " peak " << peak << " bytes\n";
+    }
+  }
+};
+
+} // namespace
+
+LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os, PlanStats *stats) {
+  return PlanWriter(module).write(os, stats);
+}
+
+} // namespace mlir::hymo

@@ -1,0 +1,29 @@
+// Writes a hymo plan (docs/plan-format.md) from value-semantics hymo IR:
+// every func.func becomes an entry point, named arguments become persistent
+// buffers shared between functions, every other value gets an arena slot
+// from a liveness-based first-fit planner.
+#pragma once
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace mlir::hymo {
+
+struct PlanStats {
+  int64_t arenaBytes = 0;                  // the planned peak (max over functions)
+  std::map<std::string, int64_t> peakBytes; // per function
+  int64_t unplannedBytes = 0;              // sum of all arena values, no reuse
+  int64_t persistentBytes = 0;             // params, state, inputs
+  int64_t calls = 0;
+};
+
+/// Emits the plan JSON for every function of `module`. Fails (with a
+/// diagnostic on the offending op) on ops or types a plan cannot express.
+LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os,
+                        PlanStats *stats = nullptr);
+
+} // namespace mlir::hymo
