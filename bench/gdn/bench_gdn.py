@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""PyTorch baselines for the GDN recurrence (spec 2.1), timed in the same device run
+as ours (kernels/gdn, run through its benchmark binary with --json).
+
+Prints, per shape: ours, a PyTorch chunked implementation (eager and torch.compile)
+and, for small T, the naive sequential loop; each as ms and as a ratio to ours
+(fwd and fwd+bwd). Then the sweep over T, H and D=S from our binary.
+
+Usage: python3 bench/gdn/bench_gdn.py --ours build-dev/kernels/gdn/hymo_gdn_bench [--quick]
+"""
+import argparse
+import json
+import math
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+EPS = 1e-6
+
+
+def prologue(gate_raw, dt_bias, A_log):
+    g = torch.sigmoid(gate_raw.float() + dt_bias)            # (B,T,H)
+    A = -torch.exp(A_log)                                    # (H,S)
+    return g, A
+
+
+def epilogue(o, v, z, D_skip, w_y):
+    y = o + D_skip[:, None] * v.float()
+    y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + EPS) * w_y
+    return (y * F.silu(z.float())).to(v.dtype)
+
+
+def gdn_naive(v, b, c, gate_raw, z, dt_bias, A_log, D_skip, w_y):
+    """The definition: one step per token."""
+    g, A = prologue(gate_raw, dt_bias, A_log)
+    B, T, H, D = v.shape
+    S = b.shape[-1]
+    h = v.new_zeros(B, H, S, D, dtype=torch.float32)
+    outs = []
+    for t in range(T):
+        a = torch.exp(g[:, t, :, None] * A)                  # (B,H,S)
+        h = a[..., None] * h + b[:, t].float()[..., None] * v[:, t].float()[..., None, :]
+        outs.append(torch.einsum('bhs,bhsd->bhd', c[:, t].float(), h))
+    o = torch.stack(outs, 1)
+    return epilogue(o, v, z, D_skip, w_y)
+
+
+def gdn_chunked(v, b, c, gate_raw, z, dt_bias, A_log, D_skip, w_y, C=64):
+    """Chunked form: intra-chunk masked products with exact pairwise decays
+    (exponents masked to -inf above the diagonal, so never exp of a positive
+    number), carried state between chunks."""
+    g, A = prologue(gate_raw, dt_bias, A_log)
+    B, T, H, D = v.shape
+    S = b.shape[-1]
+    pad = (-T) % C
+    if pad:
+        v, b, c = (F.pad(x, (0, 0, 0, 0, 0, pad)) for x in (v, b, c))
+        g = F.pad(g, (0, 0, 0, pad))
+    NC = (T + pad) // C
+    vf = v.float().view(B, NC, C, H, D).permute(0, 3, 1, 2, 4)        # B H N C D
+    bf = b.float().view(B, NC, C, H, S).permute(0, 3, 1, 2, 4)        # B H N C S
+    cf = c.float().view(B, NC, C, H, S).permute(0, 3, 1, 2, 4)
+    G = g.view(B, NC, C, H).permute(0, 3, 1, 2).cumsum(-1)           # B H N C
+    L = G[..., None] * A[None, :, None, None, :]                      # B H N C S (<= 0)
+    mask = torch.ones(C, C, dtype=torch.bool, device=v.device).tril()
+    diff = L[..., :, None, :] - L[..., None, :, :]                    # B H N C C S
+    diff = diff.masked_fill(~mask[..., None], float('-inf'))
+    P = torch.einsum('bhnts,bhnus,bhntus->bhntu', cf, bf, torch.exp(diff))
+    o = P @ vf                                                        # B H N C D
+    Llast = L[..., -1:, :]
+    kl = bf * torch.exp(Llast - L)                                    # <= 1
+    Hloc = kl.transpose(-1, -2) @ vf                                  # B H N S D
+    dec = torch.exp(Llast[..., 0, :])                                 # B H N S
+    h = torch.zeros_like(Hloc[:, :, 0])
+    hin = []
+    for n in range(NC):
+        hin.append(h)
+        h = dec[:, :, n, :, None] * h + Hloc[:, :, n]
+    hin = torch.stack(hin, 2)                                         # B H N S D
+    o = o + (cf * torch.exp(L)) @ hin
+    o = o.permute(0, 2, 3, 1, 4).reshape(B, NC * C, H, D)[:, :T]
+    return epilogue(o, v[:, :T], z, D_skip, w_y)
+
+
+def make_inputs(B, T, H, D, S, dev, seed=0):
+    gen = torch.Generator(device=dev).manual_seed(seed)
+    r = lambda *s, sc=1.0: (torch.randn(*s, generator=gen, device=dev) * sc).to(torch.bfloat16)
+    v, z = r(B, T, H, D), r(B, T, H, D)
+    b, c = r(B, T, H, S, sc=0.2), r(B, T, H, S, sc=0.2)
+    gate = r(B, T, H)
+    dt_bias = torch.zeros(H, device=dev)
+    A_log = torch.log(torch.arange(H, device=dev, dtype=torch.float32) % 28 + 1)[:, None].repeat(1, S)
+    D_skip = torch.ones(H, device=dev)
+    w_y = torch.ones(D, device=dev)
+    return [v, b, c, gate, z, dt_bias, A_log, D_skip, w_y]
+
+
+def timeit(fn, reps, warm=2):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        fn()
+        e1.record()
+        e1.synchronize()
+        ts.append(e0.elapsed_time(e1))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def time_impl(impl, shape, reps, bwd=True):
+    B, T, H, D, S = shape
+    sets = [make_inputs(B, T, H, D, S, 'cuda', seed=i) for i in range(2)]
+    it = [0]
+
+    def fwd():
+        x = sets[it[0] % 2]
+        it[0] += 1
+        with torch.no_grad():
+            impl(*x)
+
+    gsets = []
+    for x in sets:
+        xs = [t.clone().requires_grad_(True) if t.dtype == torch.bfloat16 or t.dim() > 0 else t for t in x]
+        gsets.append(xs)
+    dy = torch.randn(B, T, H, D, device='cuda').to(torch.bfloat16)
+
+    def fwdbwd():
+        x = gsets[it[0] % 2]
+        it[0] += 1
+        y = impl(*x)
+        y.backward(dy)
+
+    f = timeit(fwd, reps)
+    fb = timeit(fwdbwd, reps) if bwd else float('nan')
+    return f, fb
+
+
+def ours(binary, shapes):
+    res = {}
+    for sh in shapes:
+        out = subprocess.run([binary, '--json', '--iters', '30', '--shape', ','.join(map(str, sh))],
+                             capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            if line.startswith('{'):
+                j = json.loads(line)
+                res[sh] = j
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--ours', required=True)
+    ap.add_argument('--quick', action='store_true')
+    args = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.cuda.get_device_name()
+    print(f'device: {dev}, torch {torch.__version__}')
+
+    # sanity: chunked == naive on a small problem
+    x = make_inputs(1, 100, 2, 32, 32, 'cuda', seed=3)
+    x64 = [t.double() for t in x]
+    err = ((gdn_chunked(*x64).double() - gdn_naive(*x64).double()).norm() /
+           gdn_naive(*x64).double().norm()).item()
+    print(f'torch chunked vs naive (fp64 math, bf16 out): rel {err:.2e}')
+
+    default = (4, 4096, 28, 32, 32)
+    small = (4, 256, 28, 32, 32)
+    base_shapes = [default, small] if args.quick else [default, small, (4, 1024, 28, 32, 32), (4, 4096, 64, 32, 32), (4, 4096, 28, 64, 64)]
+    o = ours(args.ours, base_shapes)
+    compiled = torch.compile(gdn_chunked, dynamic=False)
+    rows = []
+    for sh in base_shapes:
+        us = o[sh]
+        entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'])}
+        entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5)
+        if sh in (default, small):
+            try:
+                entry['torch_chunked_compile'] = time_impl(compiled, sh, 5)
+            except Exception as e:  # keep the run going
+                print('torch.compile failed:', repr(e)[:200])
+        if sh[1] <= 256:
+            entry['torch_naive_loop'] = time_impl(gdn_naive, sh, 3)
+        rows.append(entry)
+        print(json.dumps({'shape': sh, **{k: v for k, v in entry.items() if k != 'shape'}}))
+        sys.stdout.flush()
+
+    print('\n| B,T,H,D,S | impl | fwd ms | fwd x ours | fwd+bwd ms | fwd+bwd x ours |')
+    print('|---|---|---|---|---|---|')
+    for e in rows:
+        of, ofb = e['ours']
+        for k in ('ours', 'torch_chunked_eager', 'torch_chunked_compile', 'torch_naive_loop'):
+            if k in e:
+                f, fb = e[k]
+                print(f"| {','.join(map(str, e['shape']))} | {k} | {f:.3f} | {f / of:.1f} | {fb:.3f} | {fb / ofb:.1f} |")
+
+    if not args.quick:
+        print('\nsweep (ours):')
+        out = subprocess.run([args.ours, '--json', '--iters', '30'], capture_output=True, text=True, check=True).stdout
+        print('| B | T | H | D=S | fwd ms | fwd+bwd ms | floor fwd | floor fwd+bwd | fwd x floor | fwd+bwd x floor |')
+        print('|---|---|---|---|---|---|---|---|---|---|')
+        for line in out.splitlines():
+            if line.startswith('{'):
+                j = json.loads(line)
+                print(f"| {j['B']} | {j['T']} | {j['H']} | {j['D']} | {j['fwd_ms']:.4f} | {j['fwd_bwd_ms']:.4f} | "
+                      f"{j['floor_ms']:.4f} | {j['floor_fwd_bwd_ms']:.4f} | {j['fwd_x_floor']:.2f} | {j['fwd_bwd_x_floor']:.2f} |")
+
+
+if __name__ == '__main__':
+    main()

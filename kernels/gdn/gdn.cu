@@ -1,0 +1,182 @@
+// hymo GDN launchers: shape checks, workspace layout, dispatch.
+#include <cstdio>
+#include <string>
+
+#include "gdn.h"
+#include "gdn_impl.cuh"
+
+namespace hymo::gdn {
+namespace dev {
+template <typename Tin, int S>
+cudaError_t run_variant(int D, bool fused, int what, bool recompute, const KParams& p,
+                        cudaStream_t st);
+extern template cudaError_t run_variant<__nv_bfloat16, 16>(int, bool, int, bool, const KParams&, cudaStream_t);
+extern template cudaError_t run_variant<__nv_bfloat16, 32>(int, bool, int, bool, const KParams&, cudaStream_t);
+extern template cudaError_t run_variant<__nv_bfloat16, 64>(int, bool, int, bool, const KParams&, cudaStream_t);
+extern template cudaError_t run_variant<__nv_bfloat16, 128>(int, bool, int, bool, const KParams&, cudaStream_t);
+extern template cudaError_t run_variant<float, 16>(int, bool, int, bool, const KParams&, cudaStream_t);
+extern template cudaError_t run_variant<float, 32>(int, bool, int, bool, const KParams&, cudaStream_t);
+extern template cudaError_t run_variant<float, 64>(int, bool, int, bool, const KParams&, cudaStream_t);
+}  // namespace dev
+
+namespace {
+thread_local std::string g_err;
+int g_cps_override = 0;
+
+bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
+
+struct Layout {
+  int C, NC, cps, NSEG;
+  size_t segstate, seggsum, h0buf, dObuf, dHseg, pbuf, dApart, dwpart, dDpart, ddtpart, total;
+};
+
+Layout layout(const Shape& s) {
+  Layout L{};
+  L.C = (s.S <= 32 && s.D <= 32) ? 64 : 32;
+  L.NC = (s.T + L.C - 1) / L.C;
+  const long BH = long(s.B) * s.H;
+  if (g_cps_override > 0) {
+    L.cps = g_cps_override;
+  } else {
+    // aim at about 1024 CTAs (several per SM on 132 SMs) without over-splitting
+    long nseg = (1024 + BH - 1) / BH;
+    if (nseg < 1) nseg = 1;
+    L.cps = int((L.NC + nseg - 1) / nseg);
+  }
+  if (L.cps < 1) L.cps = 1;
+  if (L.cps > L.NC) L.cps = L.NC;
+  L.NSEG = (L.NC + L.cps - 1) / L.cps;
+  size_t off = 0;
+  auto take = [&](size_t floats) {
+    const size_t o = off;
+    off += (floats * sizeof(float) + 255) & ~size_t(255);
+    return o;
+  };
+  const size_t SD = size_t(s.S) * s.D, BTH = size_t(s.B) * s.T * s.H;
+  L.segstate = take(BH * L.NSEG * SD);
+  L.seggsum = take(BH * L.NSEG);
+  L.h0buf = take(BH * L.NC * SD);
+  L.dObuf = take(BTH * s.D);
+  L.dHseg = take(BH * L.NSEG * SD);
+  L.pbuf = take(BTH);
+  L.dApart = take(BH * L.NSEG * 2 * s.S);
+  L.dwpart = take(BH * L.NSEG * s.D);
+  L.dDpart = take(BH * L.NSEG);
+  L.ddtpart = take(BH);
+  L.total = off;
+  return L;
+}
+
+dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void* ws) {
+  dev::KParams p{};
+  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.NSEG = L.NSEG; p.eps = s.eps;
+  p.v = a.v; p.b = a.b; p.c = a.c; p.gate = a.gate; p.z = a.z;
+  p.dt_bias = a.dt_bias; p.A_log = a.A_log; p.D_skip = a.D_skip; p.w_y = a.w_y;
+  p.out = a.out;
+  char* w = static_cast<char*>(ws);
+  p.segstate = reinterpret_cast<float*>(w + L.segstate);
+  p.seggsum = reinterpret_cast<float*>(w + L.seggsum);
+  p.h0buf = reinterpret_cast<float*>(w + L.h0buf);
+  p.dObuf = reinterpret_cast<float*>(w + L.dObuf);
+  p.dHseg = reinterpret_cast<float*>(w + L.dHseg);
+  p.pbuf = reinterpret_cast<float*>(w + L.pbuf);
+  p.dApart = reinterpret_cast<float*>(w + L.dApart);
+  p.dwpart = reinterpret_cast<float*>(w + L.dwpart);
+  p.dDpart = reinterpret_cast<float*>(w + L.dDpart);
+  p.ddtpart = reinterpret_cast<float*>(w + L.ddtpart);
+  return p;
+}
+
+cudaError_t fail(const std::string& msg) {
+  g_err = msg;
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t dispatch(const Shape& s, int what, bool recompute, const dev::KParams& p,
+                     cudaStream_t st) {
+  if (s.dtype == DType::BF16) {
+    switch (s.S) {
+      case 16: return dev::run_variant<__nv_bfloat16, 16>(s.D, s.fused, what, recompute, p, st);
+      case 32: return dev::run_variant<__nv_bfloat16, 32>(s.D, s.fused, what, recompute, p, st);
+      case 64: return dev::run_variant<__nv_bfloat16, 64>(s.D, s.fused, what, recompute, p, st);
+      case 128: return dev::run_variant<__nv_bfloat16, 128>(s.D, s.fused, what, recompute, p, st);
+    }
+  } else {
+    switch (s.S) {
+      case 16: return dev::run_variant<float, 16>(s.D, s.fused, what, recompute, p, st);
+      case 32: return dev::run_variant<float, 32>(s.D, s.fused, what, recompute, p, st);
+      case 64: return dev::run_variant<float, 64>(s.D, s.fused, what, recompute, p, st);
+    }
+  }
+  return fail("gdn: no kernel variant for this shape");
+}
+}  // namespace
+
+const char* gdn_check_shape(const Shape& s) {
+  static thread_local std::string msg;
+  char buf[256];
+  msg.clear();
+  if (!ok_dim(s.D) || !ok_dim(s.S)) {
+    std::snprintf(buf, sizeof buf,
+                  "gdn: expected head_dim D and state_dim S in {16, 32, 64, 128}, got D=%d S=%d",
+                  s.D, s.S);
+    msg = buf;
+  } else if (s.B < 1 || s.T < 1 || s.H < 1) {
+    std::snprintf(buf, sizeof buf, "gdn: expected B, T, H >= 1, got B=%d T=%d H=%d", s.B, s.T, s.H);
+    msg = buf;
+  } else if (long(s.B) * s.H > 65535) {
+    std::snprintf(buf, sizeof buf, "gdn: expected B*H <= 65535, got %ld", long(s.B) * s.H);
+    msg = buf;
+  } else if (s.dtype == DType::F32 && (s.S != s.D || s.S > 64)) {
+    std::snprintf(buf, sizeof buf,
+                  "gdn: the FP32 test variant needs S == D <= 64, got D=%d S=%d", s.D, s.S);
+    msg = buf;
+  } else if (!(s.eps > 0.f)) {
+    msg = "gdn: expected eps > 0";
+  }
+  return msg.c_str();
+}
+
+const char* gdn_last_error() { return g_err.c_str(); }
+
+void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
+
+size_t gdn_workspace_bytes(const Shape& s) {
+  if (*gdn_check_shape(s)) return 0;
+  return layout(s).total;
+}
+
+int gdn_forward_launches(const Shape&) { return 3; }
+int gdn_backward_launches(const Shape&, bool states_from_forward) {
+  return states_from_forward ? 5 : 7;
+}
+
+cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream) {
+  g_err.clear();
+  if (const char* m = gdn_check_shape(s); *m) return fail(m);
+  if (!a.v || !a.b || !a.c || !a.gate || !a.A_log || !a.out || !workspace ||
+      (s.fused && (!a.z || !a.dt_bias || !a.D_skip || !a.w_y)))
+    return fail("gdn_forward: null pointer argument");
+  const Layout L = layout(s);
+  const dev::KParams p = make_params(s, L, a, workspace);
+  return dispatch(s, 0, true, p, stream);
+}
+
+cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
+                         bool states_from_forward, cudaStream_t stream) {
+  g_err.clear();
+  if (const char* m = gdn_check_shape(s); *m) return fail(m);
+  const FwdArgs& in = a.in;
+  if (!in.v || !in.b || !in.c || !in.gate || !in.A_log || !workspace || !a.dout || !a.dv ||
+      !a.db || !a.dc || !a.dgate || !a.dA_log ||
+      (s.fused && (!in.z || !in.dt_bias || !in.D_skip || !in.w_y || !a.dz || !a.ddt_bias ||
+                   !a.dD_skip || !a.dw_y)))
+    return fail("gdn_backward: null pointer argument");
+  const Layout L = layout(s);
+  dev::KParams p = make_params(s, L, in, workspace);
+  p.dout = a.dout; p.dv = a.dv; p.db = a.db; p.dc = a.dc; p.dgate = a.dgate; p.dz = a.dz;
+  p.ddt_bias = a.ddt_bias; p.dA_log = a.dA_log; p.dD_skip = a.dD_skip; p.dw_y = a.dw_y;
+  return dispatch(s, 1, !states_from_forward, p, stream);
+}
+
+}  // namespace hymo::gdn

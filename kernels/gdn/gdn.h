@@ -1,0 +1,84 @@
+// hymo GDN recurrence kernels (spec 2.1): host launchers.
+//
+// Plain C++ header (no CUDA-only syntax): a runtime includes it and calls the
+// launchers with device pointers, shapes and a stream. Every launcher checks
+// the shape once and returns cudaErrorInvalidValue (with a message from
+// gdn_last_error()) for unsupported shapes; kernels check nothing.
+//
+// Layouts (row-major, innermost last), all tensors contiguous:
+//   v, z, out, dout, dv, dz: [B,T,H,D]      b, c, db, dc: [B,T,H,S]
+//   gate, dgate: [B,T,H]  (gate_raw when fused, g = sigmoid(.) when not)
+//   dt_bias [H], A_log [H,S], D_skip [H], w_y [D]: FP32 (and their grads FP32)
+// io dtype: BF16 (production) or FP32 (the test variant; no TF32 anywhere).
+// D and S must each be one of 16, 32, 64, 128; any T >= 1, any B*H >= 1.
+//
+// fused = 1: g = sigmoid(gate_raw + dt_bias), A = -exp(A_log),
+//            y = RMSNorm_D(o + D_skip v; w_y, eps) * silu(z)   (out = y)
+// fused = 0: gate holds g, out = o (z, dt_bias, D_skip, w_y unused).
+#pragma once
+#include <cstddef>
+
+#include <cuda_runtime_api.h>
+
+namespace hymo::gdn {
+
+enum class DType : int { BF16 = 0, F32 = 1 };
+
+struct Shape {
+  int B = 0, T = 0, H = 0, D = 0, S = 0;
+  DType dtype = DType::BF16;
+  bool fused = true;
+  float eps = 1e-6f;
+};
+
+struct FwdArgs {
+  const void* v = nullptr;
+  const void* b = nullptr;
+  const void* c = nullptr;
+  const void* gate = nullptr;
+  const void* z = nullptr;
+  const float* dt_bias = nullptr;
+  const float* A_log = nullptr;
+  const float* D_skip = nullptr;
+  const float* w_y = nullptr;
+  void* out = nullptr;
+};
+
+struct BwdArgs {
+  FwdArgs in;              // the forward's inputs (in.out unused)
+  const void* dout = nullptr;
+  void* dv = nullptr;
+  void* db = nullptr;
+  void* dc = nullptr;
+  void* dgate = nullptr;   // d gate_raw (fused) or d g
+  void* dz = nullptr;      // fused only
+  float* ddt_bias = nullptr;  // fused only   [H]
+  float* dA_log = nullptr;    //              [H,S]
+  float* dD_skip = nullptr;   // fused only   [H]
+  float* dw_y = nullptr;      // fused only   [D]
+};
+
+// Checks a shape; returns "" when supported, else the reason.
+const char* gdn_check_shape(const Shape& s);
+// Last error message of a launcher in this thread ("" when none).
+const char* gdn_last_error();
+
+// Device workspace (bytes) the forward and backward need; one workspace
+// serves both. The forward leaves the per-segment states in it; the backward
+// reuses them when states_from_forward is true (same inputs, untouched
+// workspace), else recomputes them.
+size_t gdn_workspace_bytes(const Shape& s);
+
+cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace,
+                        cudaStream_t stream);
+cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
+                         bool states_from_forward, cudaStream_t stream);
+
+// Tuning: chunks per segment (0 = automatic). Changes gdn_workspace_bytes.
+void gdn_set_chunks_per_segment(int cps);
+
+// Kernel launches each call makes (for the benchmark's report).
+int gdn_forward_launches(const Shape& s);
+int gdn_backward_launches(const Shape& s, bool states_from_forward);
+
+}  // namespace hymo::gdn

@@ -1,0 +1,192 @@
+// GDN benchmark: CUDA-event medians of forward (fused) and forward+backward, inputs
+// rotating through buffers larger than the 60 MB L2. `--json`: one JSON object a shape
+// (default shape first). Usage: hymo_gdn_bench [--json] [--iters N] [--cps a,b,..]
+//   [--shape B,T,H,D,S] [--quick]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gdn.h"
+#include "gdn_test_util.h"
+
+using namespace hymo::gdn;
+using namespace hymo::gdn::util;
+
+namespace {
+
+struct Set {
+  DevBuf v, b, c, gate, z, out, dout, dv, db, dc, dgate, dz;
+};
+
+struct Res {
+  double fwd_ms, fwd_bwd_ms;
+};
+
+double median(std::vector<float> x) {
+  std::sort(x.begin(), x.end());
+  return x[x.size() / 2];
+}
+
+Res bench(const Shape& s, int iters) {
+  const size_t nv = size_t(s.B) * s.T * s.H * s.D, ns = size_t(s.B) * s.T * s.H * s.S,
+               ng = size_t(s.B) * s.T * s.H;
+  const size_t set_bytes = (4 * nv + 2 * ns + ng) * 2;  // v z out dout b c gate
+  const int R = int(std::max<size_t>(2, (256ull << 20) / set_bytes + 1));
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  auto rnd = [&](size_t n, double sc) {
+    std::vector<double> x(n);
+    for (auto& e : x) e = sc * n01(rng);
+    return x;
+  };
+  std::vector<Set> sets;
+  for (int r = 0; r < R; ++r) {
+    Set st{DevBuf(nv, true), DevBuf(ns, true), DevBuf(ns, true), DevBuf(ng, true),
+           DevBuf(nv, true), DevBuf(nv, true), DevBuf(nv, true), DevBuf(nv, true),
+           DevBuf(ns, true), DevBuf(ns, true), DevBuf(ng, true), DevBuf(nv, true)};
+    st.v.upload(rnd(nv, 1));
+    st.b.upload(rnd(ns, 0.2));
+    st.c.upload(rnd(ns, 0.2));
+    st.gate.upload(rnd(ng, 1));
+    st.z.upload(rnd(nv, 1));
+    st.dout.upload(rnd(nv, 1));
+    sets.push_back(std::move(st));
+  }
+  DevBuf dtb(s.H, false), alog(size_t(s.H) * s.S, false), dsk(s.H, false), wy(s.D, false);
+  DevBuf gdtb(s.H, false), galog(size_t(s.H) * s.S, false), gdsk(s.H, false), gwy(s.D, false);
+  {
+    std::vector<double> a(size_t(s.H) * s.S);
+    for (int h = 0; h < s.H; ++h)
+      for (int k = 0; k < s.S; ++k) a[size_t(h) * s.S + k] = std::log(double(h % 28 + 1));
+    alog.upload(a);
+    dtb.upload(std::vector<double>(s.H, 0.0));
+    dsk.upload(std::vector<double>(s.H, 1.0));
+    wy.upload(std::vector<double>(s.D, 1.0));
+  }
+  void* ws = nullptr;
+  GDN_CUDA(cudaMalloc(&ws, gdn_workspace_bytes(s)));
+  auto fargs = [&](Set& st) {
+    FwdArgs fa;
+    fa.v = st.v.p; fa.b = st.b.p; fa.c = st.c.p; fa.gate = st.gate.p; fa.z = st.z.p;
+    fa.dt_bias = static_cast<float*>(dtb.p); fa.A_log = static_cast<float*>(alog.p);
+    fa.D_skip = static_cast<float*>(dsk.p); fa.w_y = static_cast<float*>(wy.p);
+    fa.out = st.out.p;
+    return fa;
+  };
+  auto bargs = [&](Set& st) {
+    BwdArgs ba;
+    ba.in = fargs(st);
+    ba.dout = st.dout.p; ba.dv = st.dv.p; ba.db = st.db.p; ba.dc = st.dc.p;
+    ba.dgate = st.dgate.p; ba.dz = st.dz.p;
+    ba.ddt_bias = static_cast<float*>(gdtb.p); ba.dA_log = static_cast<float*>(galog.p);
+    ba.dD_skip = static_cast<float*>(gdsk.p); ba.dw_y = static_cast<float*>(gwy.p);
+    return ba;
+  };
+  cudaEvent_t e0, e1;
+  GDN_CUDA(cudaEventCreate(&e0));
+  GDN_CUDA(cudaEventCreate(&e1));
+  std::vector<float> tf, tfb;
+  for (int it = -3; it < iters; ++it) {
+    Set& st = sets[(it + 3) % R];
+    GDN_CUDA(cudaEventRecord(e0));
+    GDN_CUDA(gdn_forward(s, fargs(st), ws, 0));
+    GDN_CUDA(cudaEventRecord(e1));
+    GDN_CUDA(cudaEventSynchronize(e1));
+    float ms;
+    GDN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    if (it >= 0) tf.push_back(ms);
+  }
+  for (int it = -3; it < iters; ++it) {
+    Set& st = sets[(it + 3) % R];
+    GDN_CUDA(cudaEventRecord(e0));
+    GDN_CUDA(gdn_forward(s, fargs(st), ws, 0));
+    GDN_CUDA(gdn_backward(s, bargs(st), ws, true, 0));
+    GDN_CUDA(cudaEventRecord(e1));
+    GDN_CUDA(cudaEventSynchronize(e1));
+    float ms;
+    GDN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    if (it >= 0) tfb.push_back(ms);
+  }
+  GDN_CUDA(cudaFree(ws));
+  GDN_CUDA(cudaEventDestroy(e0));
+  GDN_CUDA(cudaEventDestroy(e1));
+  return {median(tf), median(tfb)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("no CUDA device: skipping\n");
+    return 77;
+  }
+  bool json = false, quick = false;
+  int iters = 50;
+  std::vector<int> cps_list;
+  std::vector<Shape> shapes;
+  auto mk = [](int B, int T, int H, int D, int S) {
+    Shape s;
+    s.B = B; s.T = T; s.H = H; s.D = D; s.S = S; s.dtype = DType::BF16; s.fused = true;
+    return s;
+  };
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json")) json = true;
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--cps") && i + 1 < argc) {
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
+        cps_list.push_back(std::atoi(t));
+    } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+      int B, T, H, D, S;
+      if (std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &B, &T, &H, &D, &S) == 5)
+        shapes.push_back(mk(B, T, H, D, S));
+    }
+  }
+  if (shapes.empty()) {
+    shapes.push_back(mk(4, 4096, 28, 32, 32));  // default (hymo_750m GDN layer) first
+    if (!quick) {
+      for (int T : {512, 1024, 2048, 8192, 16384}) shapes.push_back(mk(4, T, 28, 32, 32));
+      for (int H : {16, 32, 64}) shapes.push_back(mk(4, 4096, H, 32, 32));
+      for (int D : {64, 128}) shapes.push_back(mk(4, 4096, 28, D, D));
+    }
+  }
+  if (cps_list.empty()) cps_list.push_back(0);
+  const double bw = 4.3e12;
+  for (const Shape& s : shapes) {
+    if (const char* m = gdn_check_shape(s); *m) {
+      std::fprintf(stderr, "%s\n", m);
+      return 1;
+    }
+    for (int cps : cps_list) {
+      gdn_set_chunks_per_segment(cps);
+      const Res r = bench(s, iters);
+      const double tok = double(s.B) * s.T * s.H;
+      // minimal bytes: fwd reads v b c z gate, writes y; bwd reads v b c z gate dy, writes
+      // dv db dc dz dgate (BF16); parameters are negligible
+      const double fwd_bytes = tok * 2 * (3.0 * s.D + 2.0 * s.S + 1);
+      const double bwd_bytes = tok * 2 * (6.0 * s.D + 4.0 * s.S + 2);
+      const double floor_f = fwd_bytes / bw * 1e3, floor_fb = (fwd_bytes + bwd_bytes) / bw * 1e3;
+      if (json)
+        std::printf(
+            "{\"B\": %d, \"T\": %d, \"H\": %d, \"D\": %d, \"S\": %d, \"fwd_ms\": %.4f, "
+            "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
+            "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"fwd_x_floor\": %.2f, "
+            "\"fwd_bwd_x_floor\": %.2f}\n",
+            s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
+            gdn_forward_launches(s), gdn_backward_launches(s, true), cps, r.fwd_ms / floor_f,
+            r.fwd_bwd_ms / floor_fb);
+      else
+        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d  fwd %.4f ms (floor %.4f, %.2fx)  "
+                    "fwd+bwd %.4f ms (floor %.4f, %.2fx)\n",
+                    s.B, s.T, s.H, s.D, s.S, cps, r.fwd_ms, floor_f, r.fwd_ms / floor_f,
+                    r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

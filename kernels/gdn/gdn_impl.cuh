@@ -1,0 +1,96 @@
+// Launch sequences of the GDN kernels for one (dtype, S, D, fused) variant.
+#pragma once
+#include "gdn.cuh"
+
+namespace hymo::gdn::dev {
+
+template <int S, int D> constexpr int chunk_of() { return (S <= 32 && D <= 32) ? 64 : 32; }
+
+template <class K>
+inline cudaError_t set_smem(K kernel, size_t bytes) {
+  if (bytes <= 48 * 1024) return cudaSuccess;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+}
+
+#define HYMO_GDN_TRY(x)                  \
+  do {                                   \
+    cudaError_t _e = (x);                \
+    if (_e != cudaSuccess) return _e;    \
+  } while (0)
+
+template <typename Tin, int S, int D, bool FUSED>
+cudaError_t run_states(const KParams& p, cudaStream_t st) {
+  constexpr int C = chunk_of<S, D>();
+  using P = Plan<Tin, S, D, C>;
+  auto k1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_STATE>;
+  HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
+  const int BH = p.B * p.H;
+  k1<<<dim3(p.NSEG, BH), P::NTH, P::bytes_state, st>>>(p);
+  HYMO_GDN_TRY(cudaGetLastError());
+  seg_scan_kernel<false><<<dim3((S * D + 255) / 256, BH), 256, 0, st>>>(p.segstate, p.seggsum,
+                                                                        p.A_log, p.H, S, D, p.NSEG);
+  return cudaGetLastError();
+}
+
+template <typename Tin, int S, int D, bool FUSED>
+cudaError_t run_fwd(const KParams& p, cudaStream_t st) {
+  constexpr int C = chunk_of<S, D>();
+  using P = Plan<Tin, S, D, C>;
+  HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+  auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
+  HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
+  k3<<<dim3(p.NSEG, p.B * p.H), P::NTH, P::bytes_out, st>>>(p);
+  return cudaGetLastError();
+}
+
+template <typename Tin, int S, int D, bool FUSED>
+cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
+  constexpr int C = chunk_of<S, D>();
+  using P = Plan<Tin, S, D, C>;
+  const int BH = p.B * p.H;
+  if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+  auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
+  HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
+  b1<<<dim3(p.NSEG, BH), P::NTH, P::bytes_bprep, st>>>(p);
+  HYMO_GDN_TRY(cudaGetLastError());
+  seg_scan_kernel<true><<<dim3((S * D + 255) / 256, BH), 256, 0, st>>>(p.dHseg, p.seggsum, p.A_log,
+                                                                       p.H, S, D, p.NSEG);
+  HYMO_GDN_TRY(cudaGetLastError());
+  auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
+  HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
+  b3<<<dim3(p.NSEG, BH), P::NTH, P::bytes_bwd, st>>>(p);
+  HYMO_GDN_TRY(cudaGetLastError());
+  gate_grad_kernel<Tin, FUSED><<<BH, 256, 0, st>>>(p);
+  HYMO_GDN_TRY(cudaGetLastError());
+  const int nout = p.H * S + 2 * p.H + D;
+  param_grad_kernel<FUSED><<<(nout + 127) / 128, 128, 0, st>>>(p, S, D);
+  return cudaGetLastError();
+}
+
+// One entry point per (dtype, S): dispatches D and fused (instantiated in gdn_inst_*.cu).
+template <typename Tin, int S>
+cudaError_t run_variant(int D, bool fused, int what, bool recompute, const KParams& p,
+                        cudaStream_t st) {
+#define HYMO_GDN_CASE(DD)                                                                   \
+  case DD:                                                                                  \
+    if (fused)                                                                              \
+      return what == 0 ? run_fwd<Tin, S, DD, true>(p, st) : run_bwd<Tin, S, DD, true>(p, recompute, st); \
+    else                                                                                    \
+      return what == 0 ? run_fwd<Tin, S, DD, false>(p, st) : run_bwd<Tin, S, DD, false>(p, recompute, st);
+  if constexpr (sizeof(Tin) == 4) {
+    // FP32 test variant: D == S only
+    if (D != S) return cudaErrorInvalidValue;
+    switch (D) { HYMO_GDN_CASE(S) }
+  } else {
+    switch (D) {
+      HYMO_GDN_CASE(16)
+      HYMO_GDN_CASE(32)
+      HYMO_GDN_CASE(64)
+      HYMO_GDN_CASE(128)
+    }
+  }
+#undef HYMO_GDN_CASE
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace hymo::gdn::dev

@@ -1,0 +1,5 @@
+// Instantiation unit: FP32 test variant, S = D = 16.
+#include "gdn_impl.cuh"
+namespace hymo::gdn::dev {
+template cudaError_t run_variant<float, 16>(int, bool, int, bool, const KParams&, cudaStream_t);
+}

@@ -1,0 +1,186 @@
+// GPU parity test of the GDN kernels against the FP64 CPU twin (ctest label gpu).
+// Exits 77 (skip) when no CUDA device is present.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gdn.h"
+#include "gdn_cpu.h"
+#include "gdn_test_util.h"
+
+using namespace hymo::gdn;
+using namespace hymo::gdn::util;
+
+static int g_fail = 0, g_checks = 0;
+
+static double rel(const std::vector<double>& a, const std::vector<double>& r) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = a[i] - r[i];
+    num += d * d;
+    den += r[i] * r[i];
+  }
+  if (den == 0) return num == 0 ? 0 : INFINITY;
+  return std::sqrt(num / den);
+}
+
+static void check(const std::string& what, double err, double tol) {
+  ++g_checks;
+  const bool ok = std::isfinite(err) && err < tol;
+  if (!ok) ++g_fail;
+  std::printf("  %-4s %-14s rel %.3e (tol %.0e)\n", ok ? "ok" : "FAIL", what.c_str(), err, tol);
+}
+
+struct Case {
+  int B, T, H, D, S;
+  DType dt;
+  bool fused;
+  double gate_mean, alog_max;  // alog_max < 0: A_log = log(28) everywhere (extreme)
+  bool recompute;
+};
+
+static void run_case(const Case& k, uint64_t seed) {
+  const bool bf = k.dt == DType::BF16;
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f%s\n", k.B, k.T,
+              k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean,
+              k.alog_max < 0 ? std::log(28.0) : k.alog_max, k.recompute ? " (bwd recomputes states)" : "");
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  CpuShape cs;
+  cs.B = k.B; cs.T = k.T; cs.H = k.H; cs.D = k.D; cs.S = k.S; cs.fused = k.fused; cs.eps = 1e-6;
+  const size_t nv = size_t(k.B) * k.T * k.H * k.D, ns = size_t(k.B) * k.T * k.H * k.S,
+               ng = size_t(k.B) * k.T * k.H;
+  CpuInputs in;
+  auto fill = [&](std::vector<double>& x, size_t n, double mean, double sc) {
+    x.resize(n);
+    for (auto& e : x) e = mean + sc * n01(rng);
+  };
+  fill(in.v, nv, 0, 1);
+  fill(in.z, nv, 0, 1);
+  fill(in.b, ns, 0, 1 / std::sqrt(double(k.S)));
+  fill(in.c, ns, 0, 1 / std::sqrt(double(k.S)));
+  fill(in.gate, ng, k.gate_mean, 1);
+  if (!k.fused)
+    for (auto& e : in.gate) e = 1 / (1 + std::exp(-e));
+  fill(in.dt_bias, k.H, 0, 0.3);
+  in.A_log.resize(size_t(k.H) * k.S);
+  for (auto& e : in.A_log) e = k.alog_max < 0 ? std::log(28.0) : k.alog_max * u01(rng);
+  fill(in.D_skip, k.H, 1, 0.2);
+  fill(in.w_y, k.D, 1, 0.2);
+  for (auto* x : {&in.v, &in.z, &in.b, &in.c, &in.gate}) round_io(*x, bf);
+  for (auto* x : {&in.dt_bias, &in.A_log, &in.D_skip, &in.w_y}) round_io(*x, false);
+  std::vector<double> dout;
+  fill(dout, nv, 0, 1);
+  round_io(dout, bf);
+
+  std::vector<double> yref;
+  cpu_forward(cs, in, yref);
+  CpuGrads gref;
+  cpu_backward(cs, in, dout, gref);
+
+  Shape s;
+  s.B = k.B; s.T = k.T; s.H = k.H; s.D = k.D; s.S = k.S; s.dtype = k.dt; s.fused = k.fused;
+  s.eps = 1e-6f;
+  DevBuf v(nv, bf), b(ns, bf), c(ns, bf), gate(ng, bf), z(nv, bf), out(nv, bf), dO(nv, bf);
+  DevBuf dv(nv, bf), db(ns, bf), dc(ns, bf), dgate(ng, bf), dz(nv, bf);
+  DevBuf dtb(k.H, false), alog(size_t(k.H) * k.S, false), dsk(k.H, false), wy(k.D, false);
+  DevBuf gdtb(k.H, false), galog(size_t(k.H) * k.S, false), gdsk(k.H, false), gwy(k.D, false);
+  v.upload(in.v); b.upload(in.b); c.upload(in.c); gate.upload(in.gate); z.upload(in.z);
+  dO.upload(dout);
+  dtb.upload(in.dt_bias); alog.upload(in.A_log); dsk.upload(in.D_skip); wy.upload(in.w_y);
+  for (DevBuf* x : {&out, &dv, &db, &dc, &dgate, &dz, &gdtb, &galog, &gdsk, &gwy}) x->poison();
+  void* ws = nullptr;
+  const size_t wsb = gdn_workspace_bytes(s);
+  GDN_CUDA(cudaMalloc(&ws, wsb));
+  GDN_CUDA(cudaMemset(ws, 0xff, wsb));
+  FwdArgs fa;
+  fa.v = v.p; fa.b = b.p; fa.c = c.p; fa.gate = gate.p; fa.z = z.p;
+  fa.dt_bias = static_cast<float*>(dtb.p); fa.A_log = static_cast<float*>(alog.p);
+  fa.D_skip = static_cast<float*>(dsk.p); fa.w_y = static_cast<float*>(wy.p); fa.out = out.p;
+  cudaError_t e = gdn_forward(s, fa, ws, 0);
+  if (e != cudaSuccess) std::printf("  forward: %s %s\n", cudaGetErrorString(e), gdn_last_error());
+  GDN_CUDA(e);
+  GDN_CUDA(cudaDeviceSynchronize());
+  BwdArgs ba;
+  ba.in = fa;
+  ba.dout = dO.p; ba.dv = dv.p; ba.db = db.p; ba.dc = dc.p; ba.dgate = dgate.p; ba.dz = dz.p;
+  ba.ddt_bias = static_cast<float*>(gdtb.p); ba.dA_log = static_cast<float*>(galog.p);
+  ba.dD_skip = static_cast<float*>(gdsk.p); ba.dw_y = static_cast<float*>(gwy.p);
+  if (k.recompute) GDN_CUDA(cudaMemset(ws, 0xff, wsb));
+  e = gdn_backward(s, ba, ws, !k.recompute, 0);
+  if (e != cudaSuccess) std::printf("  backward: %s %s\n", cudaGetErrorString(e), gdn_last_error());
+  GDN_CUDA(e);
+  GDN_CUDA(cudaDeviceSynchronize());
+  const double tol = bf ? 1e-2 : 1e-5;
+  check(k.fused ? "y" : "o", rel(out.download(), yref), tol);
+  check("dv", rel(dv.download(), gref.v), tol);
+  check("db", rel(db.download(), gref.b), tol);
+  check("dc", rel(dc.download(), gref.c), tol);
+  check(k.fused ? "dgate_raw" : "dg", rel(dgate.download(), gref.gate), tol);
+  check("dA_log", rel(galog.download(), gref.A_log), tol);
+  if (k.fused) {
+    check("dz", rel(dz.download(), gref.z), tol);
+    check("ddt_bias", rel(gdtb.download(), gref.dt_bias), tol);
+    check("dD_skip", rel(gdsk.download(), gref.D_skip), tol);
+    check("dw_y", rel(gwy.download(), gref.w_y), tol);
+  }
+  GDN_CUDA(cudaFree(ws));
+}
+
+int main(int argc, char** argv) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("no CUDA device: skipping\n");
+    return 77;
+  }
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  // shape rejection
+  {
+    Shape s;
+    s.B = 1; s.T = 8; s.H = 1; s.D = 24; s.S = 32;
+    FwdArgs fa;
+    const cudaError_t e = gdn_forward(s, fa, nullptr, 0);
+    const bool ok = e == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "expected head_dim");
+    std::printf("%-4s D=24 rejected: \"%s\"\n", ok ? "ok" : "FAIL", gdn_last_error());
+    ++g_checks;
+    if (!ok) ++g_fail;
+  }
+  const double lg = std::log(16.0);
+  std::vector<Case> cases = {
+      // BF16 production path
+      {2, 1, 3, 32, 32, DType::BF16, true, 0, lg, false},
+      {2, 63, 3, 32, 32, DType::BF16, true, 0, lg, false},
+      {1, 65, 2, 32, 32, DType::BF16, true, 0, lg, false},
+      {1, 4097, 2, 32, 32, DType::BF16, true, 0, lg, false},
+      {2, 777, 3, 32, 32, DType::BF16, true, 0, lg, true},
+      {1, 300, 2, 32, 32, DType::BF16, true, 6, -1, false},   // extreme: log-decay ~ -28/step
+      {1, 300, 2, 32, 32, DType::BF16, true, 0, 5.0, false},  // mixed, up to -148/step
+      {2, 130, 2, 32, 32, DType::BF16, false, 0, lg, false},
+      {1, 200, 2, 16, 16, DType::BF16, true, 0, lg, false},
+      {1, 200, 2, 64, 64, DType::BF16, true, 0, lg, false},
+      {1, 150, 2, 128, 128, DType::BF16, true, 0, lg, false},
+      {1, 150, 2, 16, 64, DType::BF16, true, 0, lg, false},
+      {1, 150, 2, 128, 32, DType::BF16, true, 0, lg, false},
+      {1, 150, 2, 32, 128, DType::BF16, false, 0, lg, false},
+      // FP32 test variant (no TF32)
+      {2, 1, 2, 32, 32, DType::F32, true, 0, lg, false},
+      {2, 63, 2, 32, 32, DType::F32, true, 0, lg, false},
+      {1, 65, 2, 32, 32, DType::F32, true, 0, lg, false},
+      {1, 4097, 1, 32, 32, DType::F32, true, 0, lg, false},
+      {1, 300, 2, 32, 32, DType::F32, true, 6, -1, false},
+      {1, 129, 2, 32, 32, DType::F32, false, 0, lg, true},
+      {1, 100, 2, 16, 16, DType::F32, true, 0, lg, false},
+      {1, 100, 2, 64, 64, DType::F32, false, 0, lg, false},
+  };
+  uint64_t seed = 12345;
+  for (const Case& k : cases) {
+    if (quick && k.T > 1000) continue;
+    run_case(k, seed++);
+  }
+  std::printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
+  return g_fail ? 1 : 0;
+}

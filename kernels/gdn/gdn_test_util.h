@@ -1,0 +1,85 @@
+// Host helpers shared by the GPU test and the benchmark (C++ standard library + cudart only).
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace hymo::gdn::util {
+
+inline uint16_t f2bf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return uint16_t(x >> 16);
+}
+inline float bf2f(uint16_t b) {
+  uint32_t x = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+#define GDN_CUDA(x)                                                                  \
+  do {                                                                               \
+    cudaError_t _e = (x);                                                            \
+    if (_e != cudaSuccess) {                                                         \
+      std::fprintf(stderr, "%s:%d: CUDA error %s: %s\n", __FILE__, __LINE__, #x,     \
+                   cudaGetErrorString(_e));                                          \
+      std::exit(2);                                                                  \
+    }                                                                                \
+  } while (0)
+
+// Device buffer holding a tensor in the io dtype (bf16 or f32).
+struct DevBuf {
+  void* p = nullptr;
+  size_t n = 0;
+  bool bf16 = true;
+  DevBuf() = default;
+  DevBuf(size_t n_, bool bf) : n(n_), bf16(bf) { GDN_CUDA(cudaMalloc(&p, bytes() ? bytes() : 16)); }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+  DevBuf(DevBuf&& o) noexcept { *this = std::move(o); }
+  DevBuf& operator=(DevBuf&& o) noexcept {
+    std::swap(p, o.p); std::swap(n, o.n); std::swap(bf16, o.bf16);
+    return *this;
+  }
+  ~DevBuf() { if (p) cudaFree(p); }
+  size_t bytes() const { return n * (bf16 ? 2 : 4); }
+  void upload(const std::vector<double>& x) {
+    if (bf16) {
+      std::vector<uint16_t> h(n);
+      for (size_t i = 0; i < n; ++i) h[i] = f2bf(float(x[i]));
+      GDN_CUDA(cudaMemcpy(p, h.data(), bytes(), cudaMemcpyHostToDevice));
+    } else {
+      std::vector<float> h(n);
+      for (size_t i = 0; i < n; ++i) h[i] = float(x[i]);
+      GDN_CUDA(cudaMemcpy(p, h.data(), bytes(), cudaMemcpyHostToDevice));
+    }
+  }
+  std::vector<double> download() const {
+    std::vector<double> x(n);
+    if (bf16) {
+      std::vector<uint16_t> h(n);
+      GDN_CUDA(cudaMemcpy(h.data(), p, bytes(), cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < n; ++i) x[i] = bf2f(h[i]);
+    } else {
+      std::vector<float> h(n);
+      GDN_CUDA(cudaMemcpy(h.data(), p, bytes(), cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < n; ++i) x[i] = h[i];
+    }
+    return x;
+  }
+  void poison() { GDN_CUDA(cudaMemset(p, 0xff, bytes())); }  // NaN in bf16 and f32
+};
+
+// Round values to what the io dtype stores (so the twin sees the kernel's inputs).
+inline void round_io(std::vector<double>& x, bool bf16) {
+  for (auto& e : x) e = bf16 ? bf2f(f2bf(float(e))) : double(float(e));
+}
+
+}  // namespace hymo::gdn::util

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Build, test and benchmark kernels/gdn on the GPU machine in one call.
+# Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
+# steps: build test bench py sass (default: all). Logs go under $OUT.
+set -o pipefail
+OUT=${OUT:-/tmp/gdn-out}
+mkdir -p "$OUT"
+STEPS=${*:-build test bench py sass}
+ROOT=$(pwd)
+BUILD=$ROOT/build-dev
+log() { echo "== $*" | tee -a "$OUT/log"; }
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tee -a "$OUT/log"
+if has build; then
+  log "configure (whole project)"
+  if cmake -S . -B "$BUILD" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON \
+       -DHYMO_ENABLE_NCCL=OFF >>"$OUT/log" 2>&1; then
+    GDIR=$BUILD/kernels/gdn
+  else
+    log "whole-project configure failed: building kernels/gdn alone"
+    mkdir -p /tmp/gdnproj
+    cat > /tmp/gdnproj/CMakeLists.txt <<'CM'
+cmake_minimum_required(VERSION 3.20)
+set(CMAKE_CUDA_ARCHITECTURES 90a)
+project(gdnproj LANGUAGES C CXX CUDA)
+set(CMAKE_CXX_STANDARD 17)
+set(CMAKE_CUDA_STANDARD 17)
+if(NOT CMAKE_BUILD_TYPE)
+  set(CMAKE_BUILD_TYPE Release)
+endif()
+enable_testing()
+set(HYMO_CUDA ON)
+add_subdirectory(${GDN_SRC} gdn)
+CM
+    BUILD=/tmp/gdnbuild
+    cmake -S /tmp/gdnproj -B "$BUILD" -G Ninja -DGDN_SRC="$ROOT/kernels/gdn" >>"$OUT/log" 2>&1 || exit 1
+    GDIR=$BUILD/gdn
+  fi
+  log "build"
+  ( time ninja -C "$BUILD" -j16 hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test ) >>"$OUT/log" 2>&1 || {
+    tail -50 "$OUT/log"; exit 1; }
+  echo "$GDIR" > /tmp/gdn-gdir
+fi
+GDIR=$(cat /tmp/gdn-gdir)
+if has test; then
+  log "cpu twin test"
+  "$GDIR/hymo_gdn_cpu_test" 2>&1 | tail -1 | tee -a "$OUT/log"
+  log "gpu test"
+  "$GDIR/hymo_gdn_test" 2>&1 | tee "$OUT/test.log" | grep -E "FAIL|PASSED|FAILED|^case" | tee -a "$OUT/log"
+fi
+if has bench; then
+  log "benchmark"
+  "$GDIR/hymo_gdn_bench" --json $GDN_BENCH_ARGS 2>&1 | tee "$OUT/bench.json" | tee -a "$OUT/log"
+fi
+if has py; then
+  log "python baselines"
+  PYTHONUNBUFFERED=1 python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" $GDN_PY_ARGS 2>&1 \
+    | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
+fi
+if has sass; then
+  log "sass"
+  LIB=$(dirname "$GDIR")/gdn/libhymo_gdn.a
+  [ -f "$LIB" ] || LIB=$GDIR/libhymo_gdn.a
+  cuobjdump --dump-sass "$LIB" > /tmp/gdn.sass 2>&1
+  {
+    echo "HMMA lines: $(grep -c HMMA /tmp/gdn.sass)"
+    echo "HGMMA lines: $(grep -c HGMMA /tmp/gdn.sass)"
+    echo "HMMA variants:"; grep -o 'HMMA\.[A-Z0-9.]*' /tmp/gdn.sass | sort | uniq -c
+    echo "per kernel (default shape kernels, bf16 S=D=32):"
+    awk '/Function :/{f=$3} /HMMA/{c[f]++} END{for(k in c) print c[k], k}' /tmp/gdn.sass | grep 'Li32ELi32E' | sort -k2
+    echo "local memory (LDL/STL) lines: $(grep -cE 'LDL|STL' /tmp/gdn.sass)"
+  } | tee "$OUT/sass.txt" | tee -a "$OUT/log"
+fi
+log "done"
