@@ -117,6 +117,31 @@ def adamw_update(W, g, m, v, t, lr, b1, b2, eps, wd, cautious_wd=True):
 
 
 # ----------------------------------------------------------------------------
+# Clipping and the gate-bias update
+
+def clip_grads(grads, clip):
+    """Global-norm clipping in place (coef = min(1, clip/(norm+1e-6)));
+    returns the norm before clipping."""
+    norm = torch.sqrt(sum(x.pow(2).sum() for x in grads)).item()
+    if clip is not None and clip > 0:
+        coef = min(1.0, clip / (norm + 1e-6))
+        if coef < 1.0:
+            for x in grads:
+                x.mul_(coef)
+    return norm
+
+
+def gate_bias_update(bias, ema, counts, alpha, speed):
+    """Spec 2.3, in place: ema = (1-alpha) ema + alpha counts; +-speed outside
+    [0.95, 1.05] x mean(ema)."""
+    ema.mul_(1.0 - alpha).add_(alpha * counts.to(ema.dtype))
+    avg = ema.mean()
+    over, under = ema > 1.05 * avg, ema < 0.95 * avg
+    bias[over] -= speed
+    bias[under] += speed
+
+
+# ----------------------------------------------------------------------------
 # The trainer
 
 class Trainer:
@@ -214,13 +239,7 @@ class Trainer:
         o = cfg["optimizer"]
         tr = cfg["training"]
         g = self.grads()
-        norm = torch.sqrt(sum(x.pow(2).sum() for x in g.values())).item()
-        clip = tr["grad_clip"]
-        if clip is not None and clip > 0:
-            coef = min(1.0, clip / (norm + 1e-6))
-            if coef < 1.0:
-                for x in g.values():
-                    x.mul_(coef)
+        norm = clip_grads(list(g.values()), tr["grad_clip"])
         factor = wsd_factor(self.step + 1, cfg["scheduler"])
         lr_muon = o["muon_lr"] * factor
         lr_adamw = o["adamw_lr"] * factor
@@ -241,15 +260,9 @@ class Trainer:
         e = cfg["model"]["moe"]
         for p in self.moe_layers:
             c = counts.get(p + "counts")
-            if c is None:
-                continue
-            ema = self.B[p + "gate_ema"]
-            ema.mul_(1.0 - e["ema_alpha"]).add_(e["ema_alpha"] * c)
-            avg = ema.mean()
-            bias = self.B[p + "gate_bias"]
-            over, under = ema > 1.05 * avg, ema < 0.95 * avg
-            bias[over] -= e["bias_speed"]
-            bias[under] += e["bias_speed"]
+            if c is not None:
+                gate_bias_update(self.B[p + "gate_bias"], self.B[p + "gate_ema"], c,
+                                 e["ema_alpha"], e["bias_speed"])
         self.step += 1
         return {"grad_norm": norm, "lr_muon": lr_muon, "lr_adamw": lr_adamw}
 
