@@ -108,11 +108,11 @@ BuildInfo build_info() {
   BuildInfo info;
   info.blas = gemm_uses_blas();
   info.blas_name = gemm_backend_name();
-#ifdef HYMO_HAVE_CUDA
-  info.cuda = true;
+#ifdef HYMO_CONFIGURED_CUDA
+  info.cuda_configured = true;
 #endif
-#ifdef HYMO_HAVE_NCCL
-  info.nccl = true;
+#ifdef HYMO_CONFIGURED_NCCL
+  info.nccl_configured = true;
 #endif
   info.threads = ThreadPool::default_threads();
   return info;

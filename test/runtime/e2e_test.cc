@@ -256,3 +256,36 @@ TEST(EndToEnd, ThreadCountDoesNotChangeTheResult) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Npy, RoundTripsEachDtype) {
+  for (DType dt : {DType::kF32, DType::kF64, DType::kI32}) {
+    hymo::rt::HostTensor t;
+    t.dtype = dt;
+    t.shape = {2, 3};
+    t.values = {1.5, -2, 3.25, 4, -5, 6};
+    if (dt == DType::kI32) t.values = {1, -2, 3, 4, -5, 6};
+    std::string path = ::testing::TempDir() + "/rt_" + hymo::rt::dtype_name(dt) + ".npy";
+    ASSERT_TRUE(hymo::rt::write_npy(path, t).ok());
+    hymo::rt::HostTensor back;
+    hymo::rt::Status s = hymo::rt::read_npy(path, &back);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(back.dtype, dt);
+    EXPECT_EQ(back.shape, t.shape);
+    EXPECT_EQ(back.values, t.values);
+  }
+  hymo::rt::HostTensor scalar;
+  scalar.shape = {};
+  scalar.values = {0.25};
+  std::string path = ::testing::TempDir() + "/rt_scalar.npy";
+  ASSERT_TRUE(hymo::rt::write_npy(path, scalar).ok());
+  hymo::rt::HostTensor back;
+  ASSERT_TRUE(hymo::rt::read_npy(path, &back).ok());
+  EXPECT_TRUE(back.shape.empty());
+  EXPECT_EQ(back.values, scalar.values);
+  hymo::rt::Status s = hymo::rt::read_npy(std::string(HYMO_TEST_PLANS) + "/tiny_forward.json", &back);
+  EXPECT_NE(s.message().find("not a .npy file"), std::string::npos) << s.message();
+}
+
+}  // namespace

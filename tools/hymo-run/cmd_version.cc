@@ -11,8 +11,12 @@ std::string version_text() {
   os << "hymo-run " << HYMO_RUN_VERSION << " (plan format " << hymo::rt::kPlanFormatName << " version "
      << hymo::rt::kPlanFormatVersion << ")\n";
   os << "blas: " << (info.blas ? "on (" + info.blas_name + ")" : "off: " + info.blas_name) << "\n";
-  os << "cuda: " << (info.cuda ? "on" : "off") << "\n";
-  os << "nccl: " << (info.nccl ? "on" : "off") << "\n";
+  auto feature = [](bool built, bool configured) -> std::string {
+    if (built) return "on";
+    return configured ? "off (found at configure time; not in this runtime yet)" : "off";
+  };
+  os << "cuda: " << feature(info.cuda, info.cuda_configured) << "\n";
+  os << "nccl: " << feature(info.nccl, info.nccl_configured) << "\n";
   os << "cpu threads: " << info.threads << "\n";
   return os.str();
 }

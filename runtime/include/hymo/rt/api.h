@@ -17,8 +17,10 @@ namespace hymo::rt {
 struct BuildInfo {
   bool blas = false;
   std::string blas_name;  // "openblas" or "none (plain loop GEMM)"
-  bool cuda = false;
-  bool nccl = false;
+  bool cuda = false;             // a CUDA executor is built in
+  bool nccl = false;             // the NCCL collective backend is built in
+  bool cuda_configured = false;  // CMake found the CUDA toolkit
+  bool nccl_configured = false;  // CMake found NCCL
   int threads = 1;        // worker threads of the CPU executor
 };
 BuildInfo build_info();
