@@ -150,6 +150,16 @@ TEST(EndToEnd, ForwardMatchesIndependentReferenceF32AndF64) {
   EXPECT_LT(got64, 5.0);
 }
 
+TEST(EndToEnd, Bf16PlanRunsCloseToF32) {
+  // Every f32 buffer stored as bf16 (arena offsets stay valid: sizes halve).
+  json doc = load_plan_json();
+  for (json& b : doc["buffers"])
+    if (b["dtype"] == "f32") b["dtype"] = "bf16";
+  const double ref = reference_loss(plan_params(load_plan_json(), DType::kF64), {});
+  const double got = run_plan(doc);
+  EXPECT_NEAR(got, ref, 2e-2 * std::fabs(ref));
+}
+
 TEST(EndToEnd, EditingAnAttributeChangesTheResult) {
   json doc = to_f64(load_plan_json());
   const double before = run_plan(doc);

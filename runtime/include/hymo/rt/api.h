@@ -56,6 +56,10 @@ struct ExecutorOptions {
 
 // Runs plans on the CPU. Owns the param/state/input/constant storage and the
 // arena. Kernels implement docs/dialect.md for f32 and f64 (bf16 through f32).
+// Elementwise, row-wise and per-head work is spread over a thread pool of
+// ExecutorOptions::num_threads; GEMMs go to CBLAS (which threads itself) or
+// to a loop GEMM on the pool. One run at a time per executor (not
+// thread-safe); separate executors are independent.
 class CpuExecutor {
  public:
   explicit CpuExecutor(Plan plan, ExecutorOptions options = {});
