@@ -27,17 +27,23 @@ const KernelRegistry& KernelRegistry::cpu() {
 
 namespace {
 
+// Zeroed storage aligned to kArenaAlignment. calloc leaves large blocks to
+// the kernel's zero pages, so an arena is only touched where it is used.
 struct AlignedFree {
-  void operator()(void* p) const { std::free(p); }
+  void operator()(uint8_t* p) const {
+    if (p) std::free(reinterpret_cast<void**>(p)[-1]);
+  }
 };
 using AlignedBytes = std::unique_ptr<uint8_t, AlignedFree>;
 
 AlignedBytes aligned_zeroed(int64_t bytes) {
-  size_t n = size_t((std::max<int64_t>(bytes, 1) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment);
-  void* p = std::aligned_alloc(size_t(kArenaAlignment), n);
-  if (!p) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
-  std::memset(p, 0, n);
-  return AlignedBytes(static_cast<uint8_t*>(p));
+  const size_t a = size_t(kArenaAlignment);
+  const size_t n = size_t(std::max<int64_t>(bytes, 1)) + a + sizeof(void*);
+  void* raw = std::calloc(n, 1);
+  if (!raw) throw Error("out of memory allocating " + std::to_string(bytes) + " bytes");
+  uintptr_t p = (reinterpret_cast<uintptr_t>(raw) + sizeof(void*) + a - 1) / a * a;
+  reinterpret_cast<void**>(p)[-1] = raw;
+  return AlignedBytes(reinterpret_cast<uint8_t*>(p));
 }
 
 void store_values(DType dt, void* dst, const std::vector<double>& v, int64_t n) {
