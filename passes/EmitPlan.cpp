@@ -344,6 +344,51 @@ private:
                              f.name + ":" + (n ? n.str() : "result" + std::to_string(i)));
     }
 
+    // Donation: a result marked hymo.update = "<buffer>" is written into
+    // that argument's buffer, in place when its producer is the old value's
+    // last reader (or reads it elementwise), else by a copy at the end.
+    llvm::DenseMap<Value, int64_t> donateTo;
+    llvm::DenseMap<Operation *, int64_t> opIndex;
+    index = 0;
+    for (Operation &op : body)
+      opIndex[&op] = index++;
+    SmallVector<std::pair<int64_t, int64_t>> copies; // (from value's buffer, to)
+    SmallVector<Value> copyFrom;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      auto target = func.getResultAttrOfType<StringAttr>(i, "hymo.update");
+      if (!target)
+        continue;
+      auto it = named.find(target.getValue());
+      if (it == named.end())
+        return func.emitError() << "plan: result " << i << " updates " << target
+                                << ", which is not an argument";
+      Value v = ret.getOperand(i);
+      Operation *def = v.getDefiningOp();
+      Value old;
+      for (unsigned a = 0; a < func.getNumArguments(); ++a)
+        if (bufferOf.lookup(func.getArgument(a)) == it->second)
+          old = func.getArgument(a);
+      bool inPlace = def && !isa<ConstantOp>(def) && def->getNumResults() == 1 &&
+                     !donateTo.count(v) && old;
+      if (inPlace) {
+        int64_t at = opIndex[def];
+        int64_t oldLast = -1;
+        for (Operation *user : old.getUsers())
+          if (user != ret.getOperation())
+            oldLast = std::max(oldLast, opIndex[user]);
+        bool readsOld = llvm::is_contained(def->getOperands(), old);
+        inPlace = oldLast < at ||
+                  (oldLast == at && readsOld && def->hasTrait<OpTrait::Elementwise>());
+        for (Operation *user : old.getUsers())
+          if (user == ret.getOperation())
+            inPlace = false; // the old value is also returned
+      }
+      if (inPlace)
+        donateTo[v] = it->second;
+      else
+        copyFrom.push_back(v), copies.push_back({-1, it->second});
+    }
+
     ArenaPlanner planner;
     int64_t counter = 0;
     index = 0;
@@ -381,6 +426,11 @@ private:
       for (Value v : op.getOperands())
         operands.push_back(bufferOf.lookup(v));
       for (Value r : op.getResults()) {
+        if (auto d = donateTo.find(r); d != donateTo.end()) {
+          bufferOf[r] = d->second;
+          results.push_back(d->second);
+          continue;
+        }
         auto it = resultName.find(r);
         std::string name = it != resultName.end() ? it->second
                                                   : f.name + ":%" + std::to_string(counter++);
@@ -418,8 +468,20 @@ private:
       f.calls.push_back(std::move(call));
       ++index;
     }
-    for (Value v : ret.getOperands()) {
-      auto it = bufferOf.find(v);
+    for (size_t k = 0; k < copies.size(); ++k) {
+      int64_t from = bufferOf.lookup(copyFrom[k]);
+      if (from == copies[k].second)
+        continue;
+      llvm::json::Object call;
+      call["op"] = "reshape"; // same shape: a copy into the donated buffer
+      call["operands"] = llvm::json::Array{from};
+      call["results"] = llvm::json::Array{copies[k].second};
+      f.calls.push_back(std::move(call));
+    }
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      if (func.getResultAttr(i, "hymo.update"))
+        continue;
+      auto it = bufferOf.find(ret.getOperand(i));
       if (it == bufferOf.end())
         return ret.emitError() << "plan: a returned value has no buffer";
       f.outputs.push_back(it->second);

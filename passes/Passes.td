@@ -22,6 +22,22 @@ def HymoAutodiff : Pass<"hymo-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::hymo::HymoDialect", "::mlir::func::FuncDialect"];
 }
 
+def HymoTrainStep : Pass<"hymo-train-step", "::mlir::ModuleOp"> {
+  let summary = "Build @micro_step and @update (spec §3) around @forward_grad";
+  let description = [{
+    `@micro_step` runs forward + backward of one micro-batch and adds
+    `isfinite(loss) ? grad / G : 0` into the gradient accumulators (and the
+    loss and MoE counts into theirs). `@update` clips by the global norm,
+    computes the WSD factor from the step counter, steps NorMuon (Newton-
+    Schulz as hymo matmuls) and CautiousAdamW, updates each MoE layer's gate
+    bias and zeroes the accumulators; when no micro-batch of the step counted
+    it changes nothing but the step counter. Optimizer hyperparameters come
+    from the module's resolved config (`hymo.config`). Results that update
+    persistent state carry `hymo.update = "<buffer>"`.
+  }];
+  let dependentDialects = ["::mlir::hymo::HymoDialect", "::mlir::func::FuncDialect"];
+}
+
 def HymoEmitPlan : Pass<"hymo-emit-plan", "::mlir::ModuleOp"> {
   let summary = "Plan memory and write the plan file the runtime executes";
   let description = [{

@@ -120,6 +120,8 @@ def Hymo_AbsOp : Hymo_UnaryOp<"abs", "|x|">;
 def Hymo_SigmoidOp : Hymo_UnaryOp<"sigmoid", "1/(1+exp(-x))">;
 def Hymo_SiluOp : Hymo_UnaryOp<"silu", "x*sigmoid(x)">;
 def Hymo_SoftplusOp : Hymo_UnaryOp<"softplus", "log(1+exp(x))">;
+def Hymo_SinOp : Hymo_UnaryOp<"sin", "sin(x)">;
+def Hymo_CosOp : Hymo_UnaryOp<"cos", "cos(x)">;
 def Hymo_IsFiniteOp : Hymo_UnaryOp<"isfinite", "(x is finite ? 1 : 0)", [Hymo_NonDifferentiable]>;
 
 class Hymo_BinaryOp<string mnemonic, string formula, list<Trait> traits = [Hymo_Differentiable]>

@@ -152,6 +152,19 @@ LogicalResult SoftplusOp::buildVjp(OpBuilder &b, ArrayRef<Value> dys,
   return success();
 }
 
+LogicalResult SinOp::buildVjp(OpBuilder &b, ArrayRef<Value> dys,
+                              SmallVectorImpl<Value> &dxs) {
+  dxs.push_back(vb(b, *this).mul(dys[0], CosOp::create(b, getLoc(), getX())));
+  return success();
+}
+
+LogicalResult CosOp::buildVjp(OpBuilder &b, ArrayRef<Value> dys,
+                              SmallVectorImpl<Value> &dxs) {
+  auto g = vb(b, *this);
+  dxs.push_back(g.neg(g.mul(dys[0], SinOp::create(b, getLoc(), getX()))));
+  return success();
+}
+
 LogicalResult AddOp::buildVjp(OpBuilder &b, ArrayRef<Value> dys,
                               SmallVectorImpl<Value> &dxs) {
   dxs.append({dys[0], dys[0]});

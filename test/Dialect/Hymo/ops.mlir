@@ -43,6 +43,10 @@ func.func @elementwise(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %i: tensor<4x8x
   %8 = hymo.silu %7 : tensor<4x8xf32>
   // CHECK: hymo.softplus
   %9 = hymo.softplus %8 : tensor<4x8xf32>
+  // CHECK: hymo.sin
+  %s0 = hymo.sin %9 : tensor<4x8xf32>
+  // CHECK: hymo.cos
+  %s1 = hymo.cos %s0 : tensor<4x8xf32>
   // CHECK: hymo.isfinite
   %10 = hymo.isfinite %9 : tensor<4x8xf32>
   // CHECK: hymo.add
