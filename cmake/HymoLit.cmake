@@ -11,7 +11,7 @@ configure_lit_site_cfg(
   ${PROJECT_SOURCE_DIR}/test/lit.site.cfg.py.in
   ${PROJECT_BINARY_DIR}/test/lit.site.cfg.py
   MAIN_CONFIG ${PROJECT_SOURCE_DIR}/test/lit.cfg.py)
-set(HYMO_LIT_DEPENDS hymo-opt)
+set(HYMO_LIT_DEPENDS hymo-opt hymo-gradcheck)
 add_lit_testsuite(check-hymo "Running the hymo lit tests"
   ${PROJECT_BINARY_DIR}/test
   DEPENDS ${HYMO_LIT_DEPENDS})
