@@ -33,7 +33,8 @@ def save_params(path, params, buffers, cfg=None, extra=None, extra_meta=None):
 
 
 def load_params(path, cfg=None, dtype=torch.float32, strict=True):
-    """Load parameters and buffers (spec names) from `path`.  The config comes
+    """Load parameters and buffers (spec names) from `path` (cast to `dtype`,
+    or kept as stored when dtype is None).  The config comes
     from `cfg` or, if None, from the checkpoint's metadata.  Returns
     (cfg, params, buffers, all_tensors)."""
     try:
@@ -58,12 +59,12 @@ def load_params(path, cfg=None, dtype=torch.float32, strict=True):
     for s in specs:
         if s.name not in tensors:
             if s.optimizer == "none" and not strict:
-                buffers[s.name] = torch.zeros(s.shape, dtype=dtype)
+                buffers[s.name] = torch.zeros(s.shape, dtype=dtype or torch.float32)
                 continue
             raise CheckpointError("%s: tensor %s missing (checkpoint of another config?)" % (path, s.name))
         t = tensors[s.name]
         if tuple(t.shape) != s.shape:
             raise CheckpointError("%s: tensor %s has shape %s, the config needs %s"
                                   % (path, s.name, list(t.shape), list(s.shape)))
-        (buffers if s.optimizer == "none" else params)[s.name] = t.to(dtype)
+        (buffers if s.optimizer == "none" else params)[s.name] = t if dtype is None else t.to(dtype)
     return cfg, params, buffers, tensors

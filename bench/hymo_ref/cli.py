@@ -54,7 +54,8 @@ def _dtype(precision):
 def _model_state(args, cfg, dtype):
     """Parameters from --init or the seeded init; writes --save-init."""
     if getattr(args, "init", None):
-        _, params, buffers, _ = CK.load_params(args.init, cfg, dtype=torch.float32)
+        # read at the file's own precision (F32 masters, or F64) and cast once to the run's dtype
+        _, params, buffers, _ = CK.load_params(args.init, cfg, dtype=None)
     else:
         params, buffers = M.init_params(cfg)
     if getattr(args, "save_init", None):

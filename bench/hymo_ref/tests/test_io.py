@@ -191,3 +191,31 @@ class CLI(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class InitPrecision(unittest.TestCase):
+    def test_f64_init_keeps_precision(self):
+        cfg = tiny_cfg("training.seq_len=16")
+        P, Bf = M.init_params(cfg, dtype=torch.float64)
+        g = torch.Generator().manual_seed(5)
+        P = {k: v + 1e-9 * torch.randn(v.shape, generator=g, dtype=torch.float64) for k, v in P.items()}
+        with tempfile.TemporaryDirectory() as d:
+            init = os.path.join(d, "i64.safetensors")
+            tensors = dict(P)
+            tensors.update(Bf)
+            ST.save(tensors, init, {"config": C.dumps(cfg)})
+            data = os.path.join(d, "t.txt")
+            with open(data, "wb") as f:
+                f.write(text_or_synthetic()[:4000])
+            out = os.path.join(d, "g.safetensors")
+            rc, _, se = run_cli("grads", "--config", TINY, "--set", "training.seq_len=16", "--data", data,
+                                "--precision", "fp64", "--init", init, "--out", out)
+            self.assertEqual(rc, 0, se)
+            res = ST.load(out)
+            tokens = D.Batches(D.load_tokens(data), 16, 2).get(0)
+            Q = {k: v.clone().requires_grad_(True) for k, v in P.items()}
+            o = M.forward(Q, Bf, tokens, cfg)
+            grads = torch.autograd.grad(o["loss"], list(Q.values()))
+            self.assertEqual(res["loss"].item(), o["loss"].item())
+            for n, gr in zip(Q, grads):
+                self.assertTrue(torch.equal(res["grad." + n], gr), n)
