@@ -58,6 +58,15 @@ if has py; then
   PYTHONUNBUFFERED=1 python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
 fi
+if has ncu; then
+  log "ncu (default shape: F1 F3 B1 B3 of one fwd+bwd)"
+  ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      -k regex:'seg_(fwd|bwd)' --launch-skip 8 -c 4 \
+      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncu.txt" 2>&1
+  grep -E "seg_|Duration|Throughput|Registers|Achieved Occupancy|Theoretical Occupancy|Block Limit|Stall|Issue Slots Busy|Executed Ipc A|L1/TEX Hit|L2 Hit|Warp Cycles Per Issued|Dynamic Shared" "$OUT/ncu.txt" \
+    | grep -v "^    ---" | head -150 | tee -a "$OUT/log"
+fi
 if has sass; then
   log "sass"
   LIB=$(dirname "$GDIR")/gdn/libhymo_gdn.a

@@ -27,7 +27,7 @@ bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
 struct Layout {
   int C, NC, cps, NSEG;
-  size_t segstate, seggsum, h0buf, dObuf, dHseg, pbuf, dApart, dwpart, dDpart, ddtpart, total;
+  size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, total;
 };
 
 Layout layout(const Shape& s) {
@@ -58,11 +58,10 @@ Layout layout(const Shape& s) {
   L.h0buf = take(BH * L.NC * SD);
   L.dObuf = take(BTH * s.D);
   L.dHseg = take(BH * L.NSEG * SD);
-  L.pbuf = take(BTH);
-  L.dApart = take(BH * L.NSEG * 2 * s.S);
+  L.dApart = take(BH * L.NSEG * s.S);
   L.dwpart = take(BH * L.NSEG * s.D);
   L.dDpart = take(BH * L.NSEG);
-  L.ddtpart = take(BH);
+  L.ddtpart = take(BH * L.NSEG);
   L.total = off;
   return L;
 }
@@ -79,7 +78,6 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.h0buf = reinterpret_cast<float*>(w + L.h0buf);
   p.dObuf = reinterpret_cast<float*>(w + L.dObuf);
   p.dHseg = reinterpret_cast<float*>(w + L.dHseg);
-  p.pbuf = reinterpret_cast<float*>(w + L.pbuf);
   p.dApart = reinterpret_cast<float*>(w + L.dApart);
   p.dwpart = reinterpret_cast<float*>(w + L.dwpart);
   p.dDpart = reinterpret_cast<float*>(w + L.dDpart);
@@ -148,7 +146,7 @@ size_t gdn_workspace_bytes(const Shape& s) {
 
 int gdn_forward_launches(const Shape&) { return 3; }
 int gdn_backward_launches(const Shape&, bool states_from_forward) {
-  return states_from_forward ? 5 : 7;
+  return states_from_forward ? 4 : 6;
 }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream) {

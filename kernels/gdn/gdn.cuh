@@ -5,8 +5,8 @@
 // owns the 16-row block i of a chunk. Forward: (1) local segment states,
 // (2) a scan over segments, (3) outputs. Backward: (1) recompute o, epilogue
 // backward, per-chunk states and local segment adjoints, (2) reverse scan,
-// (3) gradients of v, b, c and the per-token decay terms, (4) suffix sums of
-// the decay terms over T, (5) parameter reductions.
+// (3) gradients of v, b, c, gate and per-segment parameter partials,
+// (4) parameter reductions.
 //
 // Numerics: with G_t the inclusive within-chunk cumulative gate and A_s < 0,
 // every exponent evaluated is (G_hi - G_lo) * A_s with G_hi >= G_lo, i.e.
@@ -34,11 +34,10 @@ struct KParams {
   float* h0buf;     // [BH][NC][S][D]
   float* dObuf;     // [B,T,H,D]
   float* dHseg;     // [BH][NSEG][S][D]
-  float* pbuf;      // [B,T,H]
-  float* dApart;    // [BH][NSEG][2][S]
+  float* dApart;    // [BH][NSEG][S]
   float* dwpart;    // [BH*NSEG][D]
   float* dDpart;    // [BH*NSEG]
-  float* ddtpart;   // [BH]
+  float* ddtpart;   // [BH*NSEG]
 };
 
 template <typename T> struct IO;
@@ -74,24 +73,32 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
 
 // acc (16 x 8*NT, mma C layout) += A (16 x K) * B (K x 8*NT); fa(m,k), fb(k,n) give
 // FP32 element values. BF16 path: tensor cores (mma.sync m16n8k16), SPLIT=2 adds
-// the BF16 remainder of B as a second product (B ~ hi + lo, for FP32 states).
+// the BF16 remainder of B as a second product (B ~ hi + lo, for FP32 states),
+// SPLIT=3 likewise for A (the FP32 intra-chunk attention matrix).
 // FP32 path: exact FP32 FMAs in the same fragment layout (the test variant).
 template <typename Tin, int NT, int SPLIT, class FA, class FB>
 __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   if constexpr (sizeof(Tin) == 2) {
     for (int k0 = 0; k0 < K; k0 += 16) {
-      uint32_t a[4];
+      uint32_t a[4], al[4];
       const int ka = k0 + 2 * tq;
-      a[0] = pack_bf16(fa(gq, ka), fa(gq, ka + 1));
-      a[1] = pack_bf16(fa(gq + 8, ka), fa(gq + 8, ka + 1));
-      a[2] = pack_bf16(fa(gq, ka + 8), fa(gq, ka + 9));
-      a[3] = pack_bf16(fa(gq + 8, ka + 8), fa(gq + 8, ka + 9));
+      {
+        const float y[8] = {fa(gq, ka), fa(gq, ka + 1), fa(gq + 8, ka), fa(gq + 8, ka + 1),
+                            fa(gq, ka + 8), fa(gq, ka + 9), fa(gq + 8, ka + 8), fa(gq + 8, ka + 9)};
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          a[r] = pack_bf16(y[2 * r], y[2 * r + 1]);
+          if constexpr (SPLIT == 3) al[r] = pack_bf16(bf16_rem(y[2 * r]), bf16_rem(y[2 * r + 1]));
+        }
+      }
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int n = nt * 8 + gq;
         const float x0 = fb(ka, n), x1 = fb(ka + 1, n), x2 = fb(ka + 8, n), x3 = fb(ka + 9, n);
-        mma_bf16(acc[nt], a, pack_bf16(x0, x1), pack_bf16(x2, x3));
+        const uint32_t b0 = pack_bf16(x0, x1), b1 = pack_bf16(x2, x3);
+        mma_bf16(acc[nt], a, b0, b1);
+        if constexpr (SPLIT == 3) mma_bf16(acc[nt], al, b0, b1);
         if constexpr (SPLIT == 2)
           mma_bf16(acc[nt], a, pack_bf16(bf16_rem(x0), bf16_rem(x1)),
                    pack_bf16(bf16_rem(x2), bf16_rem(x3)));
@@ -146,7 +153,7 @@ struct Plan {
   static constexpr size_t o_v = al(o_b + sizeof(Tin) * C * LS);
   static constexpr size_t o_kend = al(o_v + sizeof(Tin) * C * LD);
   static constexpr size_t o_P = al(o_kend + sizeof(Tin) * C * LS);
-  static constexpr size_t o_a = al(o_P + sizeof(Tin) * C * LP);
+  static constexpr size_t o_a = al(o_P + sizeof(float) * C * FC);
   static constexpr size_t o_h = al(o_a + sizeof(float) * C * FS);    // state / adjoint
   static constexpr size_t o_vec = al(o_h + sizeof(float) * S * FD);
   static constexpr size_t o_do = al(o_vec + sizeof(float) * vec_floats);  // bprep, bwd
@@ -313,7 +320,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
   Tin* sb = reinterpret_cast<Tin*>(sm + P::o_b);
   Tin* sv = reinterpret_cast<Tin*>(sm + P::o_v);
   Tin* kend = reinterpret_cast<Tin*>(sm + P::o_kend);
-  Tin* sP = reinterpret_cast<Tin*>(sm + P::o_P);
+  float* sP = reinterpret_cast<float*>(sm + P::o_P);
   float* sdo = reinterpret_cast<float*>(sm + P::o_do);
   float* hs = reinterpret_cast<float*>(sm + P::o_h);
   float* dH = reinterpret_cast<float*>(sm + P::o_h2);
@@ -362,13 +369,13 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
     __syncthreads();
 
     if (MODE == MODE_OUT || (MODE == MODE_BPREP && FUSED)) {
-      intra_rows<Tin, S, D, C, false>(sm, sP, P::LP);
+      intra_rows<Tin, S, D, C, true>(sm, sP, P::FC);
       __syncwarp();
       const int r0 = 16 * w;
       float acc[D / 8][4];
       zero(acc);
-      warp_mm<Tin, D / 8, 1>(
-          acc, r0 + 16, [&](int m, int k) { return IO<Tin>::cv(sP[(r0 + m) * P::LP + k]); },
+      warp_mm<Tin, D / 8, 3>(
+          acc, r0 + 16, [&](int m, int k) { return sP[(r0 + m) * P::FC + k]; },
           [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
       warp_mm<Tin, D / 8, 2>(
           acc, S,
@@ -589,7 +596,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   Tin* sb = reinterpret_cast<Tin*>(sm + P::o_b);
   Tin* sv = reinterpret_cast<Tin*>(sm + P::o_v);
   Tin* kend = reinterpret_cast<Tin*>(sm + P::o_kend);
-  Tin* sP = reinterpret_cast<Tin*>(sm + P::o_P);
+  float* sP = reinterpret_cast<float*>(sm + P::o_P);
   float* a = reinterpret_cast<float*>(sm + P::o_a);
   float* sdo = reinterpret_cast<float*>(sm + P::o_do);
   float* dP = reinterpret_cast<float*>(sm + P::o_dP);
@@ -603,7 +610,8 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   float* As = Gend + P::NW;
   float* declast = As + S;
   float* dAx = declast + P::NW * S;
-  float* dAq = dAx + S;
+  float* Rv = dAx + S;
+  float* misc = Rv + S + D;
 
   const int seg = blockIdx.x, bh = blockIdx.y, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -616,14 +624,12 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   for (int s = tid; s < S; s += P::NTH) {
     As[s] = -expf(p.A_log[h * S + s]);
     dAx[s] = 0.f;
-    dAq[s] = 0.f;
   }
+  if (tid == 0) misc[0] = 0.f;
   {
     const float* src = p.dHseg + so * S * D;
     for (int i = tid; i < S * D; i += P::NTH) dh[(i / D) * P::FD + (i % D)] = src[i];
   }
-  const float gsegtot = p.seggsum[so];
-  float gafter = 0.f;  // g summed over the segment's chunks after the current one
 
   for (int ch = c1 - 1; ch >= c0; --ch) {
     const int t0 = ch * C, n = min(C, p.T - t0);
@@ -635,10 +641,19 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     load_rows<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
     load_rows<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * p.H + h) * D, tsD, n);
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
+    // R[s] = <dh_end, h_end>_s: the decay sensitivity carried in from later chunks
+    // (replaces a sequence-long suffix sum of per-token terms, which loses precision)
+    for (int s = tid; s < S; s += P::NTH) {
+      float r = 0.f;
+      if (ch + 1 < p.NC) {
+        const float* hn = h0 + size_t(S) * D + size_t(s) * D;
+        for (int d = 0; d < D; ++d) r = fmaf(dh[s * P::FD + d], __ldg(hn + d), r);
+      }
+      Rv[s] = r;
+    }
     __syncthreads();
     chunk_pre<Tin, S, D, C>(sm);
     __syncthreads();
-    const float gst = gsegtot - gafter - G[C - 1];  // segment-local cumulative g before chunk
     const int r0 = 16 * w;
     // dP[t][tau] = dO_t . v_tau (tau <= t), rows of block w
     for (int j = 0; j <= w; ++j) {
@@ -655,14 +670,14 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           dP[t * P::FC + tau] = (tau <= t) ? acc[nt][e] : 0.f;
         }
     }
-    intra_rows<Tin, S, D, C, false>(sm, sP, P::LP);
+    intra_rows<Tin, S, D, C, true>(sm, sP, P::FC);
     __syncthreads();
     // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO
     {
       float acc[D / 8][4];
       zero(acc);
-      warp_mm<Tin, D / 8, 1>(
-          acc, C - r0, [&](int m, int k) { return IO<Tin>::cv(sP[(r0 + k) * P::LP + r0 + m]); },
+      warp_mm<Tin, D / 8, 3>(
+          acc, C - r0, [&](int m, int k) { return sP[(r0 + k) * P::FC + r0 + m]; },
           [&](int k, int nn) { return sdo[(r0 + k) * P::FD + nn]; });
       warp_mm<Tin, D / 8, 2>(
           acc, S,
@@ -811,20 +826,28 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       sdc[t * P::FS + s] = IO<Tin>::cv(sc[t * P::LS + s]) * dcv - IO<Tin>::cv(sb[t * P::LS + s]) * dbv;
     }
     __syncthreads();
+    // dl_t[s] = R[s] + sum_{t'>=t in chunk} q_t'[s];  dA_s += g_t dl_t[s]
     for (int s = tid; s < S; s += P::NTH) {
-      float x = 0.f, q = 0.f;
-      for (int t = 0; t < n; ++t) {
-        const float qq = sdc[t * P::FS + s];
-        x += qq * (gst + G[t]);
-        q += qq;
+      float run = 0.f, x = 0.f;
+      const float r = Rv[s];
+      for (int t = n - 1; t >= 0; --t) {
+        run += sdc[t * P::FS + s];
+        const float dl = r + run;
+        sdc[t * P::FS + s] = dl;
+        x = fmaf(g[t], dl, x);
       }
       dAx[s] += x;
-      dAq[s] += q;
     }
+    __syncthreads();
+    // dg_t = sum_s A_s dl_t[s]; dgate = dg (or dg g (1-g) for gate_raw)
     for (int t = tid; t < n; t += P::NTH) {
-      float pt = 0.f;
-      for (int s = 0; s < S; ++s) pt += As[s] * sdc[t * P::FS + s];
-      p.pbuf[(tok0 + t) * p.H + h] = pt;
+      float dg = 0.f;
+      for (int s = 0; s < S; ++s) dg = fmaf(As[s], sdc[t * P::FS + s], dg);
+      if (FUSED) {
+        dg *= g[t] * (1.f - g[t]);
+        atomicAdd(&misc[0], dg);
+      }
+      reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
     }
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {
@@ -857,61 +880,10 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           }
       }
     }
-    gafter += G[C - 1];
   }
   __syncthreads();
-  for (int s = tid; s < S; s += P::NTH) {
-    p.dApart[(so * 2 + 0) * S + s] = dAx[s];
-    p.dApart[(so * 2 + 1) * S + s] = dAq[s];
-  }
-}
-
-// Suffix sums of p_t over T per (b,h): dg_t = sum_{t'>=t} p_t'; dgate = dg (or dg g (1-g)).
-template <typename Tin, bool FUSED>
-__global__ void gate_grad_kernel(KParams p) {
-  constexpr int NT = 256;
-  __shared__ float part[NT];
-  const int bh = blockIdx.x, bb = bh / p.H, h = bh % p.H;
-  const int tid = threadIdx.x;
-  const int per = (p.T + NT - 1) / NT;
-  const int ta = tid * per, tb = min(p.T, ta + per);
-  auto idx = [&](int t) { return (size_t(bb) * p.T + t) * p.H + h; };
-  float loc = 0.f;
-  for (int t = ta; t < tb; ++t) loc += p.pbuf[idx(t)];
-  part[tid] = loc;
-  __syncthreads();
-  // suffix over threads after this one (simple: each thread sums its successors' totals)
-  // done as an inclusive scan on the reversed order
-  for (int off = 1; off < NT; off <<= 1) {
-    const float y = (tid + off < NT) ? part[tid + off] : 0.f;
-    __syncthreads();
-    part[tid] += y;
-    __syncthreads();
-  }
-  float run = part[tid] - loc;  // sum over tokens after tb-1
-  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
-  float dsum = 0.f;
-  for (int t = tb - 1; t >= ta; --t) {
-    run += p.pbuf[idx(t)];
-    float dg = run;
-    if (FUSED) {
-      const float x = IO<Tin>::ld(reinterpret_cast<const Tin*>(p.gate) + idx(t)) + dtb;
-      const float gg = 1.f / (1.f + expf(-x));
-      dg = dg * gg * (1.f - gg);
-      dsum += dg;
-    }
-    reinterpret_cast<Tin*>(p.dgate)[idx(t)] = IO<Tin>::mk(dg);
-  }
-  if (FUSED) {
-    __syncthreads();
-    part[tid] = dsum;
-    __syncthreads();
-    for (int off = NT / 2; off; off >>= 1) {
-      if (tid < off) part[tid] += part[tid + off];
-      __syncthreads();
-    }
-    if (tid == 0) p.ddtpart[bh] = part[0];
-  }
+  for (int s = tid; s < S; s += P::NTH) p.dApart[so * S + s] = dAx[s];
+  if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
 }
 
 // Parameter-gradient reductions (FP64 accumulation), deterministic.
@@ -923,15 +895,9 @@ __global__ void param_grad_kernel(KParams p, int S, int D) {
     if (i < H * S) {
       const int h = i / S, s = i % S;
       double acc = 0.0;
-      for (int bb = 0; bb < B; ++bb) {
-        const size_t bh = size_t(bb) * H + h;
-        double suf = 0.0;  // sum of q over later segments
-        for (int seg = NSEG - 1; seg >= 0; --seg) {
-          const size_t so = bh * NSEG + seg;
-          acc += p.dApart[(so * 2 + 0) * S + s] + double(p.seggsum[so]) * suf;
-          suf += p.dApart[(so * 2 + 1) * S + s];
-        }
-      }
+      for (int bb = 0; bb < B; ++bb)
+        for (int seg = 0; seg < NSEG; ++seg)
+          acc += p.dApart[((size_t(bb) * H + h) * NSEG + seg) * S + s];
       const double A = -exp(double(p.A_log[i]));
       p.dA_log[i] = float(acc * A);
     } else if (!FUSED) {
@@ -939,7 +905,8 @@ __global__ void param_grad_kernel(KParams p, int S, int D) {
     } else if (i < H * S + H) {
       const int h = i - H * S;
       double acc = 0.0;
-      for (int bb = 0; bb < B; ++bb) acc += p.ddtpart[bb * H + h];
+      for (int bb = 0; bb < B; ++bb)
+        for (int seg = 0; seg < NSEG; ++seg) acc += p.ddtpart[(size_t(bb) * H + h) * NSEG + seg];
       p.ddt_bias[h] = float(acc);
     } else if (i < H * S + 2 * H) {
       const int h = i - H * S - H;

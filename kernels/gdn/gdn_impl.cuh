@@ -60,8 +60,6 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
   HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
   b3<<<dim3(p.NSEG, BH), P::NTH, P::bytes_bwd, st>>>(p);
   HYMO_GDN_TRY(cudaGetLastError());
-  gate_grad_kernel<Tin, FUSED><<<BH, 256, 0, st>>>(p);
-  HYMO_GDN_TRY(cudaGetLastError());
   const int nout = p.H * S + 2 * p.H + D;
   param_grad_kernel<FUSED><<<(nout + 127) / 128, 128, 0, st>>>(p, S, D);
   return cudaGetLastError();
