@@ -9,6 +9,8 @@ namespace hymo_run {
 // callback and reports failures by throwing hymo::rt::Error.
 void add_inspect_command(CLI::App& app);
 void add_exec_command(CLI::App& app);
+void add_compile_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 
 // The --version text (build features).
 std::string version_text();

@@ -1,4 +1,4 @@
-// hymo-run: loads hymo plans and runs them (later: train, compile, eval).
+// hymo-run: loads hymo plans and runs them; compiles (through hymo-opt) and trains.
 #include <iostream>
 
 #include "commands.h"
@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   app.add_flag("--version", version, "print the version and build features (blas, cuda, nccl)");
   hymo_run::add_inspect_command(app);
   hymo_run::add_exec_command(app);
+  hymo_run::add_compile_command(app);
+  hymo_run::add_train_command(app);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);

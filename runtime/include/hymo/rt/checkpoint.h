@@ -1,0 +1,46 @@
+// Checkpoints of an executor's persistent buffers as safetensors files
+// (safetensors.h), by their plan names: parameters under the spec §5 names,
+// state buffers (optimizer moments, accumulators, gate bias/EMA, the step
+// counters) under theirs. Nothing here is model-specific: what is saved is
+// whatever the plan declares as `param` or `state`.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "hymo/rt/api.h"
+#include "hymo/rt/safetensors.h"
+#include "hymo/rt/status.h"
+
+namespace hymo::rt {
+
+// Metadata keys every hymo checkpoint carries.
+inline constexpr const char* kCheckpointFormat = "hymo-checkpoint";
+inline constexpr const char* kCheckpointFormatVersion = "1";
+
+enum class CheckpointContent {
+  kAll,         // every param and state buffer (training checkpoints)
+  kParamTable,  // only the parameter table (params + named buffers: --save-init)
+};
+
+// Writes the buffers atomically (atomic_write_file). Dtypes: f32 -> F32,
+// f64 -> F64 (F32 if `force_f32`), bf16 -> F32 (exact), i32 -> I32.
+// `metadata` gets "format" and "format_version" added.
+Status save_checkpoint(const CpuExecutor& ex, const std::string& path, CheckpointContent content, bool force_f32,
+                       std::map<std::string, std::string> metadata);
+
+// Restores every param and state buffer of the plan from `f` (resume):
+// each must be present with the plan's shape; a tensor the plan does not
+// know is an error too. Messages name the file and the tensor.
+Status restore_all_buffers(CpuExecutor* ex, const SafetensorsFile& f);
+
+// Loads the parameter table from `f` (--init): every `param` entry must be
+// present with its shape; named buffers (optimizer none, e.g. gate_bias) are
+// loaded where present and keep their init otherwise. A tensor under a
+// model name (embed., head., norm_f., layers., mtp.) that the table lacks is
+// an error (a checkpoint of another config); other tensors (optimizer state,
+// counters of a training checkpoint) are ignored. Values convert to the
+// buffer's dtype.
+Status load_param_table(CpuExecutor* ex, const SafetensorsFile& f);
+
+}  // namespace hymo::rt

@@ -1,0 +1,555 @@
+// hymo-run train --config CFG.yaml [--set section.key=value]... --data PATH
+//                [--init CKPT] [--save-init CKPT] [--steps N] [--device cpu|cuda]
+//                [--precision fp32|fp64|bf16] --out DIR [--resume DIR]
+//                [--save-interval N] [--plan PLAN]
+// Trains on the CPU (spec §3, §5; docs/training.md): each optimizer step runs
+// the plan's micro_step G = training.gradient_accumulation_steps times on the
+// fixed batch order, then update. Writes DIR/metrics.jsonl and
+// DIR/checkpoints/step_N.safetensors.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "commands.h"
+#include "compile_plan.h"
+#include "hymo/rt/api.h"
+#include "hymo/rt/checkpoint.h"
+#include "hymo/rt/data.h"
+#include "hymo/rt/safetensors.h"
+
+namespace hymo_run {
+namespace {
+
+using hymo::rt::Error;
+using hymo::rt::throw_if_error;
+using json = nlohmann::json;
+
+struct TrainOptions {
+  std::string config;
+  std::vector<std::string> sets;
+  std::string data;
+  std::string init, save_init;
+  int64_t steps = -1;
+  std::string device = "cpu";
+  std::string precision;
+  std::string out;
+  std::string resume;
+  int64_t save_interval = 1000;
+  std::string plan;
+  int threads = 0;
+  int64_t log_every = 10;
+};
+
+// ---------------------------------------------------------------------------
+// small helpers
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool is_file(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void make_dirs(const std::string& path) {
+  std::string cur;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    size_t next = path.find('/', pos + 1);
+    cur = path.substr(0, next);
+    if (!cur.empty() && !is_dir(cur) && ::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST)
+      throw Error("cannot create directory " + cur + ": " + std::strerror(errno));
+    pos = next;
+  }
+  if (!is_dir(path)) throw Error("cannot create directory " + path);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open " + path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  throw_if_error(hymo::rt::atomic_write_file(
+      path, [&](hymo::rt::FileSink& s) { return s.write(text.data(), text.size()); }));
+}
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// A JSON number for metrics: non-finite values become null.
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+std::string fmt_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  long t = long(s + 0.5);
+  char buf[32];
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  else if (t >= 60) std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%lds", t);
+  return buf;
+}
+
+// Lists the keys where two resolved configs differ ("model.dim: 64 in the
+// checkpoint, 32 now").
+void diff_config(const json& a, const json& b, const std::string& prefix, std::vector<std::string>* out) {
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      std::string k = prefix.empty() ? it.key() : prefix + "." + it.key();
+      if (!b.contains(it.key())) out->push_back(k + ": " + it.value().dump() + " in the checkpoint, absent now");
+      else diff_config(it.value(), b[it.key()], k, out);
+    }
+    for (auto it = b.begin(); it != b.end(); ++it)
+      if (!a.contains(it.key()))
+        out->push_back((prefix.empty() ? it.key() : prefix + "." + it.key()) + ": absent in the checkpoint, " +
+                       it.value().dump() + " now");
+    return;
+  }
+  if (a != b) out->push_back(prefix + ": " + a.dump() + " in the checkpoint, " + b.dump() + " now");
+}
+
+// The latest DIR/checkpoints/step_N.safetensors.
+std::string latest_checkpoint(const std::string& dir) {
+  std::string cdir = dir + "/checkpoints";
+  if (!is_dir(dir)) throw Error("--resume " + dir + ": no such directory");
+  if (!is_dir(cdir)) throw Error("--resume " + dir + ": no checkpoints directory (" + cdir + ")");
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(cdir.c_str())) {
+    while (dirent* e = ::readdir(d)) names.push_back(e->d_name);
+    ::closedir(d);
+  }
+  int64_t best = -1;
+  std::string best_path;
+  for (const std::string& n : names) {
+    const std::string pre = "step_", suf = ".safetensors";
+    if (n.size() <= pre.size() + suf.size() || n.compare(0, pre.size(), pre) != 0 ||
+        n.compare(n.size() - suf.size(), suf.size(), suf) != 0)
+      continue;
+    std::string mid = n.substr(pre.size(), n.size() - pre.size() - suf.size());
+    if (mid.empty() || mid.find_first_not_of("0123456789") != std::string::npos || mid.size() > 15) continue;
+    int64_t s = std::stoll(mid);
+    if (s > best) best = s, best_path = cdir + "/" + n;
+  }
+  if (best < 0) throw Error("--resume " + dir + ": no checkpoint (step_N.safetensors) in " + cdir);
+  return best_path;
+}
+
+int64_t meta_int(const hymo::rt::SafetensorsFile& f, const std::string& key) {
+  auto it = f.metadata().find(key);
+  if (it == f.metadata().end())
+    throw Error("checkpoint " + f.path() + ": metadata lacks '" + key + "' (not a hymo training checkpoint?)");
+  const std::string& v = it->second;
+  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18)
+    throw Error("checkpoint " + f.path() + ": metadata " + key + " = '" + v + "' is not a non-negative integer");
+  return std::stoll(v);
+}
+
+json meta_config(const hymo::rt::SafetensorsFile& f) {
+  auto it = f.metadata().find("config");
+  if (it == f.metadata().end())
+    throw Error("checkpoint " + f.path() + ": metadata holds no config (not a hymo checkpoint?)");
+  json c = json::parse(it->second, nullptr, false);
+  if (c.is_discarded() || !c.is_object())
+    throw Error("checkpoint " + f.path() + ": metadata config is not a JSON object (corrupt?)");
+  return c;
+}
+
+template <class T>
+T cfg_get(const json& cfg, const std::string& section, const std::string& key, T fallback) {
+  if (!cfg.contains(section) || !cfg[section].is_object() || !cfg[section].contains(key)) return fallback;
+  try {
+    return cfg[section][key].get<T>();
+  } catch (const std::exception&) {
+    throw Error("plan config: " + section + "." + key + " has an unexpected type: " + cfg[section][key].dump());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// the run
+
+class Trainer {
+ public:
+  explicit Trainer(const TrainOptions& o) : o_(o) {}
+  void run();
+
+ private:
+  void obtain_plan();
+  void setup_data();
+  double scalar(const std::string& name) const {
+    hymo::rt::HostTensor t = ex_->tensor(name);
+    return t.values.empty() ? NAN : t.values[0];
+  }
+  void require_buffer(const std::string& name) const {
+    if (!ex_->plan().find_buffer(name))
+      throw Error("plan " + plan_path_ + " has no buffer '" + name +
+                  "': not a training plan? (compile it with hymo-run compile)");
+  }
+  std::map<std::string, std::string> metadata(const std::string& kind) const;
+  void save(int64_t step);
+  void open_metrics(bool resumed, int64_t resumed_step);
+  void progress(int64_t step, int64_t last, const json& rec, double elapsed, int64_t done, bool final_line);
+
+  const TrainOptions& o_;
+  std::string plan_path_, plan_text_;
+  hymo::rt::Plan plan_;
+  json config_;
+  std::unique_ptr<hymo::rt::SafetensorsFile> resume_ckpt_;
+  std::unique_ptr<hymo::rt::CpuExecutor> ex_;
+  hymo::rt::TokenData data_;
+  std::unique_ptr<hymo::rt::Batcher> batcher_;
+  int64_t B_ = 0, T_ = 0, G_ = 1, vocab_ = 0, nan_limit_ = 5, total_steps_ = 0;
+  bool nan_skip_ = true;
+  std::string precision_;
+  // Training position.
+  int64_t step_ = 0, micro_ = 0, consecutive_skips_ = 0;
+  std::string last_checkpoint_;
+  std::ofstream metrics_;
+  bool tty_ = false, stdout_tty_ = false;
+};
+
+void Trainer::obtain_plan() {
+  const std::string out_plan = o_.out + "/plan.json";
+  if (!o_.plan.empty()) {
+    if (!is_file(o_.plan)) throw Error("--plan " + o_.plan + ": no such file");
+    std::string text = read_text(o_.plan);
+    bool recompile = !o_.sets.empty();
+    std::string why = o_.sets.empty() ? "" : "--set " + o_.sets.front();
+    if (!o_.precision.empty()) {
+      hymo::rt::Plan p;
+      throw_if_error(hymo::rt::parse_plan_status(text, &p));
+      json c = json::parse(p.config_json, nullptr, false);
+      std::string have = c.is_object() ? cfg_get<std::string>(c, "training", "precision", "") : "";
+      if (have != o_.precision) {
+        recompile = true;
+        if (why.empty()) why = "--precision " + o_.precision;
+      }
+    }
+    if (!recompile) {
+      plan_path_ = o_.plan;
+      plan_text_ = std::move(text);
+      return;
+    }
+    if (!compiler_available())
+      throw Error(why + ": changes the compiled graph of --plan " + o_.plan +
+                  ", and recompiling needs the compiler, which this build lacks (CMake HYMO_COMPILER off); "
+                  "compile a plan with this setting where hymo-opt is built (hymo-run compile ... --set ...) and "
+                  "pass it with --plan, or set $HYMO_OPT");
+    // Recompile from the plan's resolved config plus the overrides.
+    hymo::rt::Plan p;
+    throw_if_error(hymo::rt::parse_plan_status(text, &p));
+    std::string base = o_.out + "/plan-base-config.json";
+    write_text_atomic(base, p.config_json);
+    compile_plan({base, o_.sets, o_.precision, out_plan});
+  } else if (!o_.config.empty()) {
+    compile_plan({o_.config, o_.sets, o_.precision, out_plan});
+  } else if (resume_ckpt_) {
+    // The config the checkpoint was trained with (plus any --set).
+    std::string base = o_.out + "/resume-config.json";
+    write_text_atomic(base, meta_config(*resume_ckpt_).dump(2));
+    compile_plan({base, o_.sets, o_.precision, out_plan});
+  } else {
+    throw Error("train needs --config CFG.yaml (or --plan PLAN, or --resume DIR)");
+  }
+  plan_path_ = out_plan;
+  plan_text_ = read_text(out_plan);
+}
+
+void Trainer::setup_data() {
+  std::string path = o_.data == "default" ? default_data_path() : o_.data;
+  throw_if_error(hymo::rt::TokenData::load(path, &data_));
+  throw_if_error(data_.check(T_, vocab_));
+  int64_t world = cfg_get<int64_t>(config_, "training", "world_size", 1);
+  if (world != 1)
+    throw Error("training.world_size is " + std::to_string(world) +
+                ": the CPU trainer runs one rank (world_size 1); sharded training is not built yet");
+  batcher_ = std::make_unique<hymo::rt::Batcher>(&data_, B_, T_, 1, 0);
+}
+
+std::map<std::string, std::string> Trainer::metadata(const std::string& kind) const {
+  std::map<std::string, std::string> m;
+  m["kind"] = kind;
+  m["producer"] = std::string("hymo-run ") + HYMO_RUN_VERSION;
+  m["config"] = config_.dump();
+  m["step"] = std::to_string(step_);
+  m["data_position"] = std::to_string(micro_);  // the next micro-step index j
+  m["consecutive_skips"] = std::to_string(consecutive_skips_);
+  m["micro_batch_size"] = std::to_string(B_);
+  m["seq_len"] = std::to_string(T_);
+  m["gradient_accumulation_steps"] = std::to_string(G_);
+  m["precision"] = precision_;
+  m["plan_fnv1a64"] = hex64(fnv1a(plan_text_));
+  // No random state: the data order is a function of the micro-step index
+  // and the plan's init is a function of training.seed (in the config).
+  m["rng"] = "none (batch order = f(data_position); init = f(training.seed))";
+  return m;
+}
+
+void Trainer::save(int64_t step) {
+  std::string path = o_.out + "/checkpoints/step_" + std::to_string(step) + ".safetensors";
+  throw_if_error(hymo::rt::save_checkpoint(*ex_, path, hymo::rt::CheckpointContent::kAll, false, metadata("train")));
+  last_checkpoint_ = path;
+}
+
+void Trainer::open_metrics(bool resumed, int64_t resumed_step) {
+  const std::string path = o_.out + "/metrics.jsonl";
+  std::string kept;
+  if (resumed && is_file(path)) {
+    // Keep the records up to the checkpoint's step (a crashed run may have
+    // logged steps after its last checkpoint; they are redone).
+    std::istringstream in(read_text(path));
+    std::string line;
+    while (std::getline(in, line)) {
+      json r = json::parse(line, nullptr, false);
+      if (r.is_object() && r.contains("step") && r["step"].is_number_integer() &&
+          r["step"].get<int64_t>() <= resumed_step)
+        kept += line + "\n";
+    }
+  }
+  write_text_atomic(path, kept);
+  metrics_.open(path, std::ios::app);
+  if (!metrics_) throw Error("cannot open " + path + " for writing");
+}
+
+void Trainer::progress(int64_t step, int64_t last, const json& rec, double elapsed, int64_t done, bool final_line) {
+  auto fnum = [](const json& v, const char* f) {
+    if (!v.is_number()) return std::string("null");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, f, v.get<double>());
+    return std::string(buf);
+  };
+  double eta = done > 0 ? elapsed / double(done) * double(last - step) : NAN;
+  std::string loss = fnum(rec["loss"], "%.4f");
+  std::string tps = fnum(rec["tokens_per_s"], "%.0f");
+  if (tty_) {
+    std::fprintf(stderr, "\rstep %lld/%lld  loss %s  %s tok/s  ETA %s\x1b[K", (long long)step, (long long)last,
+                 loss.c_str(), tps.c_str(), fmt_duration(eta).c_str());
+    if (final_line) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+  if (!stdout_tty_ || !tty_) {
+    bool due = final_line || step == 1 || (o_.log_every > 0 && step % o_.log_every == 0);
+    if (due) {
+      std::printf("step %lld/%lld loss %s loss_main %s grad_norm %s lr_muon %s skipped %lld tok/s %s ETA %s\n",
+                  (long long)step, (long long)last, loss.c_str(), fnum(rec["loss_main"], "%.4f").c_str(),
+                  fnum(rec["grad_norm"], "%.4g").c_str(), fnum(rec["lr_muon"], "%.4g").c_str(),
+                  (long long)rec["skipped"].get<int64_t>(), tps.c_str(), fmt_duration(eta).c_str());
+      std::fflush(stdout);
+    }
+  }
+}
+
+void Trainer::run() {
+  if (o_.device != "cpu") {
+    if (o_.device == "cuda") throw Error("--device cuda: the CUDA backend is not built yet; use --device cpu");
+    throw Error("--device " + o_.device + ": expected cpu or cuda");
+  }
+  if (o_.precision == "fp16")
+    if (!o_.plan.empty() && !compiler_available())
+      throw Error("--precision fp16: training.precision fp16 is not supported (its 5-bit exponent overflows; HyMo "
+                  "needs FP32 range); use bf16, fp32 or fp64");
+  for (const std::string& s : o_.sets) check_set_syntax(s);
+  if (!o_.plan.empty() && !o_.config.empty())
+    throw Error("--plan and --config exclude each other (the plan carries its config)");
+  if (!o_.init.empty() && !o_.resume.empty())
+    throw Error("--init and --resume exclude each other (a resumed run takes everything from its checkpoint)");
+  if (o_.save_interval < 1) throw Error("--save-interval must be >= 1");
+  if (o_.out.empty()) throw Error("--out DIR is required");
+  make_dirs(o_.out + "/checkpoints");
+
+  std::string resume_path;
+  if (!o_.resume.empty()) {
+    resume_path = latest_checkpoint(o_.resume);
+    throw_if_error(hymo::rt::SafetensorsFile::open(resume_path, &resume_ckpt_));
+    auto fmt = resume_ckpt_->metadata().find("format");
+    if (fmt == resume_ckpt_->metadata().end() || fmt->second != hymo::rt::kCheckpointFormat)
+      throw Error("checkpoint " + resume_path + ": not a hymo-run training checkpoint (metadata format is not " +
+                  hymo::rt::kCheckpointFormat + ")");
+    auto kind = resume_ckpt_->metadata().find("kind");
+    if (kind == resume_ckpt_->metadata().end() || kind->second != "train")
+      throw Error("checkpoint " + resume_path + ": holds no training state (kind '" +
+                  (kind == resume_ckpt_->metadata().end() ? std::string() : kind->second) +
+                  "'); start from it with --init instead");
+  }
+
+  obtain_plan();
+  throw_if_error(hymo::rt::parse_plan_status(plan_text_, &plan_).with_context(plan_path_));
+  config_ = json::parse(plan_.config_json, nullptr, false);
+  if (config_.is_discarded() || !config_.is_object()) throw Error("plan " + plan_path_ + ": config is not an object");
+  for (const char* fn : {"micro_step", "update"})
+    if (!plan_.find_function(fn))
+      throw Error("plan " + plan_path_ + " has no function '" + fn +
+                  "': not a training plan (compile it with hymo-run compile, which adds the train step)");
+  const hymo::rt::BufferDesc* tokens = plan_.find_buffer("tokens");
+  if (!tokens || tokens->storage != hymo::rt::StorageKind::kInput || tokens->dtype != hymo::rt::DType::kI32 ||
+      tokens->shape.size() != 2)
+    throw Error("plan " + plan_path_ + ": expected an input buffer 'tokens' of i32 [B, T]");
+  B_ = tokens->shape[0];
+  T_ = tokens->shape[1];
+  G_ = cfg_get<int64_t>(config_, "training", "gradient_accumulation_steps", 1);
+  if (G_ < 1) throw Error("plan config: training.gradient_accumulation_steps must be >= 1");
+  nan_limit_ = cfg_get<int64_t>(config_, "training", "consecutive_nan_limit", 5);
+  nan_skip_ = cfg_get<bool>(config_, "training", "loss_nan_skip", true);
+  total_steps_ = cfg_get<int64_t>(config_, "scheduler", "total_steps", 0);
+  vocab_ = cfg_get<int64_t>(config_, "model", "vocab_size", 0);
+  precision_ = cfg_get<std::string>(config_, "training", "precision", "fp32");
+
+  setup_data();
+
+  hymo::rt::ExecutorOptions eo;
+  eo.num_threads = o_.threads;
+  ex_ = std::make_unique<hymo::rt::CpuExecutor>(plan_, eo);
+  for (const char* b : {"micro_step:loss", "update:loss", "update:loss_main", "update:grad_norm", "update:lr_muon",
+                        "update:lr_adamw"})
+    require_buffer(b);
+
+  if (resume_ckpt_) {
+    std::vector<std::string> diffs;
+    diff_config(meta_config(*resume_ckpt_), config_, "", &diffs);
+    if (!diffs.empty()) {
+      std::string msg = "checkpoint " + resume_path + " was trained with another config:";
+      for (const std::string& d : diffs) msg += "\n  " + d;
+      throw Error(msg);
+    }
+    throw_if_error(hymo::rt::restore_all_buffers(ex_.get(), *resume_ckpt_));
+    step_ = meta_int(*resume_ckpt_, "step");
+    micro_ = meta_int(*resume_ckpt_, "data_position");
+    consecutive_skips_ = meta_int(*resume_ckpt_, "consecutive_skips");
+    std::fprintf(stderr, "hymo-run train: resumed from %s (step %lld, micro-step %lld)\n", resume_path.c_str(),
+                 (long long)step_, (long long)micro_);
+    last_checkpoint_ = resume_path;
+  } else if (!o_.init.empty()) {
+    std::unique_ptr<hymo::rt::SafetensorsFile> f;
+    throw_if_error(hymo::rt::SafetensorsFile::open(o_.init, &f));
+    throw_if_error(hymo::rt::load_param_table(ex_.get(), *f));
+    std::fprintf(stderr, "hymo-run train: parameters from %s\n", o_.init.c_str());
+  }
+  if (!o_.save_init.empty()) {
+    throw_if_error(hymo::rt::save_checkpoint(*ex_, o_.save_init, hymo::rt::CheckpointContent::kParamTable,
+                                             /*force_f32=*/true, metadata("init")));
+    std::fprintf(stderr, "hymo-run train: wrote the initial parameters to %s\n", o_.save_init.c_str());
+  }
+
+  const int64_t n_steps = o_.steps >= 0 ? o_.steps : std::max<int64_t>(0, total_steps_ - step_);
+  const int64_t first = step_, last = step_ + n_steps;
+  open_metrics(bool(resume_ckpt_), step_);
+  tty_ = ::isatty(2);
+  stdout_tty_ = ::isatty(1);
+  std::fprintf(stderr,
+               "hymo-run train: %s, %lld tokens (%lld rows of %lld), B=%lld T=%lld G=%lld, steps %lld..%lld of "
+               "schedule %lld, precision %s, out %s\n",
+               data_.name().c_str(), (long long)data_.size(), (long long)batcher_->rows(), (long long)T_,
+               (long long)B_, (long long)T_, (long long)G_, (long long)first, (long long)last,
+               (long long)total_steps_, precision_.c_str(), o_.out.c_str());
+
+  using clock = std::chrono::steady_clock;
+  std::vector<int32_t> tokens_host(size_t(B_ * T_));
+  const auto run_start = clock::now();
+  bool saved_last = false;
+  for (int64_t s = 0; s < n_steps; ++s) {
+    const auto t0 = clock::now();
+    int64_t skipped = 0;
+    for (int64_t g = 0; g < G_; ++g) {
+      batcher_->fill(micro_, tokens_host.data());
+      ex_->set_bytes("tokens", tokens_host.data(), tokens_host.size() * sizeof(int32_t));
+      ex_->run("micro_step");
+      double loss = scalar("micro_step:loss");
+      const int64_t j = micro_++;
+      if (std::isfinite(loss)) {
+        consecutive_skips_ = 0;
+        continue;
+      }
+      if (!nan_skip_)
+        throw Error("non-finite loss (" + std::to_string(loss) + ") at micro-step " + std::to_string(j) + " (step " +
+                    std::to_string(step_) + ") and training.loss_nan_skip is false; stopped" +
+                    (last_checkpoint_.empty() ? "" : "; the last checkpoint is " + last_checkpoint_));
+      ++skipped;
+      ++consecutive_skips_;
+      if (consecutive_skips_ >= nan_limit_) {
+        if (tty_) std::fputc('\n', stderr);
+        throw Error(std::to_string(consecutive_skips_) +
+                    " consecutive micro-batches with a non-finite loss (training.consecutive_nan_limit = " +
+                    std::to_string(nan_limit_) + "), the last at micro-step " + std::to_string(j) + " (step " +
+                    std::to_string(step_) + "); training stopped" +
+                    (last_checkpoint_.empty() ? " (no checkpoint was written)"
+                                              : "; the last checkpoint is " + last_checkpoint_));
+      }
+    }
+    ex_->run("update");
+    ++step_;
+    const double dt = std::chrono::duration<double>(clock::now() - t0).count();
+    const bool is_update = skipped < G_;
+    json rec = json::object();
+    rec["step"] = step_;
+    rec["loss"] = is_update ? num(scalar("update:loss")) : json(nullptr);
+    rec["loss_main"] = is_update ? num(scalar("update:loss_main")) : json(nullptr);
+    rec["grad_norm"] = is_update ? num(scalar("update:grad_norm")) : json(nullptr);
+    rec["lr_muon"] = num(scalar("update:lr_muon"));
+    rec["lr_adamw"] = num(scalar("update:lr_adamw"));
+    rec["is_update"] = is_update;
+    rec["skipped"] = skipped;
+    rec["tokens_per_s"] = num(double(B_ * T_ * G_) / dt);
+    rec["step_s"] = dt;
+    metrics_ << rec.dump() << "\n";
+    metrics_.flush();
+    if (!metrics_) throw Error("writing " + o_.out + "/metrics.jsonl failed");
+    const double elapsed = std::chrono::duration<double>(clock::now() - run_start).count();
+    saved_last = false;
+    if (step_ % o_.save_interval == 0) {
+      save(step_);
+      saved_last = true;
+    }
+    progress(step_, last, rec, elapsed, s + 1, s + 1 == n_steps);
+  }
+  if (n_steps > 0 && !saved_last) save(step_);
+  std::fprintf(stderr, "hymo-run train: done: step %lld%s%s\n", (long long)step_,
+               last_checkpoint_.empty() ? "" : ", checkpoint ", last_checkpoint_.c_str());
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto o = std::make_shared<TrainOptions>();
+  auto* cmd = app.add_subcommand("train", "train a model on the CPU (docs/training.md)");
+  cmd->add_option("--config", o->config, "model config (YAML, models/configs/*.yaml)");
+  cmd->add_option("--set", o->sets, "section.key=value: override a config key (repeatable)");
+  cmd->add_option("--data", o->data, "training data: a text file (bytes), a token shard, or 'default'")->required();
+  cmd->add_option("--init", o->init, "load the parameters from this safetensors file (spec names, F32)");
+  cmd->add_option("--save-init", o->save_init, "write the initial parameters and buffers (F32) to this file");
+  cmd->add_option("--steps", o->steps, "optimizer steps to run (default: scheduler.total_steps minus the step reached)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--device", o->device, "cpu|cuda (default cpu)");
+  cmd->add_option("--precision", o->precision, "fp32|fp64|bf16: override training.precision");
+  cmd->add_option("--out", o->out, "output directory: metrics.jsonl, checkpoints/, plan.json")->required();
+  cmd->add_option("--resume", o->resume, "continue from the latest DIR/checkpoints/step_N.safetensors");
+  cmd->add_option("--save-interval", o->save_interval, "write a checkpoint every N steps (default 1000)");
+  cmd->add_option("--plan", o->plan, "run this compiled plan (hymo-run compile) instead of compiling --config");
+  cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)");
+  cmd->add_option("--log-every", o->log_every, "print a plain progress line every N steps when not on a terminal");
+  cmd->callback([o] { Trainer(*o).run(); });
+}
+
+}  // namespace hymo_run

@@ -1,0 +1,162 @@
+// hymo-opt as a subprocess (compile_plan.h).
+#include "compile_plan.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "hymo/rt/status.h"
+
+namespace hymo_run {
+namespace {
+
+using hymo::rt::Error;
+
+bool is_executable(const std::string& p) {
+  struct stat st;
+  return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+}
+bool is_file(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+#ifdef HYMO_OPT_PATH
+constexpr bool kCompilerBuilt = true;
+const char* const kBakedHymoOpt = HYMO_OPT_PATH;
+#else
+constexpr bool kCompilerBuilt = false;
+const char* const kBakedHymoOpt = "";
+#endif
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::string self_dir() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = '\0';
+  std::string p(buf);
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+bool compiler_available() {
+  const char* env = std::getenv("HYMO_OPT");
+  return kCompilerBuilt || (env && *env);
+}
+
+std::string find_hymo_opt() {
+  if (const char* env = std::getenv("HYMO_OPT"); env && *env) {
+    if (!is_executable(env)) throw Error("$HYMO_OPT is '" + std::string(env) + "', which is not an executable file");
+    return env;
+  }
+  if (!kCompilerBuilt)
+    throw Error(
+        "the compiler (hymo-opt) is not built in this build (CMake HYMO_COMPILER is off: MLIR 22 was not found or "
+        "HYMO_ENABLE_COMPILER=OFF); compile the plan where it is built (hymo-run compile --config CFG -o PLAN) and "
+        "pass --plan PLAN, or point $HYMO_OPT at a hymo-opt");
+  if (is_executable(kBakedHymoOpt)) return kBakedHymoOpt;
+  std::string dir = self_dir();
+  for (const std::string& c : {dir + "/hymo-opt", dir + "/../bin/hymo-opt", dir + "/../../bin/hymo-opt"})
+    if (is_executable(c)) return c;
+  throw Error(std::string("hymo-opt was not found (looked at ") + kBakedHymoOpt + " and next to " + dir +
+              "): build it (ninja hymo-opt) or set $HYMO_OPT");
+}
+
+void check_set_syntax(const std::string& set) {
+  size_t eq = set.find('=');
+  size_t dot = set.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot > eq || dot + 1 == eq)
+    throw Error("--set '" + set + "': expected section.key=value (e.g. --set model.dim=32)");
+}
+
+void compile_plan(const CompileRequest& req) {
+  const std::string opt = find_hymo_opt();
+  if (!is_file(req.config)) throw Error("--config " + req.config + ": no such file");
+  std::string tmp = req.output + ".tmp." + std::to_string(::getpid());
+  std::vector<std::string> args = {opt, "--hymo-model=" + req.config};
+  for (const std::string& s : req.sets) {
+    check_set_syntax(s);
+    args.push_back("--hymo-set=" + s);
+  }
+  if (!req.precision.empty()) args.push_back("--hymo-set=training.precision=" + req.precision);
+  args.push_back("--hymo-autodiff");
+  args.push_back("--hymo-train-step");
+  args.push_back("--hymo-emit-plan=output={" + tmp + "}");
+  args.push_back("-o");
+  args.push_back("/dev/null");
+
+  int err_pipe[2];
+  if (::pipe(err_pipe) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(err_pipe[0]);
+    ::dup2(err_pipe[1], 2);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, 1);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(opt.c_str(), argv.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", opt.c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  ::close(err_pipe[1]);
+  std::string err;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(err_pipe[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    err.append(buf, size_t(n));
+  }
+  ::close(err_pipe[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok || !is_file(tmp)) {
+    ::unlink(tmp.c_str());
+    std::string why = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                        : "killed by signal " + std::to_string(WTERMSIG(status));
+    err = trim(err);
+    throw Error("compiling " + req.config + " failed (" + opt + ", " + why + ")" + (err.empty() ? "" : ":\n" + err));
+  }
+  if (::rename(tmp.c_str(), req.output.c_str()) != 0) {
+    std::string e = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw Error("cannot write plan " + req.output + ": " + e);
+  }
+}
+
+std::string default_data_path() {
+  std::string dir = self_dir();
+  std::vector<std::string> candidates;
+#ifdef HYMO_SOURCE_DIR
+  candidates.push_back(std::string(HYMO_SOURCE_DIR) + "/data/default.txt");
+#endif
+  candidates.push_back(dir + "/../../data/default.txt");
+  candidates.push_back(dir + "/../share/hymo/data/default.txt");
+  candidates.push_back("data/default.txt");
+  for (const std::string& c : candidates)
+    if (is_file(c)) return c;
+  std::string looked;
+  for (const std::string& c : candidates) looked += (looked.empty() ? "" : ", ") + c;
+  throw Error("--data default: the built-in dataset data/default.txt was not found (looked at " + looked +
+              "); run scripts/make-default-data.sh or pass --data PATH");
+}
+
+}  // namespace hymo_run

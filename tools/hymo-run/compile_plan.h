@@ -1,0 +1,46 @@
+// Compiling a training plan by running hymo-opt as a subprocess (hymo-run
+// never links LLVM/MLIR), and finding the files hymo-run ships with.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hymo_run {
+
+// What to compile: a config file (YAML, or the JSON of a resolved config),
+// --set overrides (section.key=value) and an optional precision override.
+struct CompileRequest {
+  std::string config;
+  std::vector<std::string> sets;
+  std::string precision;  // empty: the config's
+  std::string output;     // the plan file to write
+};
+
+// True when this hymo-run was built together with the compiler (CMake
+// HYMO_COMPILER on), or $HYMO_OPT names one.
+bool compiler_available();
+
+// The hymo-opt to run: $HYMO_OPT, else the one CMake built next to this
+// hymo-run, else hymo-opt in this executable's directory or ../bin. Throws
+// hymo::rt::Error saying what to do when there is none.
+std::string find_hymo_opt();
+
+// Runs hymo-opt --hymo-model=CONFIG [--hymo-set=...]... --hymo-autodiff
+// --hymo-train-step --hymo-emit-plan=output={OUTPUT} -o /dev/null. The plan
+// is written to a temporary name and renamed, so OUTPUT is either the old
+// file or a complete new one. Throws hymo::rt::Error carrying hymo-opt's
+// message on failure.
+void compile_plan(const CompileRequest& req);
+
+// Checks a --set argument's form (section.key=value, or
+// section.sub.key=value); throws naming it otherwise.
+void check_set_syntax(const std::string& set);
+
+// The built-in dataset for `--data default`: data/default.txt of the source
+// tree (found next to the build or through the path CMake baked in).
+std::string default_data_path();
+
+// The directory holding this executable.
+std::string self_dir();
+
+}  // namespace hymo_run
