@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's main job: train the tiny HyMo config on the CPU on the
+# built-in default text (data/default.txt) and print the falling loss.
+#   bash scripts/train-tiny.sh [OUT_DIR]        (default runs/tiny)
+# Environment: HYMO_BUILD_DIR (default build), HYMO_STEPS (default 300).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${HYMO_BUILD_DIR:-build}
+out=${1:-runs/tiny}
+steps=${HYMO_STEPS:-300}
+run="$build/tools/hymo-run/hymo-run"
+if [ ! -x "$run" ]; then
+  echo "train-tiny: $run not found: build first (bash scripts/build.sh)" >&2
+  exit 1
+fi
+"$run" train --config models/configs/tiny.yaml --data default --steps "$steps" --out "$out"
+# Mean loss of the first and the last 10 steps, from metrics.jsonl.
+awk -F'"loss":' 'NF > 1 { split($2, a, ","); if (a[1] != "null") v[n++] = a[1] + 0 }
+  END {
+    if (n < 2) { print "train-tiny: too few steps to compare the loss"; exit 0 }
+    k = n < 20 ? int(n / 2) : 10
+    for (i = 0; i < k; i++) { f += v[i]; l += v[n - 1 - i] }
+    printf "train-tiny: mean loss of the first %d steps %.4f, of the last %d steps %.4f\n", k, f / k, k, l / k
+  }' "$out/metrics.jsonl"
