@@ -170,6 +170,22 @@ Status parse_init(const json& j, const std::string& path, BufferInit* out) {
     out->seed = uint64_t(seed);
     return ok_status();
   }
+  if (j.contains("normal")) {
+    HYMO_RETURN_IF_ERROR(check_keys(j, path, {"normal", "seed"}, {}));
+    out->kind = BufferInit::Kind::kNormal;
+    std::vector<double> ms;
+    HYMO_RETURN_IF_ERROR(get_number_list(j["normal"], join_path(path, "normal"), &ms));
+    if (ms.size() != 2)
+      return fail(join_path(path, "normal"),
+                  "expected [mean, std], found " + std::to_string(ms.size()) + " numbers");
+    out->mean = ms[0];
+    out->stddev = ms[1];
+    int64_t seed;
+    HYMO_RETURN_IF_ERROR(get_int(j["seed"], join_path(path, "seed"), &seed));
+    if (seed < 0) return fail(join_path(path, "seed"), "expected a seed >= 0, found " + std::to_string(seed));
+    out->seed = uint64_t(seed);
+    return ok_status();
+  }
   if (j.contains("zeros")) {
     HYMO_RETURN_IF_ERROR(check_keys(j, path, {"zeros"}, {}));
     if (!j["zeros"].is_boolean() || !j["zeros"].get<bool>())
@@ -178,7 +194,8 @@ Status parse_init(const json& j, const std::string& path, BufferInit* out) {
     return ok_status();
   }
   return fail(path, "expected one of {\"zeros\": true}, {\"fill\": x}, "
-                    "{\"data\": [...]}, {\"uniform\": [lo, hi], \"seed\": s}");
+                    "{\"data\": [...]}, {\"uniform\": [lo, hi], \"seed\": s}, "
+                    "{\"normal\": [mean, std], \"seed\": s}");
 }
 
 Status parse_buffer(const json& j, const std::string& path, BufferDesc* b) {

@@ -595,6 +595,136 @@ Status v_cross_entropy(const CallCheck& c) {
   return c.out_is(0, c.in(0).dtype, {});
 }
 
+// ---------------------------------------------------------------------------
+// Backward ops (docs/dialect.md "Backward ops"): the forward op's operand
+// rules, plus every adjoint has the type of the value it is the adjoint of.
+
+Status v_embedding_grad(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(2, 1));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({}));
+  HYMO_RETURN_IF_ERROR(c.in_i32(0));
+  HYMO_RETURN_IF_ERROR(c.in_float(1));
+  HYMO_RETURN_IF_ERROR(c.in_rank(1, c.in(0).shape.size() + 1));
+  const int64_t d = c.in(1).shape.back();
+  Shape s = c.in(0).shape;
+  s.push_back(d);
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, s, "dout [..., D] with the dims of ids"));
+  if (c.out(0).shape.size() != 2 || c.out(0).shape[1] != d || c.out(0).dtype != c.in(1).dtype)
+    return c.out_err(0, std::string("expected a ") + dtype_name(c.in(1).dtype) + "[V," + std::to_string(d) +
+                            "] table adjoint (D and dtype of dout), found " +
+                            type_str(c.out(0).dtype, c.out(0).shape));
+  return ok_status();
+}
+
+Status v_rms_norm_grad(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(3, 2));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({"eps"}));
+  double eps;
+  HYMO_RETURN_IF_ERROR(c.get_f64("eps", &eps));
+  if (eps < 0) return c.attr_err("eps", "expected eps >= 0, found " + std::to_string(eps));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_min_rank(0, 1));
+  HYMO_RETURN_IF_ERROR(c.in_dtype(1, c.in(0).dtype));
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, {c.in(0).shape.back()}, "[D], D the last dim of x"));
+  HYMO_RETURN_IF_ERROR(c.in_dtype(2, c.in(0).dtype));
+  HYMO_RETURN_IF_ERROR(c.in_shape(2, c.in(0).shape, "dout like x"));
+  HYMO_RETURN_IF_ERROR(c.out_is(0, c.in(0).dtype, c.in(0).shape));
+  return c.out_is(1, c.in(0).dtype, c.in(1).shape);
+}
+
+Status v_softmax_grad(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(2, 1));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({}));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_min_rank(0, 1));
+  HYMO_RETURN_IF_ERROR(c.in_dtype(1, c.in(0).dtype));
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, c.in(0).shape, "dout like out"));
+  return c.out_is(0, c.in(0).dtype, c.in(0).shape);
+}
+
+Status v_causal_attention_grad(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(4, 3));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({"scale"}));
+  double scale;
+  HYMO_RETURN_IF_ERROR(c.get_f64("scale", &scale));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 4));
+  for (size_t i = 1; i < 4; ++i) HYMO_RETURN_IF_ERROR(c.in_dtype(i, c.in(0).dtype));
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, c.in(0).shape, "k like q, [B,T,H,Dk]"));
+  HYMO_RETURN_IF_ERROR(c.in_rank(2, 4));
+  const Shape& q = c.in(0).shape;
+  const Shape vs = {q[0], q[1], q[2], c.in(2).shape[3]};
+  HYMO_RETURN_IF_ERROR(c.in_shape(2, vs, "[B,T,H,Dv] with B,T,H of q"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(3, vs, "dout like v"));
+  HYMO_RETURN_IF_ERROR(c.out_is(0, c.in(0).dtype, q));
+  HYMO_RETURN_IF_ERROR(c.out_is(1, c.in(0).dtype, q));
+  return c.out_is(2, c.in(0).dtype, vs);
+}
+
+Status v_gdn_recurrence_grad(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(6, 5));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({"chunk_size"}));
+  int64_t chunk;
+  HYMO_RETURN_IF_ERROR(c.get_int("chunk_size", &chunk));
+  if (chunk < 1) return c.attr_err("chunk_size", "expected chunk_size >= 1, found " + std::to_string(chunk));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 4));
+  for (size_t i = 1; i < 6; ++i) HYMO_RETURN_IF_ERROR(c.in_dtype(i, c.in(0).dtype));
+  const Shape& v = c.in(0).shape;
+  HYMO_RETURN_IF_ERROR(c.in_rank(1, 4));
+  int64_t s = c.in(1).shape[3];
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, {v[0], v[1], v[2], s}, "b [B,T,H,S] with B,T,H of v"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(2, {v[0], v[1], v[2], s}, "c [B,T,H,S] like b"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(3, {v[0], v[1], v[2]}, "g [B,T,H]"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(4, {v[2], s}, "a [H,S]"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(5, v, "dout like v"));
+  for (size_t i = 0; i < 5; ++i) HYMO_RETURN_IF_ERROR(c.out_is(i, c.in(0).dtype, c.in(i).shape));
+  return ok_status();
+}
+
+Status v_moe_route_grad(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(3, 1));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({}));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 2));
+  HYMO_RETURN_IF_ERROR(c.in_i32(1));
+  HYMO_RETURN_IF_ERROR(c.in_rank(1, 2));
+  const int64_t n = c.in(0).shape[0];
+  if (c.in(1).shape[0] != n)
+    return c.in_err(1, "expected indices [" + std::to_string(n) + ",K] (N of probs), found " +
+                           shape_str(c.in(1).shape));
+  HYMO_RETURN_IF_ERROR(c.in_dtype(2, c.in(0).dtype));
+  HYMO_RETURN_IF_ERROR(c.in_shape(2, c.in(1).shape, "dweights [N,K] like indices"));
+  return c.out_is(0, c.in(0).dtype, c.in(0).shape);
+}
+
+Status v_moe_combine_grad(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(4, 2));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({}));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 3));
+  HYMO_RETURN_IF_ERROR(c.in_i32(1));
+  HYMO_RETURN_IF_ERROR(c.in_rank(1, 2));
+  HYMO_RETURN_IF_ERROR(c.in_dtype(2, c.in(0).dtype));
+  HYMO_RETURN_IF_ERROR(c.in_shape(2, c.in(1).shape, "weights [N,K] like slot"));
+  HYMO_RETURN_IF_ERROR(c.in_dtype(3, c.in(0).dtype));
+  HYMO_RETURN_IF_ERROR(c.in_shape(3, {c.in(1).shape[0], c.in(0).shape[2]}, "dout [N,D], N of slot, D of ye"));
+  HYMO_RETURN_IF_ERROR(c.out_is(0, c.in(0).dtype, c.in(0).shape));
+  return c.out_is(1, c.in(0).dtype, c.in(1).shape);
+}
+
+Status v_cross_entropy_grad(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(3, 1));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({}));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 2));
+  HYMO_RETURN_IF_ERROR(c.in_i32(1));
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, {c.in(0).shape[0]}, "targets [N], N the rows of logits"));
+  HYMO_RETURN_IF_ERROR(c.in_dtype(2, c.in(0).dtype));
+  HYMO_RETURN_IF_ERROR(c.in_shape(2, {}, "dloss, a scalar"));
+  return c.out_is(0, c.in(0).dtype, c.in(0).shape);
+}
+
 struct OpEntry {
   OpInfo info;
   Status (*verify)(const CallCheck&);
@@ -617,6 +747,8 @@ const std::vector<OpEntry>& op_table() {
       {{"sigmoid", true, false}, v_unary},
       {{"silu", true, false}, v_unary},
       {{"softplus", true, false}, v_unary},
+      {{"sin", true, false}, v_unary},
+      {{"cos", true, false}, v_unary},
       {{"isfinite", true, false}, v_unary},
       {{"add", true, false}, v_binary},
       {{"sub", true, false}, v_binary},
@@ -646,6 +778,14 @@ const std::vector<OpEntry>& op_table() {
       {{"moe_combine", false, false}, v_moe_combine},
       {{"moe_count", false, false}, v_moe_count},
       {{"cross_entropy", false, false}, v_cross_entropy},
+      {{"embedding_grad", false, false}, v_embedding_grad},
+      {{"rms_norm_grad", false, false}, v_rms_norm_grad},
+      {{"softmax_grad", true, false}, v_softmax_grad},
+      {{"causal_attention_grad", false, false}, v_causal_attention_grad},
+      {{"gdn_recurrence_grad", false, false}, v_gdn_recurrence_grad},
+      {{"moe_route_grad", false, false}, v_moe_route_grad},
+      {{"moe_combine_grad", false, false}, v_moe_combine_grad},
+      {{"cross_entropy_grad", false, false}, v_cross_entropy_grad},
   };
   return table;
 }
@@ -726,6 +866,14 @@ Status validate_buffer(const Plan& plan, size_t i) {
       return plan_error(p + ".init.uniform", "expected finite low <= high");
     if (!dtype_is_float(b.dtype))
       return plan_error(p + ".init.uniform", "expected a float buffer, found " + type_str(b.dtype, b.shape));
+  }
+  if (b.init.kind == BufferInit::Kind::kNormal) {
+    if (!std::isfinite(b.init.mean) || !std::isfinite(b.init.stddev) || !(b.init.stddev >= 0))
+      return plan_error(p + ".init.normal", "expected a finite mean and a finite std >= 0, found [" +
+                                                std::to_string(b.init.mean) + ", " + std::to_string(b.init.stddev) +
+                                                "]");
+    if (!dtype_is_float(b.dtype))
+      return plan_error(p + ".init.normal", "expected a float buffer, found " + type_str(b.dtype, b.shape));
   }
   return ok_status();
 }

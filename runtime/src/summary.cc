@@ -63,6 +63,9 @@ std::string plan_summary(const Plan& plan) {
       case BufferInit::Kind::kUniform:
         os << " init uniform[" << b.init.low << "," << b.init.high << "] seed " << b.init.seed;
         break;
+      case BufferInit::Kind::kNormal:
+        os << " init normal[" << b.init.mean << "," << b.init.stddev << "] seed " << b.init.seed;
+        break;
     }
     os << "\n";
   }

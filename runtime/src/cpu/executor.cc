@@ -1,5 +1,6 @@
 // The CPU executor: owns buffer storage (params, state, inputs, constants,
 // the arena), runs a function's calls in order through the kernel registry.
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -20,6 +21,7 @@ const KernelRegistry& KernelRegistry::cpu() {
     register_shape_kernels(r);
     register_model_kernels(r);
     register_moe_kernels(r);
+    register_grad_kernels(r);
     return r;
   }();
   return reg;
@@ -87,6 +89,31 @@ std::vector<double> uniform_values(uint64_t seed, double low, double high, int64
   return v;
 }
 
+// N(mean, stddev^2) by Box-Muller on the same splitmix64 stream
+// (docs/plan-format.md): outputs 2j and 2j+1 give u1 = (z_2j>>11 + 1) 2^-53
+// in (0, 1] and u2 = (z_2j+1>>11) 2^-53; r = sqrt(-2 ln u1), th = 2 pi u2;
+// element 2j is mean + std r cos(th), element 2j+1 mean + std r sin(th).
+std::vector<double> normal_values(uint64_t seed, double mean, double stddev, int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  uint64_t state = seed;
+  auto next = [&state] {
+    state += 0x9E3779B97F4A7C15ull;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  const double two_pi = 6.283185307179586476925286766559;
+  for (int64_t i = 0; i < n; i += 2) {
+    const double u1 = double((next() >> 11) + 1) * (1.0 / 9007199254740992.0);
+    const double u2 = double(next() >> 11) * (1.0 / 9007199254740992.0);
+    const double r = std::sqrt(-2.0 * std::log(u1)), th = two_pi * u2;
+    v[size_t(i)] = mean + stddev * (r * std::cos(th));
+    if (i + 1 < n) v[size_t(i + 1)] = mean + stddev * (r * std::sin(th));
+  }
+  return v;
+}
+
 // Ops whose kernels handle every dtype themselves (no bf16 -> f32 staging).
 bool native_all_dtypes(const std::string& op) {
   const OpInfo* info = find_op(op);
@@ -131,6 +158,9 @@ struct CpuExecutor::Impl {
         case BufferInit::Kind::kData: store_values(b.dtype, p, b.init.data, b.numel()); break;
         case BufferInit::Kind::kUniform:
           store_values(b.dtype, p, uniform_values(b.init.seed, b.init.low, b.init.high, b.numel()), b.numel());
+          break;
+        case BufferInit::Kind::kNormal:
+          store_values(b.dtype, p, normal_values(b.init.seed, b.init.mean, b.init.stddev, b.numel()), b.numel());
           break;
       }
     }

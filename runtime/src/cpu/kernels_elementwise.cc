@@ -20,7 +20,7 @@ T stable_sigmoid(T x) {
   return e / (T(1) + e);
 }
 
-enum class Unary { kNeg, kExp, kLog, kSqrt, kRsqrt, kSquare, kAbs, kSigmoid, kSilu, kSoftplus, kIsfinite };
+enum class Unary { kNeg, kExp, kLog, kSqrt, kRsqrt, kSquare, kAbs, kSigmoid, kSilu, kSoftplus, kSin, kCos, kIsfinite };
 enum class Binary { kAdd, kSub, kMul, kDiv, kMax, kMin, kGreater };
 
 template <class T, Unary U>
@@ -36,6 +36,8 @@ inline T unary_op(T x) {
     case Unary::kSigmoid: return stable_sigmoid(x);
     case Unary::kSilu: return x * stable_sigmoid(x);
     case Unary::kSoftplus: return stable_softplus(x);
+    case Unary::kSin: return std::sin(x);
+    case Unary::kCos: return std::cos(x);
     case Unary::kIsfinite: return std::isfinite(x) ? T(1) : T(0);
   }
   return x;
@@ -103,8 +105,8 @@ Status k_select(const KernelArgs& a) {
   char* z = static_cast<char*>(a.out[0].data);
   a.pool.parallel_for(n, kParallelGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const char* src = load_any(cond, i) != 0.0 ? x : y;
-      std::memcpy(z + i * es, src + i * es, size_t(es));
+      const char* src = (load_any(cond, i) != 0.0 ? x : y) + i * es;
+      if (src != z + i * es) std::memcpy(z + i * es, src, size_t(es));  // in place: nothing to move
     }
   });
   return ok_status();
@@ -141,6 +143,8 @@ void register_elementwise_kernels(KernelRegistry& r) {
   r.add("sigmoid", k_unary<Unary::kSigmoid>);
   r.add("silu", k_unary<Unary::kSilu>);
   r.add("softplus", k_unary<Unary::kSoftplus>);
+  r.add("sin", k_unary<Unary::kSin>);
+  r.add("cos", k_unary<Unary::kCos>);
   r.add("isfinite", k_unary<Unary::kIsfinite>);
   r.add("add", k_binary<Binary::kAdd>);
   r.add("sub", k_binary<Binary::kSub>);

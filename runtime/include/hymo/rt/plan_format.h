@@ -66,13 +66,15 @@ inline const char* storage_name(StorageKind k) {
 
 // Initial contents of a param/state buffer ("init" in the file).
 struct BufferInit {
-  enum class Kind { kZeros, kFill, kData, kUniform };
+  enum class Kind { kZeros, kFill, kData, kUniform, kNormal };
   Kind kind = Kind::kZeros;
   double fill = 0.0;          // kFill
   std::vector<double> data;   // kData: numel values
   double low = 0.0;           // kUniform: U(low, high) from splitmix64(seed)
   double high = 0.0;
-  uint64_t seed = 0;
+  double mean = 0.0;          // kNormal: N(mean, stddev^2), Box-Muller on
+  double stddev = 0.0;        //   splitmix64(seed) (docs/plan-format.md)
+  uint64_t seed = 0;          // kUniform, kNormal
 };
 
 struct BufferDesc {
