@@ -102,7 +102,8 @@ uint64_t fnv1a(const std::string& s) {
 }
 
 // A JSON number for metrics: non-finite values become null.
-json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+using ojson = nlohmann::ordered_json;
+ojson num(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
 
 std::string fmt_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
@@ -211,7 +212,7 @@ class Trainer {
   std::map<std::string, std::string> metadata(const std::string& kind) const;
   void save(int64_t step);
   void open_metrics(bool resumed, int64_t resumed_step);
-  void progress(int64_t step, int64_t last, const json& rec, double elapsed, int64_t done, bool final_line);
+  void progress(int64_t step, int64_t last, const ojson& rec, double elapsed, int64_t done, bool final_line);
 
   const TrainOptions& o_;
   std::string plan_path_, plan_text_;
@@ -334,8 +335,8 @@ void Trainer::open_metrics(bool resumed, int64_t resumed_step) {
   if (!metrics_) throw Error("cannot open " + path + " for writing");
 }
 
-void Trainer::progress(int64_t step, int64_t last, const json& rec, double elapsed, int64_t done, bool final_line) {
-  auto fnum = [](const json& v, const char* f) {
+void Trainer::progress(int64_t step, int64_t last, const ojson& rec, double elapsed, int64_t done, bool final_line) {
+  auto fnum = [](const ojson& v, const char* f) {
     if (!v.is_number()) return std::string("null");
     char buf[32];
     std::snprintf(buf, sizeof buf, f, v.get<double>());
@@ -483,8 +484,8 @@ void Trainer::run() {
         continue;
       }
       if (!nan_skip_)
-        throw Error("non-finite loss (" + std::to_string(loss) + ") at micro-step " + std::to_string(j) + " (step " +
-                    std::to_string(step_) + ") and training.loss_nan_skip is false; stopped" +
+        throw Error("non-finite loss (" + std::to_string(loss) + ") at micro-step " + std::to_string(j) + " (in step " +
+                    std::to_string(step_ + 1) + ") and training.loss_nan_skip is false; stopped" +
                     (last_checkpoint_.empty() ? "" : "; the last checkpoint is " + last_checkpoint_));
       ++skipped;
       ++consecutive_skips_;
@@ -492,8 +493,8 @@ void Trainer::run() {
         if (tty_) std::fputc('\n', stderr);
         throw Error(std::to_string(consecutive_skips_) +
                     " consecutive micro-batches with a non-finite loss (training.consecutive_nan_limit = " +
-                    std::to_string(nan_limit_) + "), the last at micro-step " + std::to_string(j) + " (step " +
-                    std::to_string(step_) + "); training stopped" +
+                    std::to_string(nan_limit_) + "), the last at micro-step " + std::to_string(j) + " (in step " +
+                    std::to_string(step_ + 1) + "); training stopped" +
                     (last_checkpoint_.empty() ? " (no checkpoint was written)"
                                               : "; the last checkpoint is " + last_checkpoint_));
       }
@@ -502,11 +503,11 @@ void Trainer::run() {
     ++step_;
     const double dt = std::chrono::duration<double>(clock::now() - t0).count();
     const bool is_update = skipped < G_;
-    json rec = json::object();
+    ojson rec = ojson::object();
     rec["step"] = step_;
-    rec["loss"] = is_update ? num(scalar("update:loss")) : json(nullptr);
-    rec["loss_main"] = is_update ? num(scalar("update:loss_main")) : json(nullptr);
-    rec["grad_norm"] = is_update ? num(scalar("update:grad_norm")) : json(nullptr);
+    rec["loss"] = is_update ? num(scalar("update:loss")) : ojson(nullptr);
+    rec["loss_main"] = is_update ? num(scalar("update:loss_main")) : ojson(nullptr);
+    rec["grad_norm"] = is_update ? num(scalar("update:grad_norm")) : ojson(nullptr);
     rec["lr_muon"] = num(scalar("update:lr_muon"));
     rec["lr_adamw"] = num(scalar("update:lr_adamw"));
     rec["is_update"] = is_update;

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# End-to-end tests of `hymo-run train` / `hymo-run compile` on the tiny
+# config (docs/training.md). Needs hymo-opt: exits 77 (ctest skip) on a build
+# without the compiler.
+#   train_e2e.sh CASE HYMO_RUN SOURCE_DIR WORK_DIR COMPILER(ON|OFF)
+set -uo pipefail
+case_name=$1 run=$2 src=$3 work=$4 compiler=$5
+if [ "$compiler" != "ON" ] && [ -z "${HYMO_OPT:-}" ]; then
+  echo "SKIP: the compiler (hymo-opt) is not built; end-to-end training tests need it"
+  exit 77
+fi
+cfg=$src/models/configs/tiny.yaml
+data=$src/data/default.txt
+w=$work/$case_name
+rm -rf "$w" && mkdir -p "$w"
+cd "$w"
+
+fail() { echo "FAIL ($case_name): $*"; exit 1; }
+# expect_error DESCRIPTION PATTERN CMD...: CMD must fail (non-zero) and print PATTERN.
+expect_error() {
+  local what=$1 pat=$2
+  shift 2
+  local out
+  out=$("$@" 2>&1)
+  local rc=$?
+  [ $rc -ne 0 ] || fail "$what: expected a failure, got exit 0; output: $out"
+  echo "$out" | grep -q -E -- "$pat" || fail "$what: expected /$pat/ in: $out"
+  echo "ok: $what: $(echo "$out" | grep -E -- "$pat" | head -1)"
+}
+train() { "$run" train --config "$cfg" --data "$data" "$@"; }
+
+case $case_name in
+  trains)
+    # Loss falls clearly within 40 steps; metrics.jsonl has every field.
+    train --steps 40 --out run --save-interval 20 > log.txt 2>&1 || fail "train failed: $(cat log.txt)"
+    cat log.txt
+    [ "$(wc -l < run/metrics.jsonl)" -eq 40 ] || fail "expected 40 metrics lines"
+    for k in step loss loss_main grad_norm lr_muon lr_adamw is_update skipped tokens_per_s; do
+      head -1 run/metrics.jsonl | grep -q "\"$k\":" || fail "metrics.jsonl lacks $k"
+    done
+    [ -f run/checkpoints/step_20.safetensors ] && [ -f run/checkpoints/step_40.safetensors ] ||
+      fail "checkpoints step_20 and step_40 expected: $(ls run/checkpoints)"
+    awk -F'"loss":' '{ split($2, a, ","); v[NR] = a[1] + 0 }
+      END { for (i = 1; i <= 10; i++) { f += v[i]; l += v[NR + 1 - i] }
+            printf "first 10 steps %.4f, last 10 steps %.4f\n", f / 10, l / 10
+            exit !(l / 10 < f / 10 - 1.0) }' run/metrics.jsonl || fail "loss did not fall by 1.0"
+    grep -q '^step 40/40 loss' log.txt || fail "no plain progress line for the last step"
+    ;;
+  resume)
+    # 6 steps straight == 3 + resume + 3, bit for bit (FP32 CPU).
+    train --steps 6 --out straight --save-interval 3 > /dev/null 2>&1 || fail "straight run failed"
+    train --steps 3 --out split > /dev/null 2>&1 || fail "first half failed"
+    "$run" train --data "$data" --steps 3 --out split --resume split > log.txt 2>&1 ||
+      fail "resume failed: $(cat log.txt)"
+    grep -q "resumed from split/checkpoints/step_3.safetensors (step 3, micro-step 3)" log.txt ||
+      fail "no resume line: $(cat log.txt)"
+    cmp straight/checkpoints/step_6.safetensors split/checkpoints/step_6.safetensors ||
+      fail "resumed checkpoint differs from the straight run's"
+    cmp straight/checkpoints/step_3.safetensors split/checkpoints/step_3.safetensors ||
+      fail "step 3 checkpoints differ"
+    [ "$(wc -l < split/metrics.jsonl)" -eq 6 ] || fail "split metrics.jsonl should hold 6 steps"
+    strip() { sed -E 's/,"tokens_per_s":[^,}]*//; s/,"step_s":[^,}]*//' "$1"; }
+    diff <(strip straight/metrics.jsonl) <(strip split/metrics.jsonl) || fail "metrics differ"
+    # With --config too (same config): also fine, and a second resume of a
+    # finished run with --steps 0 changes nothing.
+    "$run" train --config "$cfg" --data "$data" --steps 0 --out split --resume split > /dev/null 2>&1 ||
+      fail "resume with --config failed"
+    cmp straight/checkpoints/step_6.safetensors split/checkpoints/step_6.safetensors || fail "steps 0 changed it"
+    echo "ok: resume is bit-exact"
+    ;;
+  init)
+    # --save-init then --init gives the same run; --steps 0 writes no checkpoint.
+    train --steps 0 --out a --save-init a/init.safetensors > /dev/null 2>&1 || fail "save-init failed"
+    [ -f a/init.safetensors ] || fail "no init file"
+    [ -z "$(ls a/checkpoints)" ] || fail "--steps 0 wrote a checkpoint"
+    train --steps 2 --out b > /dev/null 2>&1 || fail "b failed"
+    train --steps 2 --out c --init a/init.safetensors > /dev/null 2>&1 || fail "c failed"
+    cmp b/checkpoints/step_2.safetensors c/checkpoints/step_2.safetensors || fail "--init run differs"
+    # An init of another config: the error names the tensor.
+    train --steps 0 --out d --set model.dim=32 --set model.ffn_hidden=64 --save-init d/init.safetensors \
+      > /dev/null 2>&1 || fail "save-init dim 32 failed"
+    expect_error "init of another config" "tensor embed.weight has shape \[256, 32\], the plan needs \[256, 64\]" \
+      train --steps 1 --out e --init d/init.safetensors
+    expect_error "init and resume" "--init and --resume exclude each other" \
+      train --steps 1 --out e --init a/init.safetensors --resume b
+    expect_error "resume from an init file" "holds no training state" \
+      bash -c "mkdir -p f/checkpoints && cp a/init.safetensors f/checkpoints/step_0.safetensors &&
+               '$run' train --data '$data' --out f --resume f"
+    ;;
+  compile)
+    # compile + train --plan == train --config.
+    "$run" compile --config "$cfg" -o plan.json || fail "compile failed"
+    "$run" train --plan plan.json --data "$data" --steps 2 --out p > /dev/null 2>&1 || fail "train --plan failed"
+    train --steps 2 --out q > /dev/null 2>&1 || fail "train --config failed"
+    cmp p/checkpoints/step_2.safetensors q/checkpoints/step_2.safetensors || fail "--plan run differs"
+    # --plan with --set recompiles (the compiler is built here).
+    "$run" train --plan plan.json --set training.seed=3 --data "$data" --steps 1 --out r > log.txt 2>&1 ||
+      fail "--plan --set failed: $(cat log.txt)"
+    grep -q '"seed": *3' r/plan.json || fail "the recompiled plan lacks seed 3"
+    expect_error "compile fp16" "fp16 is not supported" "$run" compile --config "$cfg" --precision fp16 -o x.json
+    # A compiler-less hymo-run: $HYMO_OPT cannot help a build without one,
+    # so simulate by pointing it at something that is not executable.
+    expect_error "bad HYMO_OPT" "HYMO_OPT is '/nonexistent/hymo-opt', which is not an executable file" \
+      env HYMO_OPT=/nonexistent/hymo-opt "$run" compile --config "$cfg" -o y.json
+    ;;
+  nan)
+    # Huge LRs make the loss non-finite after the first update: those
+    # micro-batches are skipped (loss null), and 5 in a row stop the run.
+    expect_error "consecutive NaN limit" \
+      "5 consecutive micro-batches with a non-finite loss \(training.consecutive_nan_limit = 5\).*the last checkpoint is run/checkpoints/step_5.safetensors" \
+      train --steps 20 --out run --save-interval 1 --set optimizer.adamw_lr=1e9 --set optimizer.muon_lr=1e9 \
+      --set scheduler.warmup_frac=0 --set scheduler.stable_frac=0.85
+    [ "$(wc -l < run/metrics.jsonl)" -eq 5 ] || fail "expected 5 metrics lines"
+    sed -n 2p run/metrics.jsonl | grep -q '"loss":null' || fail "a skipped step logs loss null"
+    sed -n 2p run/metrics.jsonl | grep -q '"skipped":1' || fail "a skipped step logs skipped 1"
+    sed -n 2p run/metrics.jsonl | grep -q '"is_update":false' || fail "a skipped step is not an update"
+    [ ! -f run/checkpoints/step_6.safetensors ] || fail "no checkpoint after the abort"
+    ;;
+  bad_inputs)
+    expect_error "missing data" "data file $w/nope.txt: No such file or directory" \
+      "$run" train --config "$cfg" --data "$w/nope.txt" --steps 1 --out o
+    : > empty.txt
+    expect_error "empty data" "data file empty.txt: is empty" "$run" train --config "$cfg" --data empty.txt --steps 1 --out o
+    printf 'short' > short.txt
+    expect_error "short data" "holds 5 tokens, fewer than one row of seq_len 64" \
+      "$run" train --config "$cfg" --data short.txt --steps 1 --out o
+    # A shard holding token 300 for a 256-token vocabulary.
+    python3 - <<'EOF' || fail "python3 failed"
+import struct
+toks = [1] * 200 + [300] + [2] * 100
+open("big.shard", "wb").write(struct.pack("<256i", 20240520, 1, len(toks), *([0] * 253)) + struct.pack("<%dH" % len(toks), *toks))
+open("cut.shard", "wb").write(open("big.shard", "rb").read()[:-3])
+EOF
+    expect_error "token >= vocab" "token id 300 at position 200 is >= the model's vocab_size 256" \
+      "$run" train --config "$cfg" --data big.shard --steps 1 --out o
+    expect_error "truncated shard" "token shard header says 301 tokens .*truncated or corrupt" \
+      "$run" train --config "$cfg" --data cut.shard --steps 1 --out o
+    expect_error "fp16" "fp16 is not supported" train --precision fp16 --steps 1 --out o
+    expect_error "cuda" "the CUDA backend is not built yet; use --device cpu" train --device cuda --steps 1 --out o
+    expect_error "bad --set" "--set 'dim=3': expected section.key=value" train --set dim=3 --steps 1 --out o
+    expect_error "unknown key" "model.dimm: unknown key" train --set model.dimm=3 --steps 1 --out o
+    expect_error "no config" "train needs --config" "$run" train --data "$data" --out o
+    # Checkpoints: truncated, of another config, not a checkpoint at all.
+    train --steps 2 --out good > /dev/null 2>&1 || fail "good run failed"
+    mkdir -p trunc/checkpoints
+    head -c 5000 good/checkpoints/step_2.safetensors > trunc/checkpoints/step_2.safetensors
+    expect_error "truncated checkpoint" "checkpoint trunc/checkpoints/step_2.safetensors: truncated" \
+      train --steps 1 --out trunc --resume trunc
+    expect_error "checkpoint of another config" "model.dim: 64 in the checkpoint, 32 now" \
+      train --set model.dim=32 --steps 1 --out good2 --resume good
+    expect_error "another config (first line)" "checkpoint good/checkpoints/step_2.safetensors was trained with another config:" \
+      train --set model.dim=32 --steps 1 --out good2 --resume good
+    mkdir -p junk/checkpoints && echo "hello, not a checkpoint" > junk/checkpoints/step_1.safetensors
+    expect_error "junk checkpoint" "checkpoint junk/checkpoints/step_1.safetensors: header length .* implausible" \
+      train --steps 1 --out junk --resume junk
+    expect_error "resume from nowhere" "--resume nowhere2: no such directory" train --steps 1 --out o --resume nowhere2
+    mkdir -p empty_run
+    expect_error "no checkpoints" "--resume empty_run: no checkpoints directory" train --steps 1 --out o --resume empty_run
+    # A corrupt plan: the loader's error names the field.
+    "$run" compile --config "$cfg" -o plan.json > /dev/null 2>&1 || fail "compile failed"
+    sed 's/"arena_bytes": *[0-9]*/"arena_bytes": -5/' plan.json > badplan.json
+    expect_error "corrupt plan" "plan: arena_bytes" "$run" train --plan badplan.json --data "$data" --steps 1 --out o
+    echo '{"format": "hymo-plan", "version": 1' > cutplan.json
+    expect_error "truncated plan" "cutplan.json" "$run" train --plan cutplan.json --data "$data" --steps 1 --out o
+    expect_error "plan and config" "--plan and --config exclude each other" \
+      "$run" train --plan plan.json --config "$cfg" --data "$data" --steps 1 --out o
+    ;;
+  *)
+    fail "unknown case"
+    ;;
+esac
+echo "PASS: $case_name"
