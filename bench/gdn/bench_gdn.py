@@ -157,6 +157,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--ours', required=True)
     ap.add_argument('--quick', action='store_true')
+    ap.add_argument('--sweep-json', help='output of hymo_gdn_bench --json (skip re-running the sweep)')
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.cuda.get_device_name()
@@ -201,7 +202,10 @@ def main():
 
     if not args.quick:
         print('\nsweep (ours):')
-        out = subprocess.run([args.ours, '--json', '--iters', '30'], capture_output=True, text=True, check=True).stdout
+        if args.sweep_json:
+            out = open(args.sweep_json).read()
+        else:
+            out = subprocess.run([args.ours, '--json', '--iters', '30'], capture_output=True, text=True, check=True).stdout
         print('| B | T | H | D=S | fwd ms | fwd+bwd ms | floor fwd | floor fwd+bwd | fwd x floor | fwd+bwd x floor |')
         print('|---|---|---|---|---|---|---|---|---|---|')
         for line in out.splitlines():

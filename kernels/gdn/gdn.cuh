@@ -145,8 +145,8 @@ struct Plan {
   static constexpr int FS = S + 4, FD = D + 4, FC = C + 4;     // float strides
   static constexpr int NW = C / 16, NTH = 32 * NW;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
-  // small vectors: g[C], G[C], Gend[NW], As[S], declast[NW][S], dAx[S], dAq[S], dw[D], misc[8]
-  static constexpr size_t vec_floats = 2 * C + NW + S + NW * S + 2 * S + D + 8;
+  // small vectors: g[C], G[C], Gend[NW], As[S], declast[NW][S], dAx[S], Rb[NW][S], dw[D], misc[8]
+  static constexpr size_t vec_floats = 2 * C + NW + S + 2 * NW * S + S + D + 8;
   // base regions (every kernel)
   static constexpr size_t o_c = 0;
   static constexpr size_t o_b = al(o_c + sizeof(Tin) * C * LS);
@@ -330,7 +330,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
   float* Gend = vec + 2 * C;
   float* As = Gend + P::NW;
   float* declast = As + S;
-  float* sdw = declast + P::NW * S + 2 * S;
+  float* sdw = declast + 2 * P::NW * S + S;
   float* misc = sdw + D;
 
   const int seg = blockIdx.x, bh = blockIdx.y, bb = bh / p.H, h = bh % p.H;
@@ -610,8 +610,8 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   float* As = Gend + P::NW;
   float* declast = As + S;
   float* dAx = declast + P::NW * S;
-  float* Rv = dAx + S;
-  float* misc = Rv + S + D;
+  float* Rb = dAx + S;
+  float* misc = Rb + P::NW * S + D;
 
   const int seg = blockIdx.x, bh = blockIdx.y, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -641,20 +641,57 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     load_rows<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
     load_rows<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * p.H + h) * D, tsD, n);
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
-    // R[s] = <dh_end, h_end>_s: the decay sensitivity carried in from later chunks
-    // (replaces a sequence-long suffix sum of per-token terms, which loses precision)
-    for (int s = tid; s < S; s += P::NTH) {
-      float r = 0.f;
-      if (ch + 1 < p.NC) {
-        const float* hn = h0 + size_t(S) * D + size_t(s) * D;
-        for (int d = 0; d < D; ++d) r = fmaf(dh[s * P::FD + d], __ldg(hn + d), r);
-      }
-      Rv[s] = r;
-    }
     __syncthreads();
     chunk_pre<Tin, S, D, C>(sm);
     __syncthreads();
     const int r0 = 16 * w;
+    // Rb[w][s] = <dh(e), h(e)>_s at e = end of block w: the decay sensitivity carried
+    // in from everything after the block (so per-token suffix sums span <= 16 tokens;
+    // a sequence-long suffix of c dc - b db loses precision to cancellation).
+    {
+      const float gew = Gend[w], gl = G[C - 1];
+      const int kh = r0 + 16;
+      for (int mt = 0; mt < S / 16; ++mt) {
+        float ah[D / 8][4], ad[D / 8][4];
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int s = mt * 16 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
+            ah[nt][e] = __ldg(h0 + s * D + d) * IO<Tin>::ex(gew * As[s]);
+            ad[nt][e] = dh[s * P::FD + d] * IO<Tin>::ex((gl - gew) * As[s]);
+          }
+        warp_mm<Tin, D / 8, 1>(
+            ah, kh,
+            [&](int m, int k) {
+              const int s = mt * 16 + m;
+              return IO<Tin>::cv(sb[k * P::LS + s]) * IO<Tin>::ex((gew - G[k]) * As[s]);
+            },
+            [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
+        if (kh < C)
+          warp_mm<Tin, D / 8, 1>(
+              ad, C - kh,
+              [&](int m, int k) {
+                const int s = mt * 16 + m;
+                return IO<Tin>::cv(sc[(kh + k) * P::LS + s]) * IO<Tin>::ex((G[kh + k] - gew) * As[s]);
+              },
+              [&](int k, int nn) { return sdo[(kh + k) * P::FD + nn]; });
+        float rr[2] = {0.f, 0.f};
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) rr[e >> 1] = fmaf(ah[nt][e], ad[nt][e], rr[e >> 1]);
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          rr[r] += __shfl_xor_sync(0xffffffffu, rr[r], 1);
+          rr[r] += __shfl_xor_sync(0xffffffffu, rr[r], 2);
+        }
+        if (tq == 0) {
+          Rb[w * S + mt * 16 + gq] = rr[0];
+          Rb[w * S + mt * 16 + gq + 8] = rr[1];
+        }
+      }
+    }
     // dP[t][tau] = dO_t . v_tau (tau <= t), rows of block w
     for (int j = 0; j <= w; ++j) {
       float acc[2][4];
@@ -826,13 +863,13 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       sdc[t * P::FS + s] = IO<Tin>::cv(sc[t * P::LS + s]) * dcv - IO<Tin>::cv(sb[t * P::LS + s]) * dbv;
     }
     __syncthreads();
-    // dl_t[s] = R[s] + sum_{t'>=t in chunk} q_t'[s];  dA_s += g_t dl_t[s]
+    // dl_t[s] = Rb[blk(t)][s] + sum_{t'>=t in blk(t)} q_t'[s];  dA_s += g_t dl_t[s]
     for (int s = tid; s < S; s += P::NTH) {
       float run = 0.f, x = 0.f;
-      const float r = Rv[s];
       for (int t = n - 1; t >= 0; --t) {
+        if (t == n - 1 || (t & 15) == 15) run = Rb[(t >> 4) * S + s];
         run += sdc[t * P::FS + s];
-        const float dl = r + run;
+        const float dl = run;
         sdc[t * P::FS + s] = dl;
         x = fmaf(g[t], dl, x);
       }
