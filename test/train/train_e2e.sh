@@ -66,6 +66,14 @@ case $case_name in
     "$run" train --config "$cfg" --data "$data" --steps 0 --out split --resume split > /dev/null 2>&1 ||
       fail "resume with --config failed"
     cmp straight/checkpoints/step_6.safetensors split/checkpoints/step_6.safetensors || fail "steps 0 changed it"
+    # With gradient accumulation (G = 2): 4 straight == 2 + resume + 2.
+    g2="--set training.gradient_accumulation_steps=2"
+    train $g2 --steps 4 --out g2straight > /dev/null 2>&1 || fail "G=2 straight run failed"
+    train $g2 --steps 2 --out g2split > /dev/null 2>&1 || fail "G=2 first half failed"
+    train $g2 --steps 2 --out g2split --resume g2split > log.txt 2>&1 || fail "G=2 resume failed: $(cat log.txt)"
+    grep -q "(step 2, micro-step 4)" log.txt || fail "G=2: the data position is micro-step 4: $(cat log.txt)"
+    cmp g2straight/checkpoints/step_4.safetensors g2split/checkpoints/step_4.safetensors ||
+      fail "G=2 resumed checkpoint differs"
     echo "ok: resume is bit-exact"
     ;;
   init)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -200,9 +201,18 @@ class Trainer {
  private:
   void obtain_plan();
   void setup_data();
+  // A scalar buffer's value. f32/bf16 values come back as the shortest
+  // decimal that rounds to the same float (metrics read 0.004, not
+  // 0.004000000189989805).
   double scalar(const std::string& name) const {
     hymo::rt::HostTensor t = ex_->tensor(name);
-    return t.values.empty() ? NAN : t.values[0];
+    if (t.values.empty()) return NAN;
+    double v = t.values[0];
+    if (t.dtype == hymo::rt::DType::kF64 || !std::isfinite(v)) return v;
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf - 1, float(v));
+    *r.ptr = '\0';
+    return std::strtod(buf, nullptr);
   }
   void require_buffer(const std::string& name) const {
     if (!ex_->plan().find_buffer(name))
