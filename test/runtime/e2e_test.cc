@@ -137,6 +137,51 @@ TEST(EndToEnd, InitMatchesDocumentedGenerator) {
   }
 }
 
+// docs/plan-format.md, "init" normal: Box-Muller on the splitmix64 stream.
+std::vector<double> splitmix_normal(uint64_t seed, double mean, double stddev, size_t n) {
+  std::vector<double> u = splitmix_uniform(seed, 0.0, 1.0, n + (n % 2));  // z >> 11 over 2^53
+  std::vector<double> v;
+  const double pi = 3.14159265358979323846;
+  for (size_t j = 0; j + 1 < u.size(); j += 2) {
+    const double u1 = u[j] + 1.0 / 9007199254740992.0;  // ((z >> 11) + 1) 2^-53, exact
+    const double r = std::sqrt(-2.0 * std::log(u1)), t = 2 * pi * u[j + 1];
+    v.push_back(mean + stddev * (r * std::cos(t)));
+    if (v.size() < n) v.push_back(mean + stddev * (r * std::sin(t)));
+  }
+  return v;
+}
+
+TEST(EndToEnd, NormalInitMatchesDocumentedGenerator) {
+  json doc = load_plan_json();
+  doc["buffers"][4]["init"] = {{"normal", {0.0, 0.5}}, {"seed", 11}};
+  doc["buffers"][5]["init"] = {{"normal", {-0.25, 0.02}}, {"seed", 0}};
+  // An odd element count in f64 (the last pair's sine is dropped).
+  doc["buffers"].push_back({{"id", 25}, {"name", "odd"}, {"dtype", "f64"}, {"shape", {3, 5}}, {"storage", "state"},
+                            {"init", {{"normal", {1.5, 2.0}}, {"seed", 123456789}}}});
+  hymo::rt::CpuExecutor ex(hymo::rt::parse_plan(doc.dump()));
+  auto f32 = [](std::vector<double> v) {
+    for (double& x : v) x = double(float(x));
+    return v;
+  };
+  EXPECT_EQ(ex.values("layers.0.ffn.W1.weight"), f32(splitmix_normal(11, 0.0, 0.5, 128)));
+  EXPECT_EQ(ex.values("layers.0.ffn.W2.weight"), f32(splitmix_normal(0, -0.25, 0.02, 128)));
+  EXPECT_EQ(ex.values("odd"), splitmix_normal(123456789, 1.5, 2.0, 15));
+  // A large draw has the requested moments.
+  std::vector<double> big = splitmix_normal(3, 1.0, 2.0, 200000);
+  double m = 0, v = 0;
+  for (double x : big) m += x;
+  m /= double(big.size());
+  for (double x : big) v += (x - m) * (x - m);
+  v /= double(big.size());
+  EXPECT_NEAR(m, 1.0, 0.02);
+  EXPECT_NEAR(std::sqrt(v), 2.0, 0.02);
+  // The plan runs with them.
+  ex.set_values("tokens", kTokens);
+  ex.set_values("targets", kTargets);
+  ex.run("forward");
+  EXPECT_TRUE(std::isfinite(ex.values("loss")[0]));
+}
+
 TEST(EndToEnd, ForwardMatchesIndependentReferenceF32AndF64) {
   json doc = load_plan_json();
   const double ref32 = reference_loss(plan_params(doc, DType::kF32), {});

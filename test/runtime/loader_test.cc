@@ -103,6 +103,25 @@ const Corruption kCorruptions[] = {
     {"init_bad", [](json& j) { j["buffers"][4]["init"] = {{"gauss", 1}}; }, "plan: buffers[4].init: expected one of"},
     {"init_uniform_range", [](json& j) { j["buffers"][4]["init"]["uniform"] = {1.0}; },
      "plan: buffers[4].init.uniform: expected [low, high], found 1 numbers"},
+    {"init_normal_count", [](json& j) { j["buffers"][4]["init"] = {{"normal", {1.0}}, {"seed", 1}}; },
+     "plan: buffers[4].init.normal: expected [mean, std], found 1 numbers"},
+    {"init_normal_type", [](json& j) { j["buffers"][4]["init"] = {{"normal", 0.5}, {"seed", 1}}; },
+     "plan: buffers[4].init.normal: expected an array of numbers, found the number 0.5"},
+    {"init_normal_std_negative", [](json& j) { j["buffers"][4]["init"] = {{"normal", {0.0, -1.0}}, {"seed", 1}}; },
+     "plan: buffers[4].init.normal: expected a finite mean and a finite std >= 0, found [0.000000, -1.000000]"},
+    {"init_normal_seed_missing", [](json& j) { j["buffers"][4]["init"] = {{"normal", {0.0, 1.0}}}; },
+     "plan: buffers[4].init.seed: missing required field"},
+    {"init_normal_seed_negative", [](json& j) { j["buffers"][4]["init"] = {{"normal", {0.0, 1.0}}, {"seed", -3}}; },
+     "plan: buffers[4].init.seed: expected a seed >= 0, found -3"},
+    {"init_normal_unknown_key", [](json& j) {
+       j["buffers"][4]["init"] = {{"normal", {0.0, 1.0}}, {"seed", 1}, {"low", 0}};
+     },
+     "plan: buffers[4].init.low: unknown field (expected one of: normal, seed)"},
+    {"init_normal_int_buffer", [](json& j) {
+       j["buffers"][4]["dtype"] = "i32";
+       j["buffers"][4]["init"] = {{"normal", {0.0, 1.0}}, {"seed", 1}};
+     },
+     "plan: buffers[4].init.normal: expected a float buffer, found i32[16,8]"},
     {"init_data_count", [](json& j) { j["buffers"][3]["init"] = {{"data", {1, 2, 3}}}; },
      "plan: buffers[3].init.data: expected 8 values for f32[8], found 3"},
     {"init_on_arena", [](json& j) { j["buffers"][12]["init"] = {{"fill", 1}}; },
@@ -207,6 +226,45 @@ TEST_P(LoaderCorruption, ErrorNamesTheField) {
 
 INSTANTIATE_TEST_SUITE_P(Fields, LoaderCorruption, ::testing::ValuesIn(kCorruptions),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Loader, NormalInitLoadsAndIsSummarized) {
+  json doc = load_valid();
+  doc["buffers"][4]["init"] = {{"normal", {0.0, 0.02}}, {"seed", 5}};
+  hymo::rt::Plan plan;
+  hymo::rt::Status s = hymo::rt::parse_plan_status(doc.dump(), &plan);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(plan.buffers[4].init.kind, hymo::rt::BufferInit::Kind::kNormal);
+  EXPECT_EQ(plan.buffers[4].init.mean, 0.0);
+  EXPECT_EQ(plan.buffers[4].init.stddev, 0.02);
+  EXPECT_EQ(plan.buffers[4].init.seed, 5u);
+  std::string sum = hymo::rt::plan_summary(plan);
+  EXPECT_NE(sum.find("init normal[0,0.02] seed 5"), std::string::npos) << sum;
+  // std = 0 is allowed (a fill with mean).
+  doc["buffers"][4]["init"] = {{"normal", {0.25, 0}}, {"seed", 0}};
+  EXPECT_EQ(load_error(doc), "(loaded fine)");
+}
+
+// In-place calls the compiler emits: a select or a binary op writing its
+// result into one of its operands (donated state), and a reshape between two
+// buffers of identical shape (a copy back into a state buffer).
+TEST(Loader, InPlaceSelectBinaryAndSameShapeReshapeAreAccepted) {
+  json doc = load_valid();
+  // %5 (layers.0.ffn.W2.weight) is param f32[8,16]; %13 l0.h is arena f32[6,16].
+  json& calls = doc["functions"]["forward"]["calls"];
+  calls.push_back({{"op", "select"}, {"operands", {13, 13, 13}}, {"results", {13}}});
+  calls.push_back({{"op", "mul"}, {"operands", {5, 5}}, {"results", {5}}});
+  calls.push_back({{"op", "sub"}, {"operands", {4, 4}}, {"results", {4}}});
+  calls.push_back({{"op", "reshape"}, {"operands", {13}}, {"results", {13}}});
+  doc["buffers"].push_back(
+      {{"id", 25}, {"name", "l0.u.saved"}, {"dtype", "f32"}, {"shape", {6, 8}}, {"storage", "state"}});
+  calls.push_back({{"op", "reshape"}, {"operands", {12}}, {"results", {25}}});
+  EXPECT_EQ(load_error(doc), "(loaded fine)");
+  // Not for a non-elementwise op.
+  calls.push_back({{"op", "transpose"}, {"operands", {13}}, {"results", {13}}, {"attrs", {{"permutation", {0, 1}}}}});
+  EXPECT_NE(load_error(doc).find("overlaps operands[0] buffer 13 'l0.h' (op transpose cannot run in place)"),
+            std::string::npos)
+      << load_error(doc);
+}
 
 // An in-place elementwise update (result == operand) is accepted.
 TEST(Loader, IdenticalInPlaceElementwiseIsAccepted) {
