@@ -464,6 +464,19 @@ void Trainer::run() {
     std::fprintf(stderr, "hymo-run train: wrote the initial parameters to %s\n", o_.save_init.c_str());
   }
 
+  if (!resume_ckpt_ || o_.resume != o_.out) {
+    // A fresh run into a directory that holds an earlier run's checkpoints:
+    // they stay (same-step files are replaced), which a later --resume of
+    // this directory would see; say so.
+    try {
+      std::string old = latest_checkpoint(o_.out);
+      std::fprintf(stderr,
+                   "hymo-run train: note: %s/checkpoints already holds checkpoints of an earlier run (latest %s); "
+                   "they are kept, files of the same step are replaced\n",
+                   o_.out.c_str(), old.c_str());
+    } catch (const Error&) {
+    }
+  }
   const int64_t n_steps = o_.steps >= 0 ? o_.steps : std::max<int64_t>(0, total_steps_ - step_);
   const int64_t first = step_, last = step_ + n_steps;
   open_metrics(bool(resume_ckpt_), step_);
