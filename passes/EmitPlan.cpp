@@ -481,10 +481,28 @@ private:
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
       if (func.getResultAttr(i, "hymo.update"))
         continue;
-      auto it = bufferOf.find(ret.getOperand(i));
+      Value v = ret.getOperand(i);
+      auto it = bufferOf.find(v);
       if (it == bufferOf.end())
         return ret.emitError() << "plan: a returned value has no buffer";
-      f.outputs.push_back(it->second);
+      auto n = func.getResultAttrOfType<StringAttr>(i, ::hymo::kNameAttr);
+      std::string want = f.name + ":" + (n ? n.str() : "result" + std::to_string(i));
+      int64_t id = it->second;
+      if (buffers[id].name != want) {
+        // Returned twice, or an argument/constant: give the output its own
+        // named buffer.
+        FailureOr<int64_t> copy = newBuffer(func, v.getType(), want, "arena");
+        if (failed(copy))
+          return failure();
+        buffers[*copy].offset = planner.place(buffers[*copy].bytes, index, index);
+        llvm::json::Object call;
+        call["op"] = "reshape";
+        call["operands"] = llvm::json::Array{id};
+        call["results"] = llvm::json::Array{*copy};
+        f.calls.push_back(std::move(call));
+        id = *copy;
+      }
+      f.outputs.push_back(id);
     }
     f.peak = planner.peak;
     arenaBytes = std::max(arenaBytes, planner.peak);
