@@ -15,15 +15,17 @@ class CheckpointError(ValueError):
     pass
 
 
-def save_params(path, params, buffers, cfg=None, extra=None, extra_meta=None):
+def save_params(path, params, buffers, cfg=None, extra=None, extra_meta=None, dtype=torch.float32):
+    """Parameters and buffers as `dtype` (F32 masters; an fp64 run passes
+    float64 so that its resume stays exact), plus `extra` tensors."""
     tensors = {}
     for s in M.param_specs(cfg):
         src = buffers if s.optimizer == "none" else params
-        tensors[s.name] = src[s.name].detach().to(torch.float32).contiguous()
+        tensors[s.name] = src[s.name].detach().to(dtype).contiguous()
     if extra:
         for k, v in extra.items():
             tensors[k] = v.detach().contiguous() if v.dtype in (torch.int64, torch.int32, torch.uint8) \
-                else v.detach().to(torch.float32).contiguous()
+                else v.detach().to(dtype).contiguous()
     meta = {"format": "hymo", "producer": "hymo_ref"}
     if cfg is not None:
         meta["config"] = C.dumps(cfg)

@@ -7,6 +7,7 @@
   python3 -m bench.hymo_ref.cli bench --config CFG --batch B --seq T --steps N [--threads K]
   python3 -m bench.hymo_ref.cli eval  --ckpt CKPT --data PATH [--config CFG] [--max-tokens N]
   python3 -m bench.hymo_ref.cli logits --ckpt CKPT --data PATH --out OUT.safetensors [--config CFG]
+  python3 -m bench.hymo_ref.cli compare A.safetensors B.safetensors [--rtol 1e-6] [--prefix grad.]
 """
 import argparse
 import json
@@ -92,7 +93,8 @@ def cmd_grads(args):
 
 def _save_ckpt(trainer, cfg, path):
     CK.save_params(path, trainer.P, trainer.B, cfg, extra=trainer.state_tensors(),
-                   extra_meta={"step": str(trainer.step)})
+                   extra_meta={"step": str(trainer.step)},
+                   dtype=torch.float64 if trainer.dtype == torch.float64 else torch.float32)
 
 
 def cmd_train(args):
@@ -262,6 +264,34 @@ def cmd_logits(args):
     print(json.dumps({"loss": out["loss"].item(), "loss_main": out["loss_main"].item(), "out": args.out}))
 
 
+def cmd_compare(args):
+    """Compare two safetensors files tensor by tensor (e.g. hymo's grads vs
+    ours): per tensor rel = max|a-b| / max(max|b|, 1e-300); fails when any
+    rel > --rtol or a name/shape differs.  Prints one JSON line."""
+    a, b = ST.load(args.a), ST.load(args.b)
+    names = sorted(set(a) | set(b))
+    if args.prefix:
+        names = [n for n in names if n.startswith(tuple(args.prefix))]
+    worst, bad = [], []
+    for n in names:
+        if n not in a or n not in b:
+            bad.append("%s: only in %s" % (n, args.a if n in a else args.b))
+            continue
+        x, y = a[n].to(torch.float64), b[n].to(torch.float64)
+        if x.shape != y.shape:
+            bad.append("%s: shape %s vs %s" % (n, list(x.shape), list(y.shape)))
+            continue
+        den = max(y.abs().max().item() if y.numel() else 0.0, 1e-300)
+        rel = (x - y).abs().max().item() / den if y.numel() else 0.0
+        worst.append((rel, n))
+        if not rel <= args.rtol:
+            bad.append("%s: rel %.3e > %.1e" % (n, rel, args.rtol))
+    worst.sort(reverse=True)
+    print(json.dumps({"compared": len(worst), "max_rel": worst[0][0] if worst else 0.0,
+                      "worst": [n for _, n in worst[:5]], "failures": bad[:20], "ok": not bad}))
+    return 0 if not bad else 1
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="hymo_ref", description="PyTorch reference of HyMo (spec HYMO.md)")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -314,6 +344,13 @@ def main(argv=None):
         if name == "logits":
             p.add_argument("--out", required=True)
         p.set_defaults(fn=fn)
+
+    p = sub.add_parser("compare", help="compare two safetensors files (max-abs relative per tensor)")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--rtol", type=float, default=1e-6)
+    p.add_argument("--prefix", action="append", help="only names with this prefix (repeatable)")
+    p.set_defaults(fn=cmd_compare)
 
     args = ap.parse_args(argv)
     try:

@@ -158,6 +158,14 @@ class CLI(unittest.TestCase):
             g2 = ST.load(out2)
             for k in g:
                 self.assertTrue(torch.equal(g[k], g2[k]), k)
+            rc, so, _ = run_cli("compare", out, out2)
+            self.assertEqual(rc, 0)
+            self.assertEqual(json.loads(so)["max_rel"], 0.0)
+            g2["grad.head.weight"] = g2["grad.head.weight"] * (1 + 1e-5)
+            ST.save(g2, out2)
+            rc, so, _ = run_cli("compare", out, out2, "--prefix", "grad.")
+            self.assertEqual(rc, 1)
+            self.assertIn("grad.head.weight", so)
 
             # resume is bit-exact: 4 steps straight == 2 + resume + 2
             a, b = os.path.join(d, "a"), os.path.join(d, "b")
