@@ -220,7 +220,8 @@ def cmd_bench(args):
                       "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
                       "steps": args.steps, "median_ms": med * 1000.0, "min_ms": mn * 1000.0,
                       "tokens_per_s": tok / med,
-                      "median_ms_by_intra_op": {str(j): r[0] * 1000.0 for j, r in results.items()}}))
+                      "median_ms_by_intra_op": {str(j): r[0] * 1000.0 for j, r in results.items()},
+                      "loadavg_1m": os.getloadavg()[0]}))
 
 
 def _eval_batches(cfg, args):
