@@ -72,31 +72,35 @@ def newton_schulz(U, iterations=5, coefficients="quintic"):
     return X[0] if single else X
 
 
-def normuon_update(W, G, Mom, V, lr, ocfg, scale="shape", precision_dtype=None):
+def normuon_update(W, G, Mom, V, lr, ocfg, scale="shape"):
     """One NorMuon step on a stack of same-shape matrices, in place.
-    W, G, Mom: (k, m, n); V: (k, m)."""
+    W, G, Mom: (k, m, n); V: (k, m).  Written with few passes over the
+    matrices: the Frobenius norms of O and O/(sqrt(V)+eps) come from the
+    per-row sums of squares."""
     mu = ocfg["momentum"]
     beta2 = ocfg["betas"][1]
     eps = ocfg["eps"]
     wd = ocfg["weight_decay"]
     m, n = W.shape[1], W.shape[2]
     Mom.mul_(mu).add_(G)
-    U = G + mu * Mom if ocfg["nesterov"] else Mom
+    U = torch.add(G, Mom, alpha=mu) if ocfg["nesterov"] else Mom
     O = newton_schulz(U, ocfg["ns_iterations"], ocfg["ns_coefficients"])
-    V.mul_(beta2).add_((1.0 - beta2) * O.pow(2).mean(dim=2))
-    Oh = O / (V.sqrt() + eps)[:, :, None]
-    nh = Oh.flatten(1).norm(dim=1)
+    rowsq = torch.linalg.vector_norm(O, dim=2).square_()          # (k, m): sum_cols O^2
+    V.mul_(beta2).add_(rowsq, alpha=(1.0 - beta2) / n)            # mean_cols(O^2)
+    rs = 1.0 / (V.sqrt() + eps)                                    # O_hat = O * rs (rows)
+    nh = (rs * rs * rowsq).sum(1).sqrt()                           # ||O_hat||_F
     if scale == "shape":
-        target = O.flatten(1).norm(dim=1) * math.sqrt(max(1.0, m / n))
+        target = rowsq.sum(1).sqrt() * math.sqrt(max(1.0, m / n))  # ||O||_F sqrt(max(1, m/n))
     else:
         target = torch.full_like(nh, 0.2 * math.sqrt(m * n))
     s = torch.where(nh > 0, target / torch.where(nh > 0, nh, torch.ones_like(nh)), torch.zeros_like(nh))
-    Op = Oh * s[:, None, None]
+    Op = O * (rs * s[:, None])[:, :, None]                         # O'
     if ocfg["cautious_wd"]:
-        upd = Op + wd * W * (Op * W > 0)
+        mask = torch.mul(Op, W).gt_(0)                             # (O' * W > 0), as 0/1
+        W.addcmul_(W, mask, value=-lr * wd)
     else:
-        upd = Op + wd * W
-    W.sub_(lr * upd)
+        W.mul_(1.0 - lr * wd)
+    W.sub_(Op, alpha=lr)
 
 
 # ----------------------------------------------------------------------------
