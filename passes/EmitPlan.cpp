@@ -468,16 +468,8 @@ private:
       f.calls.push_back(std::move(call));
       ++index;
     }
-    for (size_t k = 0; k < copies.size(); ++k) {
-      int64_t from = bufferOf.lookup(copyFrom[k]);
-      if (from == copies[k].second)
-        continue;
-      llvm::json::Object call;
-      call["op"] = "reshape"; // same shape: a copy into the donated buffer
-      call["operands"] = llvm::json::Array{from};
-      call["results"] = llvm::json::Array{copies[k].second};
-      f.calls.push_back(std::move(call));
-    }
+    // Outputs first: a returned argument must be read before its buffer is
+    // overwritten by a donated update.
     for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
       if (func.getResultAttr(i, "hymo.update"))
         continue;
@@ -503,6 +495,16 @@ private:
         id = *copy;
       }
       f.outputs.push_back(id);
+    }
+    for (size_t k = 0; k < copies.size(); ++k) {
+      int64_t from = bufferOf.lookup(copyFrom[k]);
+      if (from == copies[k].second)
+        continue;
+      llvm::json::Object call;
+      call["op"] = "reshape"; // same shape: a copy into the donated buffer
+      call["operands"] = llvm::json::Array{from};
+      call["results"] = llvm::json::Array{copies[k].second};
+      f.calls.push_back(std::move(call));
     }
     f.peak = planner.peak;
     arenaBytes = std::max(arenaBytes, planner.peak);

@@ -1,5 +1,10 @@
 // The CPU executor: owns buffer storage (params, state, inputs, constants,
 // the arena), runs a function's calls in order through the kernel registry.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -237,9 +242,38 @@ struct CpuExecutor::Impl {
                             plan.buffers[size_t(id)].name + "' was not set before the run");
     for (size_t i = 0; i < f->calls.size(); ++i) {
       const Call& c = f->calls[i];
+      auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       HYMO_RETURN_IF_ERROR(run_call(c, "functions." + name + ".calls[" + std::to_string(i) + "]", reg.find(c.op)));
+      if (profile) {
+        ProfileEntry& e = profile_by_op[c.op];
+        e.calls += 1;
+        e.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
     }
     return ok_status();
+  }
+
+  // HYMO_PROFILE=1: time per op, printed to stderr when the executor ends.
+  struct ProfileEntry {
+    int64_t calls = 0;
+    double seconds = 0;
+  };
+  bool profile = [] {
+    const char* v = std::getenv("HYMO_PROFILE");
+    return v && *v && std::string(v) != "0";
+  }();
+  std::map<std::string, ProfileEntry> profile_by_op;
+
+  void print_profile() const {
+    if (!profile || profile_by_op.empty()) return;
+    std::vector<std::pair<std::string, ProfileEntry>> rows(profile_by_op.begin(), profile_by_op.end());
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    double total = 0;
+    for (const auto& r : rows) total += r.second.seconds;
+    std::fprintf(stderr, "hymo profile (CPU executor): %.3f s in %zu ops\n", total, rows.size());
+    for (const auto& r : rows)
+      std::fprintf(stderr, "  %-24s %8lld calls %10.3f ms %5.1f%%\n", r.first.c_str(), (long long)r.second.calls,
+                   r.second.seconds * 1e3, total > 0 ? 100.0 * r.second.seconds / total : 0.0);
   }
 
   StatusOr<int64_t> lookup(const std::string& name) const {
@@ -256,7 +290,9 @@ CpuExecutor::CpuExecutor(Plan plan, ExecutorOptions options) : impl_(new Impl) {
   throw_if_error(impl_->init());
 }
 
-CpuExecutor::~CpuExecutor() = default;
+CpuExecutor::~CpuExecutor() {
+  if (impl_) impl_->print_profile();
+}
 
 const Plan& CpuExecutor::plan() const { return impl_->plan; }
 
