@@ -55,7 +55,7 @@ if has bench; then
 fi
 if has py; then
   log "python baselines"
-  PYTHONUNBUFFERED=1 python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
+  PYTHONUNBUFFERED=1 timeout 300 python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
 fi
 if has ncu; then

@@ -21,15 +21,15 @@ EPS = 1e-6
 
 
 def prologue(gate_raw, dt_bias, A_log):
-    g = torch.sigmoid(gate_raw.float() + dt_bias)            # (B,T,H)
+    g = torch.sigmoid(gate_raw.to(dt_bias.dtype) + dt_bias)  # (B,T,H)
     A = -torch.exp(A_log)                                    # (H,S)
     return g, A
 
 
 def epilogue(o, v, z, D_skip, w_y):
-    y = o + D_skip[:, None] * v.float()
+    y = o + D_skip[:, None] * v.to(o.dtype)
     y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + EPS) * w_y
-    return (y * F.silu(z.float())).to(v.dtype)
+    return (y * F.silu(z.to(o.dtype))).to(v.dtype)
 
 
 def gdn_naive(v, b, c, gate_raw, z, dt_bias, A_log, D_skip, w_y):
@@ -37,12 +37,13 @@ def gdn_naive(v, b, c, gate_raw, z, dt_bias, A_log, D_skip, w_y):
     g, A = prologue(gate_raw, dt_bias, A_log)
     B, T, H, D = v.shape
     S = b.shape[-1]
-    h = v.new_zeros(B, H, S, D, dtype=torch.float32)
+    ft = torch.float64 if v.dtype == torch.float64 else torch.float32
+    h = v.new_zeros(B, H, S, D, dtype=ft)
     outs = []
     for t in range(T):
         a = torch.exp(g[:, t, :, None] * A)                  # (B,H,S)
-        h = a[..., None] * h + b[:, t].float()[..., None] * v[:, t].float()[..., None, :]
-        outs.append(torch.einsum('bhs,bhsd->bhd', c[:, t].float(), h))
+        h = a[..., None] * h + b[:, t].to(ft)[..., None] * v[:, t].to(ft)[..., None, :]
+        outs.append(torch.einsum('bhs,bhsd->bhd', c[:, t].to(ft), h))
     o = torch.stack(outs, 1)
     return epilogue(o, v, z, D_skip, w_y)
 
@@ -59,9 +60,10 @@ def gdn_chunked(v, b, c, gate_raw, z, dt_bias, A_log, D_skip, w_y, C=64):
         v, b, c = (F.pad(x, (0, 0, 0, 0, 0, pad)) for x in (v, b, c))
         g = F.pad(g, (0, 0, 0, pad))
     NC = (T + pad) // C
-    vf = v.float().view(B, NC, C, H, D).permute(0, 3, 1, 2, 4)        # B H N C D
-    bf = b.float().view(B, NC, C, H, S).permute(0, 3, 1, 2, 4)        # B H N C S
-    cf = c.float().view(B, NC, C, H, S).permute(0, 3, 1, 2, 4)
+    ft = torch.float64 if v.dtype == torch.float64 else torch.float32
+    vf = v.to(ft).view(B, NC, C, H, D).permute(0, 3, 1, 2, 4)         # B H N C D
+    bf = b.to(ft).view(B, NC, C, H, S).permute(0, 3, 1, 2, 4)         # B H N C S
+    cf = c.to(ft).view(B, NC, C, H, S).permute(0, 3, 1, 2, 4)
     G = g.view(B, NC, C, H).permute(0, 3, 1, 2).cumsum(-1)           # B H N C
     L = G[..., None] * A[None, :, None, None, :]                      # B H N C S (<= 0)
     mask = torch.ones(C, C, dtype=torch.bool, device=v.device).tril()

@@ -74,7 +74,8 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
 // acc (16 x 8*NT, mma C layout) += A (16 x K) * B (K x 8*NT); fa(m,k), fb(k,n) give
 // FP32 element values. BF16 path: tensor cores (mma.sync m16n8k16), SPLIT=2 adds
 // the BF16 remainder of B as a second product (B ~ hi + lo, for FP32 states),
-// SPLIT=3 likewise for A (the FP32 intra-chunk attention matrix).
+// SPLIT=3 likewise for A (the FP32 intra-chunk attention matrix), SPLIT=4 both
+// (hi*hi + lo*hi + hi*lo: FP32-accurate products where two paths must agree).
 // FP32 path: exact FP32 FMAs in the same fragment layout (the test variant).
 template <typename Tin, int NT, int SPLIT, class FA, class FB>
 __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb) {
@@ -89,7 +90,7 @@ __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           a[r] = pack_bf16(y[2 * r], y[2 * r + 1]);
-          if constexpr (SPLIT == 3) al[r] = pack_bf16(bf16_rem(y[2 * r]), bf16_rem(y[2 * r + 1]));
+          if constexpr (SPLIT == 3 || SPLIT == 4) al[r] = pack_bf16(bf16_rem(y[2 * r]), bf16_rem(y[2 * r + 1]));
         }
       }
 #pragma unroll
@@ -98,8 +99,8 @@ __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb
         const float x0 = fb(ka, n), x1 = fb(ka + 1, n), x2 = fb(ka + 8, n), x3 = fb(ka + 9, n);
         const uint32_t b0 = pack_bf16(x0, x1), b1 = pack_bf16(x2, x3);
         mma_bf16(acc[nt], a, b0, b1);
-        if constexpr (SPLIT == 3) mma_bf16(acc[nt], al, b0, b1);
-        if constexpr (SPLIT == 2)
+        if constexpr (SPLIT == 3 || SPLIT == 4) mma_bf16(acc[nt], al, b0, b1);
+        if constexpr (SPLIT == 2 || SPLIT == 4)
           mma_bf16(acc[nt], a, pack_bf16(bf16_rem(x0), bf16_rem(x1)),
                    pack_bf16(bf16_rem(x2), bf16_rem(x3)));
       }
@@ -135,6 +136,22 @@ template <int NT>
 __device__ __forceinline__ void zero(float (&acc)[NT][4]) {
 #pragma unroll
   for (int i = 0; i < NT; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+}
+
+// 8 consecutive elements (16-byte aligned) as floats.
+__device__ __forceinline__ void ld8(const __nv_bfloat16* p, float (&x)[8]) {
+  const int4 v = *reinterpret_cast<const int4*>(p);
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(h[i]);
+    x[2 * i] = f.x;
+    x[2 * i + 1] = f.y;
+  }
+}
+__device__ __forceinline__ void ld8(const float* p, float (&x)[8]) {
+  const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
+  x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
 }
 
 // Shared-memory plan (offsets in bytes), same on host and device.
@@ -278,24 +295,27 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
   // diagonal block: lane = (tau, half of S); walk t upward multiplying per-step decays
   {
     const int tl = lane & 15, half = lane >> 4, tau = r0 + tl;
-    constexpr int SH = S / 2, GS = SH < 8 ? SH : 8;
+    constexpr int SH = S / 2;
     float part[16];
 #pragma unroll
     for (int k = 0; k < 16; ++k) part[k] = 0.f;
-    for (int s0 = half * SH; s0 < half * SH + SH; s0 += GS) {
-      float kb[GS];
-#pragma unroll
-      for (int u = 0; u < GS; ++u) kb[u] = IO<Tin>::cv(sb[tau * P::LS + s0 + u]);
+    for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
+      float kb[8];
+      ld8(sb + tau * P::LS + s0, kb);
 #pragma unroll
       for (int k = 0; k < 16; ++k) {
         const int t = r0 + k;
         if (k > tl) {
+          float av[8];
+          ld8(a + t * P::FS + s0, av);
 #pragma unroll
-          for (int u = 0; u < GS; ++u) kb[u] *= a[t * P::FS + s0 + u];
+          for (int u = 0; u < 8; ++u) kb[u] *= av[u];
         }
+        float cv[8];
+        ld8(sc + t * P::LS + s0, cv);
         float sacc = 0.f;
 #pragma unroll
-        for (int u = 0; u < GS; ++u) sacc = fmaf(IO<Tin>::cv(sc[t * P::LS + s0 + u]), kb[u], sacc);
+        for (int u = 0; u < 8; ++u) sacc = fmaf(cv[u], kb[u], sacc);
         part[k] += sacc;
       }
     }
@@ -450,14 +470,34 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
             m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
             m[r] /= D;
           }
+          // dyp, then remove its (exactly zero) component along yp: keeps the
+          // D_skip gradient (a sum of dyp.v) free of rounding noise along yp
+          float pd[2] = {0.f, 0.f}, py[2] = {0.f, 0.f};
+#pragma unroll
+          for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int t = r0 + gq + (e >> 1) * 8;
+              const float r = ss[e >> 1];
+              dn[nt][e] = (t < n) ? r * (dn[nt][e] - acc[nt][e] * r * m[e >> 1]) : 0.f;
+              pd[e >> 1] = fmaf(dn[nt][e], acc[nt][e], pd[e >> 1]);
+              py[e >> 1] = fmaf(acc[nt][e], acc[nt][e], py[e >> 1]);
+            }
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            pd[r] += __shfl_xor_sync(0xffffffffu, pd[r], 1);
+            pd[r] += __shfl_xor_sync(0xffffffffu, pd[r], 2);
+            py[r] += __shfl_xor_sync(0xffffffffu, py[r], 1);
+            py[r] += __shfl_xor_sync(0xffffffffu, py[r], 2);
+            pd[r] = py[r] > 0.f ? pd[r] / py[r] : 0.f;
+          }
           float dsum = 0.f;
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-              const float r = ss[e >> 1];
-              const float dyp = (t < n) ? r * (dn[nt][e] - acc[nt][e] * r * m[e >> 1]) : 0.f;
+              const float dyp = dn[nt][e] - pd[e >> 1] * acc[nt][e];
               sdo[t * P::FD + d] = dyp;
               if (t < n) p.dObuf[((tok0 + t) * p.H + h) * D + d] = dyp;
               dsum += dyp * IO<Tin>::cv(sv[t * P::LD + d]);
@@ -661,7 +701,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
             ah[nt][e] = __ldg(h0 + s * D + d) * IO<Tin>::ex(gew * As[s]);
             ad[nt][e] = dh[s * P::FD + d] * IO<Tin>::ex((gl - gew) * As[s]);
           }
-        warp_mm<Tin, D / 8, 1>(
+        warp_mm<Tin, D / 8, 3>(
             ah, kh,
             [&](int m, int k) {
               const int s = mt * 16 + m;
@@ -669,7 +709,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
             },
             [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
         if (kh < C)
-          warp_mm<Tin, D / 8, 1>(
+          warp_mm<Tin, D / 8, 4>(
               ad, C - kh,
               [&](int m, int k) {
                 const int s = mt * 16 + m;
@@ -747,10 +787,13 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       for (int j = 0; j < w; ++j) {
         float tmp[S / 8][4];
         zero(tmp);
-        warp_mm<Tin, S / 8, 1>(
-            tmp, 16, [&](int m, int k) { return dP[(r0 + m) * P::FC + 16 * j + k]; },
-            [&](int k, int nn) { return IO<Tin>::cv(kend[(16 * j + k) * P::LS + nn]); });
         const float gej = Gend[j];
+        warp_mm<Tin, S / 8, 4>(
+            tmp, 16, [&](int m, int k) { return dP[(r0 + m) * P::FC + 16 * j + k]; },
+            [&](int k, int nn) {
+              const int tau = 16 * j + k;
+              return IO<Tin>::cv(sb[tau * P::LS + nn]) * IO<Tin>::ex((gej - G[tau]) * As[nn]);
+            });
 #pragma unroll
         for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
@@ -785,7 +828,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       if (w + 1 < P::NW) {
         float tmp[S / 8][4];
         zero(tmp);
-        warp_mm<Tin, S / 8, 1>(
+        warp_mm<Tin, S / 8, 4>(
             tmp, C - r0 - 16, [&](int m, int k) { return dP[(r0 + 16 + k) * P::FC + r0 + m]; },
             [&](int k, int nn) {
               const int t = r0 + 16 + k;
@@ -811,43 +854,48 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     // diagonal blocks (elementwise, products of per-step decays)
     {
       const int tl = lane & 15, half = lane >> 4, tt = r0 + tl;
-      constexpr int SH = S / 2, GS = SH < 8 ? SH : 8;
-      for (int s0 = half * SH; s0 < half * SH + SH; s0 += GS) {
+      constexpr int SH = S / 2;
+      for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
         // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
-        float acc[GS], wv[GS];
+        float acc[8], wv[8], xv[8], av[8];
 #pragma unroll
-        for (int u = 0; u < GS; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+        for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
 #pragma unroll
         for (int k = 0; k < 16; ++k) {
           if (k <= tl) {
             const int tau = tt - k;
             const float dp = dP[tt * P::FC + tau];
+            ld8(sb + tau * P::LS + s0, xv);
+            ld8(a + tau * P::FS + s0, av);
 #pragma unroll
-            for (int u = 0; u < GS; ++u) {
-              acc[u] = fmaf(dp * IO<Tin>::cv(sb[tau * P::LS + s0 + u]), wv[u], acc[u]);
-              wv[u] *= a[tau * P::FS + s0 + u];
+            for (int u = 0; u < 8; ++u) {
+              acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
+              wv[u] *= av[u];
             }
           }
         }
 #pragma unroll
-        for (int u = 0; u < GS; ++u) sdc[tt * P::FS + s0 + u] += acc[u];
+        for (int u = 0; u < 8; ++u) sdc[tt * P::FS + s0 + u] += acc[u];
         // db_tau += sum_{t>=tau} dP[t][tau] c_t w,  w = prod_{k=tau+1..t} a_k
 #pragma unroll
-        for (int u = 0; u < GS; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+        for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
 #pragma unroll
         for (int k = 0; k < 16; ++k) {
           const int t = r0 + k;
           if (k >= tl) {
             const float dp = dP[t * P::FC + tt];
+            if (k > tl) {
+              ld8(a + t * P::FS + s0, av);
 #pragma unroll
-            for (int u = 0; u < GS; ++u) {
-              if (k > tl) wv[u] *= a[t * P::FS + s0 + u];
-              acc[u] = fmaf(dp * IO<Tin>::cv(sc[t * P::LS + s0 + u]), wv[u], acc[u]);
+              for (int u = 0; u < 8; ++u) wv[u] *= av[u];
             }
+            ld8(sc + t * P::LS + s0, xv);
+#pragma unroll
+            for (int u = 0; u < 8; ++u) acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
           }
         }
 #pragma unroll
-        for (int u = 0; u < GS; ++u) sdb[tt * P::FS + s0 + u] += acc[u];
+        for (int u = 0; u < 8; ++u) sdb[tt * P::FS + s0 + u] += acc[u];
       }
     }
     __syncthreads();
