@@ -48,7 +48,9 @@ def load_params(path, cfg=None, dtype=torch.float32, strict=True):
         if text is None:
             raise CheckpointError("%s holds no config in its metadata: pass --config" % path)
         try:
-            cfg = C.from_dict(json.loads(text)) if text.lstrip().startswith("{") else C.loads(text)
+            # hymo writes the resolved config as JSON, hymo_ref as YAML
+            cfg = C.from_dict(json.loads(text), strict=False) if text.lstrip().startswith("{") \
+                else C.loads(text, strict=False)
         except Exception as e:  # noqa: BLE001
             raise CheckpointError("%s: bad config in metadata: %s" % (path, e))
     params, buffers = {}, {}

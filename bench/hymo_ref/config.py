@@ -35,14 +35,16 @@ class ConfigError(ValueError):
     pass
 
 
-def _merge(base, over, path=""):
+def _merge(base, over, path="", strict=True):
     for k, v in over.items():
         if k not in base:
+            if not strict:   # e.g. a key a newer hymo writes into checkpoint metadata
+                continue
             raise ConfigError("unknown config key %s%s" % (path, k))
         if isinstance(base[k], dict):
             if not isinstance(v, dict):
                 raise ConfigError("config key %s%s must be a mapping" % (path, k))
-            _merge(base[k], v, path + k + ".")
+            _merge(base[k], v, path + k + ".", strict)
         else:
             base[k] = v
 
@@ -63,9 +65,10 @@ def apply_set(cfg, item):
     node[parts[-1]] = yaml.safe_load(val)
 
 
-def from_dict(d, overrides=()):
+def from_dict(d, overrides=(), strict=True):
+    """strict=False ignores unknown keys (configs read from checkpoints)."""
     cfg = copy.deepcopy(DEFAULTS)
-    _merge(cfg, d or {})
+    _merge(cfg, d or {}, strict=strict)
     for item in overrides:
         apply_set(cfg, item)
     validate(cfg)
@@ -83,8 +86,8 @@ def load(path, overrides=()):
     return from_dict(d, overrides)
 
 
-def loads(text, overrides=()):
-    return from_dict(yaml.safe_load(text), overrides)
+def loads(text, overrides=(), strict=True):
+    return from_dict(yaml.safe_load(text), overrides, strict)
 
 
 def dumps(cfg):

@@ -115,13 +115,13 @@ def init_params(cfg, seed=None, dtype=torch.float32):
         kind = s.init[0]
         if kind == "linear":
             bound = 1.0 / math.sqrt(s.init[1])
-            t = torch.empty(s.shape).uniform_(-bound, bound, generator=gen)
+            t = torch.empty(s.shape, dtype=torch.float32).uniform_(-bound, bound, generator=gen)
         elif kind == "normal":
-            t = torch.empty(s.shape).normal_(0.0, s.init[1], generator=gen)
+            t = torch.empty(s.shape, dtype=torch.float32).normal_(0.0, s.init[1], generator=gen)
         elif kind == "ones":
-            t = torch.ones(s.shape)
+            t = torch.ones(s.shape, dtype=torch.float32)
         elif kind == "zeros":
-            t = torch.zeros(s.shape)
+            t = torch.zeros(s.shape, dtype=torch.float32)
         elif kind == "alog":  # A_log[h, s] = log(h + 1)
             H, S = s.shape
             t = torch.log(torch.arange(1, H + 1, dtype=torch.float64)).to(torch.float32)

@@ -122,6 +122,18 @@ class Checkpoints(unittest.TestCase):
             self.assertEqual(list(P2), list(P))
             for k in P:
                 self.assertTrue(torch.equal(P[k], P2[k]))
+            # a hymo-style checkpoint: JSON config (with a key we do not know), other state names
+            meta_cfg = json.loads(json.dumps(cfg))
+            meta_cfg["training"]["some_new_key"] = 1
+            t = dict(P)
+            t.update(Bf)
+            t["normuon.momentum.layers.0.ffn.W1.weight"] = torch.zeros(1)
+            t["train.step"] = torch.tensor(3, dtype=torch.int64)
+            h = os.path.join(d, "h.safetensors")
+            ST.save(t, h, {"format": "hymo-checkpoint", "config": json.dumps(meta_cfg)})
+            cfg3, P3, _, _ = CK.load_params(h)
+            self.assertEqual(cfg3, cfg)
+            self.assertTrue(torch.equal(P3["embed.weight"], P["embed.weight"]))
             other = tiny_cfg("model.ffn_hidden=96")
             with self.assertRaisesRegex(CK.CheckpointError, "layers.0.ffn.W1.weight"):
                 CK.load_params(p, other)
