@@ -453,6 +453,8 @@ private:
           attrs[a.getName().getValue()] = b.getValue();
         else if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
           attrs[a.getName().getValue()] = i.getInt();
+        else if (auto str = dyn_cast<StringAttr>(a.getValue()))
+          attrs[a.getName().getValue()] = str.str();
         else if (auto fl = dyn_cast<FloatAttr>(a.getValue()))
           attrs[a.getName().getValue()] = fl.getValueAsDouble();
         else if (auto arr = dyn_cast<DenseI64ArrayAttr>(a.getValue())) {

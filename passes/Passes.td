@@ -38,6 +38,24 @@ def HymoTrainStep : Pass<"hymo-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::hymo::HymoDialect", "::mlir::func::FuncDialect"];
 }
 
+def HymoFuseElementwise : Pass<"hymo-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuse runs of elementwise ops into hymo.fused_elementwise";
+  let description = [{
+    Walks each block in order and groups elementwise hymo ops (not cast) of
+    one tensor type of rank >= 1, with the scalar broadcasts and splat
+    constants they read; an op that reads a group's value from outside the
+    group ends it, and an unrelated op in between does not. A group with at
+    least two computing ops becomes one hymo.fused_elementwise placed at its
+    last member, returning the values used outside it. Scalars reach the
+    kernel unbroadcast; constants become literals.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "print how many ops were fused into how many kernels">,
+  ];
+  let dependentDialects = ["::mlir::hymo::HymoDialect"];
+}
+
 def HymoEmitPlan : Pass<"hymo-emit-plan", "::mlir::ModuleOp"> {
   let summary = "Plan memory and write the plan file the runtime executes";
   let description = [{

@@ -239,6 +239,9 @@ Status parse_attr(const json& j, const std::string& path, Attr* a) {
   } else if (j.is_number_float()) {
     a->kind = Attr::Kind::kFloat;
     a->f = j.get<double>();
+  } else if (j.is_string()) {
+    a->kind = Attr::Kind::kString;
+    a->s = j.get<std::string>();
   } else if (j.is_array()) {
     bool all_int = true;
     for (const json& e : j) {
@@ -254,7 +257,7 @@ Status parse_attr(const json& j, const std::string& path, Attr* a) {
       HYMO_RETURN_IF_ERROR(get_number_list(j, path, &a->floats));
     }
   } else {
-    return fail(path, "expected a bool, a number or an array of numbers, found " + describe(j));
+    return fail(path, "expected a bool, a number, a string or an array of numbers, found " + describe(j));
   }
   return ok_status();
 }

@@ -10,6 +10,7 @@
 
 #include "hymo/rt/api.h"
 #include "plan_internal.h"
+#include "fused_program.h"
 
 namespace hymo::rt {
 
@@ -37,6 +38,7 @@ class CallCheck {
   const BufferDesc& in(size_t i) const { return plan_.buffers[size_t(call_.operands[i])]; }
   const BufferDesc& out(size_t i) const { return plan_.buffers[size_t(call_.results[i])]; }
   size_t num_in() const { return call_.operands.size(); }
+  const std::string& path() const { return path_; }
 
   Status in_err(size_t i, const std::string& msg) const {
     return plan_error(path_ + ".operands[" + std::to_string(i) + "]", msg);
@@ -164,6 +166,7 @@ class CallCheck {
       case Attr::Kind::kFloat: return "the number " + std::to_string(a.f);
       case Attr::Kind::kIntList: return "an array of integers";
       case Attr::Kind::kFloatList: return "an array of non-integer numbers";
+      case Attr::Kind::kString: return "the string \"" + a.s + "\"";
     }
     return "?";
   }
@@ -725,6 +728,38 @@ Status v_cross_entropy_grad(const CallCheck& c) {
   return c.out_is(0, c.in(0).dtype, c.in(0).shape);
 }
 
+Status v_fused_elementwise(const CallCheck& c) {
+  if (c.num_in() < 1) return plan_error(c.path() + ".operands", "op fused_elementwise expects at least one operand");
+  HYMO_RETURN_IF_ERROR(c.only_attrs({"program", "outputs"}));
+  const Attr* program = c.attr("program");
+  if (!program || program->kind != Attr::Kind::kString)
+    return c.attr_err("program", "missing required attribute (a string) of op fused_elementwise");
+  const Attr* outputs = c.attr("outputs");
+  if (!outputs || outputs->kind != Attr::Kind::kIntList)
+    return c.attr_err("outputs", "missing required attribute (a list of registers) of op fused_elementwise");
+  std::vector<FusedInstruction> prog;
+  Status st = parse_fused_program(program->s, int64_t(c.num_in()), &prog);
+  if (!st.ok()) return c.attr_err("program", st.message());
+  HYMO_RETURN_IF_ERROR(c.result_count(outputs->ints.size()));
+  if (outputs->ints.empty()) return c.attr_err("outputs", "expected at least one output register");
+  int64_t defined = int64_t(c.num_in() + prog.size());
+  for (int64_t r : outputs->ints)
+    if (r < int64_t(c.num_in()) || r >= defined)
+      return c.attr_err("outputs", "expected registers of instructions, %" + std::to_string(c.num_in()) + " to %" +
+                                       std::to_string(defined - 1) + ", found %" + std::to_string(r));
+  const BufferDesc& first = c.out(0);
+  if (!dtype_is_float(first.dtype)) return c.out_err(0, "expected a float result, found " + type_str(first.dtype, first.shape));
+  for (size_t i = 0; i < outputs->ints.size(); ++i)
+    HYMO_RETURN_IF_ERROR(c.out_is(i, first.dtype, first.shape));
+  for (size_t i = 0; i < c.num_in(); ++i) {
+    const BufferDesc& b = c.in(i);
+    if (b.dtype != first.dtype || (!b.shape.empty() && b.shape != first.shape))
+      return c.in_err(i, "expected " + type_str(first.dtype, first.shape) + " or its scalar, found " +
+                             type_str(b.dtype, b.shape));
+  }
+  return ok_status();
+}
+
 struct OpEntry {
   OpInfo info;
   Status (*verify)(const CallCheck&);
@@ -786,6 +821,7 @@ const std::vector<OpEntry>& op_table() {
       {{"moe_route_grad", false, false}, v_moe_route_grad},
       {{"moe_combine_grad", false, false}, v_moe_combine_grad},
       {{"cross_entropy_grad", false, false}, v_cross_entropy_grad},
+      {{"fused_elementwise", true, false}, v_fused_elementwise},
   };
   return table;
 }

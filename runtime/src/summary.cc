@@ -16,6 +16,7 @@ std::string attr_text(const Attr& a) {
     case Attr::Kind::kBool: os << (a.b ? "true" : "false"); break;
     case Attr::Kind::kInt: os << a.i; break;
     case Attr::Kind::kFloat: os << a.f; break;
+    case Attr::Kind::kString: os << '"' << a.s << '"'; break;
     case Attr::Kind::kIntList:
     case Attr::Kind::kFloatList: {
       std::vector<double> v = a.as_doubles();

@@ -74,7 +74,7 @@ TEST(Registry, EveryDialectOpHasACpuKernel) {
   for (const char* op : {"sin", "cos", "embedding_grad", "rms_norm_grad", "softmax_grad", "causal_attention_grad",
                          "gdn_recurrence_grad", "moe_route_grad", "moe_combine_grad", "cross_entropy_grad"})
     EXPECT_EQ(doc.count(op), 1u) << op;
-  EXPECT_EQ(names.size(), 54u);
+  EXPECT_EQ(names.size(), 55u);
 }
 
 TEST_P(Kernels, Constant) {
@@ -176,6 +176,43 @@ TEST_P(Kernels, Unary) {
   expect_close(r[0], {std::exp(-100.0), 100, 30 + std::log1p(std::exp(-30.0))}, tol());
   auto s = run_op("isfinite", {Tensor{dt(), {4}, {1.5, INFINITY, -INFINITY, NAN}}}, {{dt(), {4}}});
   expect_close(s[0], {1, 0, 0, 0}, 0);
+}
+
+// fused_elementwise against the same ops computed by hand: a scalar input
+// broadcast, a literal, select, two outputs, a size that is not a multiple
+// of the kernel's block, and a result written over an operand.
+TEST_P(Kernels, FusedElementwise) {
+  Attr program;
+  program.kind = Attr::Kind::kString;
+  program.s = "mul %1 %2; add %0 %3; greater %4 0.25; select %5 %4 -1.5; sqrt 2";
+  Tensor x = random_tensor(rng, dt(), {3, 347});
+  Tensor g = random_tensor(rng, dt(), {3, 347});
+  Tensor s = random_tensor(rng, dt(), {});
+  std::vector<double> r4, r6;
+  for (size_t i = 0; i < x.v.size(); ++i) {
+    double v3 = round_to(dt(), g.v[i] * s.v[0]);
+    double v4 = round_to(dt(), x.v[i] + v3);
+    r4.push_back(v4);
+    r6.push_back(v4 > 0.25 ? v4 : -1.5);
+  }
+  std::map<std::string, Attr> attrs = {{"program", program}, {"outputs", attr_ints({4, 6})}};
+  auto r = run_op("fused_elementwise", {x, g, s}, {{dt(), {3, 347}}, {dt(), {3, 347}}}, attrs);
+  expect_close(r[0], r4, tol(), "fused %4");
+  expect_close(r[1], r6, tol(), "fused %6");
+  // In place: the first result is operand 0's buffer.
+  r = run_op("fused_elementwise", {x, g, s}, {{dt(), {3, 347}}, {dt(), {3, 347}}}, attrs, nullptr, {0, -1});
+  expect_close(r[0], r4, tol(), "fused in place");
+  // A bad program is a plan error naming the attribute.
+  program.s = "mul %1 %9";
+  std::string err;
+  run_op("fused_elementwise", {x, g, s}, {{dt(), {3, 347}}}, {{"program", program}, {"outputs", attr_ints({3})}}, &err);
+  EXPECT_NE(err.find("attrs.program: instruction 0: operand '%9' is not a register below %3"), std::string::npos) << err;
+  program.s = "neg %0";
+  run_op("fused_elementwise", {x, g, s}, {{dt(), {3, 347}}}, {{"program", program}, {"outputs", attr_ints({1})}}, &err);
+  EXPECT_NE(err.find("attrs.outputs: expected registers of instructions, %3 to %3, found %1"), std::string::npos) << err;
+  run_op("fused_elementwise", {x, random_tensor(rng, dt(), {3})}, {{dt(), {3, 347}}},
+         {{"program", program}, {"outputs", attr_ints({2})}}, &err);
+  EXPECT_NE(err.find("operands[1]: expected"), std::string::npos) << err;
 }
 
 TEST_P(Kernels, Binary) {

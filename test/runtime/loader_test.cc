@@ -193,7 +193,7 @@ const Corruption kCorruptions[] = {
     {"attr_type", [](json& j) { j["functions"]["forward"]["calls"][1]["attrs"]["eps"] = true; },
      "plan: functions.forward.calls[1].attrs.eps: expected a number, found true"},
     {"attr_string", [](json& j) { j["functions"]["forward"]["calls"][1]["attrs"]["eps"] = "1e-6"; },
-     "plan: functions.forward.calls[1].attrs.eps: expected a bool, a number or an array of numbers, found the string"},
+     "plan: functions.forward.calls[1].attrs.eps: expected a number, found the string \"1e-6\""},
     {"attr_value", [](json& j) { j["functions"]["forward"]["calls"][1]["attrs"]["eps"] = -1; },
      "plan: functions.forward.calls[1].attrs.eps: expected eps >= 0, found -1"},
     {"attr_unknown", [](json& j) { j["functions"]["forward"]["calls"][2]["attrs"] = {{"transpose_b", true}}; },

@@ -94,6 +94,7 @@ void compile_plan(const CompileRequest& req) {
   if (!req.precision.empty()) args.push_back("--hymo-set=training.precision=" + req.precision);
   args.push_back("--hymo-autodiff");
   args.push_back("--hymo-train-step");
+  args.push_back("--hymo-fuse-elementwise");
   args.push_back("--hymo-emit-plan=output={" + tmp + "}");
   args.push_back("-o");
   args.push_back("/dev/null");

@@ -7,6 +7,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -523,6 +524,76 @@ LogicalResult CrossEntropyGradOp::verify() {
                         getLogits().getType())) ||
       failed(expectShape(*this, "cross_entropy_grad_c1", "dloss", getDloss(), {})))
     return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Fused elementwise
+//===----------------------------------------------------------------------===//
+
+int mlir::hymo::fusedOpArity(StringRef op) {
+  static const llvm::StringMap<int> arity = {
+      {"neg", 1},     {"exp", 1},     {"log", 1},      {"sqrt", 1},   {"rsqrt", 1},
+      {"square", 1},  {"abs", 1},     {"sigmoid", 1},  {"silu", 1},   {"softplus", 1},
+      {"sin", 1},     {"cos", 1},     {"isfinite", 1}, {"add", 2},    {"sub", 2},
+      {"mul", 2},     {"div", 2},     {"max", 2},      {"min", 2},    {"greater", 2},
+      {"select", 3}};
+  auto it = arity.find(op);
+  return it == arity.end() ? 0 : it->second;
+}
+
+LogicalResult FusedElementwiseOp::verify() {
+  if (getResults().empty())
+    return emitOpError() << "fused_c1: expected at least one result";
+  auto type = tt(getResults().front());
+  for (Value r : getResults())
+    if (r.getType() != type)
+      return emitOpError() << "fused_c1: expected every result of type " << type
+                           << ", got " << r.getType();
+  for (Value in : getInputs()) {
+    auto t = tt(in);
+    if (t.getElementType() != type.getElementType() ||
+        (t.getRank() != 0 && t.getShape() != type.getShape()))
+      return emitOpError() << "fused_c1: expected inputs of type " << type
+                           << " or its scalar, got " << t;
+  }
+  int64_t defined = getInputs().size();
+  SmallVector<StringRef> insts;
+  getProgram().split(insts, ';', -1, /*KeepEmpty=*/false);
+  for (StringRef inst : insts) {
+    SmallVector<StringRef> tok;
+    inst.trim().split(tok, ' ', -1, /*KeepEmpty=*/false);
+    if (tok.empty())
+      return emitOpError() << "fused_c2: expected an instruction, got ''";
+    int arity = fusedOpArity(tok[0]);
+    if (arity == 0)
+      return emitOpError() << "fused_c2: expected an elementwise op name, got '"
+                           << tok[0] << "'";
+    if (static_cast<int>(tok.size()) - 1 != arity)
+      return emitOpError() << "fused_c2: expected " << arity << " operands for "
+                           << tok[0] << ", got " << tok.size() - 1;
+    for (StringRef operand : ArrayRef<StringRef>(tok).drop_front()) {
+      if (operand.consume_front("%")) {
+        int64_t reg;
+        if (operand.getAsInteger(10, reg) || reg < 0 || reg >= defined)
+          return emitOpError() << "fused_c2: expected a register below %" << defined
+                               << ", got '%" << operand << "'";
+      } else {
+        double v;
+        if (operand.getAsDouble(v))
+          return emitOpError() << "fused_c2: expected a register or a number, got '"
+                               << operand << "'";
+      }
+    }
+    ++defined;
+  }
+  if (getOutputs().size() != getResults().size())
+    return emitOpError() << "fused_c2: expected " << getResults().size()
+                         << " outputs, got " << getOutputs().size();
+  for (int64_t o : getOutputs())
+    if (o < 0 || o >= defined)
+      return emitOpError() << "fused_c2: expected output registers below %" << defined
+                           << ", got %" << o;
   return success();
 }
 

@@ -8,5 +8,11 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::hymo {
+/// The operand count of an op name in a fused_elementwise program (0: not
+/// one of its ops).
+int fusedOpArity(llvm::StringRef op);
+} // namespace mlir::hymo
+
 #define GET_OP_CLASSES
 #include "dialects/Hymo/IR/HymoOps.h.inc"

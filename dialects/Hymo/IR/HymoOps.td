@@ -467,6 +467,36 @@ def Hymo_CrossEntropyOp : Hymo_Op<"cross_entropy", [Pure, Hymo_Differentiable]> 
 }
 
 //===----------------------------------------------------------------------===//
+// Fused elementwise (built by hymo-fuse-elementwise)
+//===----------------------------------------------------------------------===//
+
+def Hymo_FusedElementwiseOp : Hymo_Op<"fused_elementwise", [Pure]> {
+  let summary = "a chain of elementwise ops computed in one pass over memory";
+  let description = [{
+    `program` is a `;`-separated list of instructions `OP A [B [C]]`, OP an
+    elementwise hymo op name (neg exp log sqrt rsqrt square abs sigmoid
+    silu softplus sin cos isfinite add sub mul div max min greater select).
+    Operands are registers `%N` or number literals. Registers `%0 ..
+    %(n-1)` are the inputs (each of the results' shape, or a scalar that is
+    broadcast); instruction `i` defines register `%(n+i)`. `outputs` names
+    the register of each result. All values share one element type.
+    ```mlir
+    %r = hymo.fused_elementwise %x, %g, %s {program = "mul %1 %2; add %0 %3", outputs = array<i64: 4>}
+        : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    ```
+    fused_c1: at least one result; every result has one type and every
+    input that type or its scalar. fused_c2: the program parses, each
+    instruction has its op's arity and reads only defined registers, and
+    every output names a defined register.
+  }];
+  let arguments = (ins Variadic<Hymo_FloatTensor>:$inputs, StrAttr:$program,
+                   DenseI64ArrayAttr:$outputs);
+  let results = (outs Variadic<Hymo_FloatTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Backward ops (built by hymo-autodiff; not differentiable themselves)
 //===----------------------------------------------------------------------===//
 

@@ -27,6 +27,7 @@ const KernelRegistry& KernelRegistry::cpu() {
     register_model_kernels(r);
     register_moe_kernels(r);
     register_grad_kernels(r);
+    register_fused_kernels(r);
     return r;
   }();
   return reg;

@@ -91,6 +91,7 @@ void register_shape_kernels(KernelRegistry& r);
 void register_model_kernels(KernelRegistry& r);
 void register_moe_kernels(KernelRegistry& r);
 void register_grad_kernels(KernelRegistry& r);
+void register_fused_kernels(KernelRegistry& r);
 
 // Calls f(T{}) with T = float or double after the dtype (f32 / f64 only).
 template <class F>

@@ -494,3 +494,83 @@ func.func @ods_same_type(%x: tensor<4xf32>, %y: tensor<4xf64>) {
   %0 = "hymo.add"(%x, %y) : (tensor<4xf32>, tensor<4xf64>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @fused_c1_results(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c1: expected at least one result}}
+  "hymo.fused_elementwise"(%x) {program = "neg %0", outputs = array<i64>} : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @fused_c1_types(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c1: expected every result of type 'tensor<4xf32>', got 'tensor<8xf32>'}}
+  %0:2 = hymo.fused_elementwise %x {program = "neg %0; exp %1", outputs = array<i64: 1, 2>} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @fused_c1_input(%x: tensor<4xf32>, %y: tensor<2xf32>) {
+  // expected-error @+1 {{fused_c1: expected inputs of type 'tensor<4xf32>' or its scalar, got 'tensor<2xf32>'}}
+  %0 = hymo.fused_elementwise %x, %y {program = "add %0 %1", outputs = array<i64: 2>} : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_c2_op(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c2: expected an elementwise op name, got 'tanh'}}
+  %0 = hymo.fused_elementwise %x {program = "tanh %0", outputs = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_c2_arity(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c2: expected 2 operands for add, got 1}}
+  %0 = hymo.fused_elementwise %x {program = "add %0", outputs = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_c2_register(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c2: expected a register below %1, got '%1'}}
+  %0 = hymo.fused_elementwise %x {program = "neg %1", outputs = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_c2_literal(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c2: expected a register or a number, got 'two'}}
+  %0 = hymo.fused_elementwise %x {program = "mul %0 two", outputs = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_c2_empty(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c2: expected an instruction, got ''}}
+  %0 = hymo.fused_elementwise %x {program = "neg %0;   ; exp %1", outputs = array<i64: 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_c2_outputs(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c2: expected 1 outputs, got 2}}
+  %0 = hymo.fused_elementwise %x {program = "neg %0", outputs = array<i64: 1, 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @fused_c2_output_reg(%x: tensor<4xf32>) {
+  // expected-error @+1 {{fused_c2: expected output registers below %2, got %2}}
+  %0 = hymo.fused_elementwise %x {program = "neg %0", outputs = array<i64: 2>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}

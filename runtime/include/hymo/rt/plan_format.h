@@ -114,15 +114,17 @@ struct ParamEntry {
 
 // A call attribute. JSON true/false -> kBool, an integer -> kInt, another
 // number -> kFloat, an array of integers -> kIntList, an array of numbers
-// with a non-integer -> kFloatList (an empty array is an empty kIntList).
+// with a non-integer -> kFloatList (an empty array is an empty kIntList), a
+// string -> kString.
 struct Attr {
-  enum class Kind { kBool, kInt, kFloat, kIntList, kFloatList };
+  enum class Kind { kBool, kInt, kFloat, kIntList, kFloatList, kString };
   Kind kind = Kind::kInt;
   bool b = false;
   int64_t i = 0;
   double f = 0.0;
   std::vector<int64_t> ints;
   std::vector<double> floats;
+  std::string s;
 
   bool is_number() const { return kind == Kind::kInt || kind == Kind::kFloat; }
   double as_double() const { return kind == Kind::kInt ? double(i) : f; }

@@ -1,0 +1,170 @@
+// hymo-fuse-elementwise: turns runs of elementwise ops over one tensor type
+// into single hymo.fused_elementwise ops, so a chain such as the optimizer's
+// `W - lr * (u + wd * W * mask)` reads and writes memory once instead of once
+// per op, and scalars are broadcast inside the kernel instead of being
+// materialised.
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <cstdio>
+
+namespace mlir::hymo {
+#define GEN_PASS_DEF_HYMOFUSEELEMENTWISE
+#include "passes/Passes.h.inc"
+
+namespace {
+
+RankedTensorType tensorType(Value v) { return dyn_cast<RankedTensorType>(v.getType()); }
+
+/// The tensor type an op would join a group with, or null when it cannot
+/// join one: computing elementwise ops (not cast) of rank >= 1, scalar
+/// broadcasts and splat constants.
+RankedTensorType groupType(Operation *op) {
+  if (op->getNumResults() != 1)
+    return {};
+  auto t = tensorType(op->getResult(0));
+  if (!t || t.getRank() == 0 || !isa<FloatType>(t.getElementType()))
+    return {};
+  if (auto b = dyn_cast<BroadcastInDimOp>(op))
+    return tensorType(b.getX()).getRank() == 0 ? t : RankedTensorType();
+  if (auto c = dyn_cast<ConstantOp>(op)) {
+    auto d = dyn_cast<DenseElementsAttr>(c.getValue());
+    return d && d.isSplat() ? t : RankedTensorType();
+  }
+  if (op->getDialect() && op->getDialect()->getNamespace() == "hymo" &&
+      op->hasTrait<OpTrait::Elementwise>() && !isa<CastOp>(op) &&
+      fusedOpArity(op->getName().stripDialect()) > 0)
+    return t;
+  return {};
+}
+
+bool isCompute(Operation *op) { return !isa<BroadcastInDimOp, ConstantOp>(op); }
+
+std::string literal(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> {
+  using HymoFuseElementwiseBase::HymoFuseElementwiseBase;
+
+  int64_t fused = 0, replaced = 0;
+
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp func) {
+      for (Block &block : func.getBody())
+        fuseBlock(block);
+    });
+    if (report)
+      llvm::errs() << "hymo-fuse-elementwise: " << replaced << " ops into " << fused
+                   << " fused kernels\n";
+  }
+
+  void fuseBlock(Block &block) {
+    SmallVector<Operation *> group;
+    llvm::SmallPtrSet<Operation *, 32> inGroup;
+    RankedTensorType type;
+    auto close = [&] {
+      if (!group.empty())
+        emit(group, inGroup);
+      group.clear();
+      inGroup.clear();
+      type = {};
+    };
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      RankedTensorType t = groupType(op);
+      if (t && (!type || t == type)) {
+        group.push_back(op);
+        inGroup.insert(op);
+        type = t;
+        continue;
+      }
+      // Another type starts a new group; an op reading the group's values
+      // ends it (the fused op sits at the group's last member).
+      bool reads = llvm::any_of(op->getOperands(), [&](Value v) {
+        return v.getDefiningOp() && inGroup.contains(v.getDefiningOp());
+      });
+      if (t || reads)
+        close();
+      if (t) {
+        group.push_back(op);
+        inGroup.insert(op);
+        type = t;
+      }
+    }
+    close();
+  }
+
+  void emit(ArrayRef<Operation *> group, const llvm::SmallPtrSetImpl<Operation *> &inGroup) {
+    if (llvm::count_if(group, isCompute) < 2)
+      return;
+    // Inputs: values from outside the group (broadcasts contribute their
+    // scalar operand; constants become literals).
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : group) {
+      if (isa<ConstantOp>(op))
+        continue;
+      for (Value v : op->getOperands())
+        if (!v.getDefiningOp() || !inGroup.contains(v.getDefiningOp()))
+          inputs.insert(v);
+    }
+    llvm::DenseMap<Value, std::string> name;
+    for (auto [i, v] : llvm::enumerate(inputs))
+      name[v] = "%" + std::to_string(i);
+    int64_t next = inputs.size();
+    std::string program;
+    SmallVector<Value> exported;
+    SmallVector<int64_t> outputs;
+    for (Operation *op : group) {
+      Value r = op->getResult(0);
+      if (auto c = dyn_cast<ConstantOp>(op)) {
+        auto d = cast<DenseElementsAttr>(c.getValue());
+        name[r] = literal(d.getSplatValue<APFloat>().convertToDouble());
+        continue;
+      }
+      if (auto b = dyn_cast<BroadcastInDimOp>(op)) {
+        name[r] = name[b.getX()];
+        continue;
+      }
+      if (!program.empty())
+        program += "; ";
+      program += op->getName().stripDialect().str();
+      for (Value v : op->getOperands())
+        program += " " + name[v];
+      name[r] = "%" + std::to_string(next);
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inGroup.contains(u); })) {
+        exported.push_back(r);
+        outputs.push_back(next);
+      }
+      ++next;
+    }
+    if (exported.empty())
+      return;
+    OpBuilder b(group.back());
+    b.setInsertionPointAfter(group.back());
+    SmallVector<Type> types(exported.size(), exported.front().getType());
+    auto fusedOp = FusedElementwiseOp::create(b, group.back()->getLoc(), types,
+                                              inputs.getArrayRef(), b.getStringAttr(program),
+                                              b.getDenseI64ArrayAttr(outputs));
+    for (auto [old, repl] : llvm::zip(exported, fusedOp.getResults()))
+      old.replaceUsesWithIf(repl, [&](OpOperand &use) { return use.getOwner() != fusedOp; });
+    for (Operation *op : llvm::reverse(group)) {
+      if (op->use_empty()) {
+        op->erase();
+      }
+    }
+    replaced += llvm::count_if(program, [](char c) { return c == ';'; }) + 1;
+    ++fused;
+  }
+};
+
+} // namespace
+} // namespace mlir::hymo

@@ -1,0 +1,50 @@
+// RUN: hymo-opt %s -split-input-file -hymo-fuse-elementwise | FileCheck %s
+
+// A chain over one type becomes one kernel; the scalar broadcast becomes a
+// scalar input and the splat constant a literal.
+// CHECK-LABEL: func.func @chain(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<4x8xf32>, %[[G:[^:]*]]: tensor<4x8xf32>, %[[LR:[^:]*]]: tensor<f32>
+// CHECK-NOT: hymo.broadcast_in_dim
+// CHECK: %[[R:.*]] = hymo.fused_elementwise %[[W]], %[[G]], %[[LR]] {outputs = array<i64: 6>, program = "mul %0 0.10000000149011612; add %1 %3; mul %4 %2; sub %0 %5"}
+// CHECK-NEXT: return %[[R]]
+func.func @chain(%w: tensor<4x8xf32>, %g: tensor<4x8xf32>, %lr: tensor<f32>) -> tensor<4x8xf32> {
+  %wd = hymo.constant dense<0.1> : tensor<4x8xf32>
+  %d = hymo.mul %w, %wd : tensor<4x8xf32>
+  %u = hymo.add %g, %d : tensor<4x8xf32>
+  %lrb = hymo.broadcast_in_dim %lr {dims = array<i64>} : (tensor<f32>) -> tensor<4x8xf32>
+  %s = hymo.mul %u, %lrb : tensor<4x8xf32>
+  %r = hymo.sub %w, %s : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// Values used outside the group are results of the fused op; an op of
+// another kind that reads the group ends it.
+// CHECK-LABEL: func.func @exported(
+// CHECK: %[[F:.*]]:2 = hymo.fused_elementwise %{{.*}} {outputs = array<i64: 1, 2>, program = "exp %0; neg %1"}
+// CHECK: hymo.reduce_sum %[[F]]#0
+// CHECK: return %[[F]]#1
+func.func @exported(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
+  %e = hymo.exp %x : tensor<4xf32>
+  %n = hymo.neg %e : tensor<4xf32>
+  %s = hymo.reduce_sum %e {dims = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %n, %s : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// An unrelated op between members does not split the group; types do, and a
+// single op is left alone. Scalar (rank-0) arithmetic is not fused.
+// CHECK-LABEL: func.func @interleaved(
+// CHECK: hymo.mul %{{.*}}, %{{.*}} : tensor<f32>
+// CHECK: hymo.fused_elementwise {{.*}} program = "exp %0; sqrt %1"{{.*}} -> tensor<4xf32>
+// CHECK: hymo.neg %{{.*}} : tensor<8xf32>
+// CHECK-NOT: hymo.fused_elementwise
+func.func @interleaved(%x: tensor<4xf32>, %y: tensor<8xf32>, %s: tensor<f32>) -> (tensor<4xf32>, tensor<8xf32>, tensor<f32>) {
+  %e = hymo.exp %x : tensor<4xf32>
+  %t = hymo.mul %s, %s : tensor<f32>
+  %q = hymo.sqrt %e : tensor<4xf32>
+  %n = hymo.neg %y : tensor<8xf32>
+  return %q, %n, %t : tensor<4xf32>, tensor<8xf32>, tensor<f32>
+}
