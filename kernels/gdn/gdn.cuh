@@ -470,34 +470,14 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
             m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
             m[r] /= D;
           }
-          // dyp, then remove its (exactly zero) component along yp: keeps the
-          // D_skip gradient (a sum of dyp.v) free of rounding noise along yp
-          float pd[2] = {0.f, 0.f}, py[2] = {0.f, 0.f};
-#pragma unroll
-          for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int t = r0 + gq + (e >> 1) * 8;
-              const float r = ss[e >> 1];
-              dn[nt][e] = (t < n) ? r * (dn[nt][e] - acc[nt][e] * r * m[e >> 1]) : 0.f;
-              pd[e >> 1] = fmaf(dn[nt][e], acc[nt][e], pd[e >> 1]);
-              py[e >> 1] = fmaf(acc[nt][e], acc[nt][e], py[e >> 1]);
-            }
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            pd[r] += __shfl_xor_sync(0xffffffffu, pd[r], 1);
-            pd[r] += __shfl_xor_sync(0xffffffffu, pd[r], 2);
-            py[r] += __shfl_xor_sync(0xffffffffu, py[r], 1);
-            py[r] += __shfl_xor_sync(0xffffffffu, py[r], 2);
-            pd[r] = py[r] > 0.f ? pd[r] / py[r] : 0.f;
-          }
           float dsum = 0.f;
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-              const float dyp = dn[nt][e] - pd[e >> 1] * acc[nt][e];
+              const float r = ss[e >> 1];
+              const float dyp = (t < n) ? r * (dn[nt][e] - acc[nt][e] * r * m[e >> 1]) : 0.f;
               sdo[t * P::FD + d] = dyp;
               if (t < n) p.dObuf[((tok0 + t) * p.H + h) * D + d] = dyp;
               dsum += dyp * IO<Tin>::cv(sv[t * P::LD + d]);
