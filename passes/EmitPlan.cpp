@@ -136,6 +136,7 @@ public:
       for (auto &f : functions)
         stats->peakBytes[f.name] = f.peak;
       stats->unplannedBytes = unplanned;
+      stats->reshapeViews = aliases;
       for (const Buffer &b : buffers)
         if (b.storage == "param" || b.storage == "state" || b.storage == "input")
           stats->persistentBytes += b.bytes;
@@ -335,6 +336,15 @@ private:
     end = index;
     for (Value v : ret.getOperands())
       lastUse[v] = end;
+    // A reshape of an arena value is a view of the same bytes (below): the
+    // source lives as long as the view.
+    SmallVector<Operation *> ops;
+    for (Operation &op : body)
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (auto r = dyn_cast<ReshapeOp>(op))
+        if (r.getX().getDefiningOp() && lastUse.count(r.getOut()))
+          lastUse[r.getX()] = std::max(lastUse[r.getX()], lastUse[r.getOut()]);
 
     // Result names for output buffers.
     llvm::DenseMap<Value, std::string> resultName;
@@ -368,8 +378,8 @@ private:
       for (unsigned a = 0; a < func.getNumArguments(); ++a)
         if (bufferOf.lookup(func.getArgument(a)) == it->second)
           old = func.getArgument(a);
-      bool inPlace = def && !isa<ConstantOp>(def) && def->getNumResults() == 1 &&
-                     !donateTo.count(v) && old;
+      bool inPlace = def && !isa<ConstantOp>(def) && !donateTo.count(v) && old &&
+                     (def->getNumResults() == 1 || isa<FusedElementwiseOp>(def));
       if (inPlace) {
         int64_t at = opIndex[def];
         int64_t oldLast = -1;
@@ -377,8 +387,10 @@ private:
           if (user != ret.getOperation())
             oldLast = std::max(oldLast, opIndex[user]);
         bool readsOld = llvm::is_contained(def->getOperands(), old);
-        inPlace = oldLast < at ||
-                  (oldLast == at && readsOld && def->hasTrait<OpTrait::Elementwise>());
+        // Elementwise kernels (fused ones too) read each element before
+        // writing it, so they may overwrite an operand.
+        bool elementwise = def->hasTrait<OpTrait::Elementwise>() || isa<FusedElementwiseOp>(def);
+        inPlace = oldLast < at || (oldLast == at && readsOld && elementwise);
         for (Operation *user : old.getUsers())
           if (user == ret.getOperation())
             inPlace = false; // the old value is also returned
@@ -417,6 +429,20 @@ private:
         bufferOf[c.getOut()] = *id;
         ++index;
         continue;
+      }
+      if (auto r = dyn_cast<ReshapeOp>(op)) {
+        auto src = bufferOf.find(r.getX());
+        if (src != bufferOf.end() && buffers[src->second].storage == "arena" &&
+            !resultName.count(r.getOut()) && !donateTo.count(r.getOut())) {
+          FailureOr<int64_t> id = newBuffer(&op, r.getType(), f.name + ":%" + std::to_string(counter++), "arena");
+          if (failed(id))
+            return failure();
+          buffers[*id].offset = buffers[src->second].offset;
+          bufferOf[r.getOut()] = *id;
+          ++aliases;
+          ++index;
+          continue;
+        }
       }
       if (op.getDialect() != module->getContext()->getLoadedDialect<HymoDialect>())
         return op.emitError() << "plan: only hymo ops can be planned, got " << op.getName();
@@ -520,7 +546,7 @@ private:
   std::vector<std::pair<std::string, int64_t>> params;
   std::map<std::string, std::string> optimizers;
   std::vector<Function> functions;
-  int64_t arenaBytes = 0, unplanned = 0;
+  int64_t arenaBytes = 0, unplanned = 0, aliases = 0;
   bool failed_ = false;
 };
 
@@ -546,7 +572,8 @@ struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
       llvm::errs() << "hymo plan: " << stats.calls << " calls, arena "
                    << stats.arenaBytes << " bytes planned (peak), "
                    << stats.unplannedBytes << " bytes without reuse, persistent "
-                   << stats.persistentBytes << " bytes\n";
+                   << stats.persistentBytes << " bytes, " << stats.reshapeViews
+                   << " reshapes as views\n";
       for (auto &[name, peak] : stats.peakBytes)
         llvm::errs() << "hymo plan:   @" << name << " peak " << peak << " bytes\n";
     }

@@ -104,7 +104,10 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
   }
 
   void emit(ArrayRef<Operation *> group, const llvm::SmallPtrSetImpl<Operation *> &inGroup) {
-    if (llvm::count_if(group, isCompute) < 2)
+    // Worth a kernel: two computing ops, or one that would otherwise read a
+    // materialised broadcast or splat constant.
+    int64_t compute = llvm::count_if(group, isCompute);
+    if (compute < 1 || (compute < 2 && compute == static_cast<int64_t>(group.size())))
       return;
     // Inputs: values from outside the group (broadcasts contribute their
     // scalar operand; constants become literals).

@@ -19,6 +19,7 @@ struct PlanStats {
   int64_t unplannedBytes = 0;              // sum of all arena values, no reuse
   int64_t persistentBytes = 0;             // params, state, inputs
   int64_t calls = 0;
+  int64_t reshapeViews = 0;                // reshapes that became views, no call
 };
 
 /// Emits the plan JSON for every function of `module`. Fails (with a

@@ -456,7 +456,9 @@ LogicalResult TrainStepPass::buildUpdate() {
         if (cubic) {
           X = m.axpby(1.5, X, -0.5, m.matmul(A, X, false, false));
         } else {
-          Value Bm = m.axpby(-4.7750, A, 2.0315, m.matmul(A, A, false, false));
+          // A is symmetric, so A^2 = A A^T: the runtime computes it (and
+          // X X^T) as a symmetric rank-k product, half the multiplies.
+          Value Bm = m.axpby(-4.7750, A, 2.0315, m.matmul(A, A, false, true));
           X = m.axpby(3.4445, X, 1.0, m.matmul(Bm, X, false, false));
         }
       }

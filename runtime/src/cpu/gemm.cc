@@ -39,7 +39,38 @@ void loop_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
   });
 }
 
+// Copies the upper triangle onto the lower one.
+template <class T>
+void mirror_upper(int64_t n, T* c, int64_t ldc) {
+  for (int64_t i = 1; i < n; ++i)
+    for (int64_t j = 0; j < i; ++j) c[i * ldc + j] = c[j * ldc + i];
+}
+
 }  // namespace
+
+#ifdef HYMO_HAVE_CBLAS
+template <>
+void syrk<float>(bool trans, int64_t n, int64_t k, const float* a, int64_t lda, float* c, int64_t ldc,
+                 ThreadPool&) {
+  cblas_ssyrk(CblasRowMajor, CblasUpper, trans ? CblasTrans : CblasNoTrans, int(n), int(k), 1.0f, a, int(lda),
+              0.0f, c, int(ldc));
+  mirror_upper(n, c, ldc);
+}
+template <>
+void syrk<double>(bool trans, int64_t n, int64_t k, const double* a, int64_t lda, double* c, int64_t ldc,
+                  ThreadPool&) {
+  cblas_dsyrk(CblasRowMajor, CblasUpper, trans ? CblasTrans : CblasNoTrans, int(n), int(k), 1.0, a, int(lda),
+              0.0, c, int(ldc));
+  mirror_upper(n, c, ldc);
+}
+#else
+template <class T>
+void syrk(bool trans, int64_t n, int64_t k, const T* a, int64_t lda, T* c, int64_t ldc, ThreadPool& pool) {
+  loop_gemm(trans, !trans, n, n, k, T(1), a, lda, a, lda, T(0), c, ldc, pool);
+}
+template void syrk<float>(bool, int64_t, int64_t, const float*, int64_t, float*, int64_t, ThreadPool&);
+template void syrk<double>(bool, int64_t, int64_t, const double*, int64_t, double*, int64_t, ThreadPool&);
+#endif
 
 #ifdef HYMO_HAVE_CBLAS
 template <>

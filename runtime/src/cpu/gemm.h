@@ -14,6 +14,13 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
           const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
           int64_t ldc, ThreadPool& pool);
 
+// C = op(A) op(A)^T (n x n, symmetric; op(A) n x k, trans: A stored k x n):
+// the symmetric rank-k product, half the multiplies of gemm, through
+// CBLAS syrk (both triangles written).
+template <class T>
+void syrk(bool trans, int64_t n, int64_t k, const T* a, int64_t lda, T* c,
+          int64_t ldc, ThreadPool& pool);
+
 // True when gemm goes through CBLAS.
 bool gemm_uses_blas();
 const char* gemm_backend_name();

@@ -46,6 +46,14 @@ Status k_matmul(const KernelArgs& a) {
     const int64_t n = tb ? bs[r - 2] : bs[r - 1];
     const int64_t lda = as[r - 1], ldb = bs[r - 1];
     const int64_t sa = as[r - 1] * as[r - 2], sb = bs[r - 1] * bs[r - 2], sc = m * n;
+    // X X^T or X^T X of one operand is symmetric: syrk does half the work
+    // (Newton-Schulz's Gram matrices; the compiler writes A^2 of a symmetric
+    // A as A A^T to land here too).
+    if (a.in[0].data == a.in[1].data && ta != tb) {
+      for (int64_t i = 0; i < batch; ++i)
+        syrk<T>(ta, m, k, a.in[0].as<T>() + i * sa, lda, a.out[0].as<T>() + i * sc, n, a.pool);
+      return ok_status();
+    }
     for (int64_t i = 0; i < batch; ++i)
       gemm<T>(ta, tb, m, n, k, T(1), a.in[0].as<T>() + i * sa, lda, a.in[1].as<T>() + i * sb, ldb, T(0),
               a.out[0].as<T>() + i * sc, n, a.pool);
