@@ -21,7 +21,7 @@ using hymo::rt::Error;
 
 struct ExecOptions {
   std::string plan;
-  std::string function;
+  std::vector<std::string> functions;
   std::vector<std::string> inputs, values, prints, saves;
   int threads = 0;
   int repeat = 1;
@@ -63,13 +63,16 @@ std::string type_text(const hymo::rt::HostTensor& t) {
 
 void run_exec(const ExecOptions& o) {
   hymo::rt::Plan plan = hymo::rt::load_plan(o.plan);
-  const hymo::rt::Function* fn = plan.find_function(o.function);
-  if (!fn) {
-    std::string have;
-    for (const auto& f : plan.functions) have += (have.empty() ? "" : ", ") + f.name;
-    throw Error("--function: no function '" + o.function + "' in " + o.plan + " (have: " + have + ")");
+  std::vector<int64_t> outputs;
+  for (const std::string& name : o.functions) {
+    const hymo::rt::Function* fn = plan.find_function(name);
+    if (!fn) {
+      std::string have;
+      for (const auto& f : plan.functions) have += (have.empty() ? "" : ", ") + f.name;
+      throw Error("--function: no function '" + name + "' in " + o.plan + " (have: " + have + ")");
+    }
+    outputs = fn->outputs;  // the last function's outputs are printed by default
   }
-  std::vector<int64_t> outputs = fn->outputs;
   hymo::rt::ExecutorOptions eo;
   eo.num_threads = o.threads;
   hymo::rt::CpuExecutor ex(std::move(plan), eo);
@@ -108,7 +111,8 @@ void run_exec(const ExecOptions& o) {
     }
     ex.set_values(name, vals);
   }
-  for (int r = 0; r < o.repeat; ++r) ex.run(o.function);
+  for (int r = 0; r < o.repeat; ++r)
+    for (const std::string& name : o.functions) ex.run(name);
 
   std::vector<std::string> prints = o.prints;
   if (prints.empty())
@@ -129,7 +133,9 @@ void add_exec_command(CLI::App& app) {
   auto o = std::make_shared<ExecOptions>();
   auto* cmd = app.add_subcommand("exec", "run one function of a plan on the CPU and print buffers");
   cmd->add_option("plan", o->plan, "plan file (JSON)")->required();
-  cmd->add_option("-f,--function", o->function, "function to run (e.g. micro_step)")->required();
+  cmd->add_option("-f,--function", o->functions,
+                  "function to run (e.g. micro_step); repeat to run several in order (micro_step, update)")
+      ->required();
   cmd->add_option("--input", o->inputs, "name=FILE: set a buffer from FILE.npy or a raw file of its bytes");
   cmd->add_option("--value", o->values, "name=v1,v2,...: set a buffer from literal values");
   cmd->add_option("--print", o->prints, "buffer to print after the run (default: the function's outputs)");
