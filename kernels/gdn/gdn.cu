@@ -1,5 +1,7 @@
 // hymo GDN launchers: shape checks, workspace layout, dispatch.
+#include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 
 #include "gdn.h"
@@ -85,6 +87,12 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   return p;
 }
 
+bool misaligned(std::initializer_list<const void*> ps) {
+  for (const void* p : ps)
+    if (p && (reinterpret_cast<uintptr_t>(p) & 15u)) return true;
+  return false;
+}
+
 cudaError_t fail(const std::string& msg) {
   g_err = msg;
   return cudaErrorInvalidValue;
@@ -155,6 +163,8 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
   if (!a.v || !a.b || !a.c || !a.gate || !a.A_log || !a.out || !workspace ||
       (s.fused && (!a.z || !a.dt_bias || !a.D_skip || !a.w_y)))
     return fail("gdn_forward: null pointer argument");
+  if (misaligned({a.v, a.b, a.c, a.z, a.out, workspace}))
+    return fail("gdn_forward: expected 16-byte aligned v, b, c, z, out and workspace");
   const Layout L = layout(s);
   const dev::KParams p = make_params(s, L, a, workspace);
   return dispatch(s, 0, true, p, stream);
@@ -170,6 +180,8 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
       (s.fused && (!in.z || !in.dt_bias || !in.D_skip || !in.w_y || !a.dz || !a.ddt_bias ||
                    !a.dD_skip || !a.dw_y)))
     return fail("gdn_backward: null pointer argument");
+  if (misaligned({in.v, in.b, in.c, in.z, workspace}))
+    return fail("gdn_backward: expected 16-byte aligned v, b, c, z and workspace");
   const Layout L = layout(s);
   dev::KParams p = make_params(s, L, in, workspace);
   p.dout = a.dout; p.dv = a.dv; p.db = a.db; p.dc = a.dc; p.dgate = a.dgate; p.dz = a.dz;
