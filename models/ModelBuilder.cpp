@@ -146,6 +146,7 @@ private:
   Value moeFfn(const std::string &p, Value u);
   Value layer(const std::string &p, char kind, Value x);
   Value logitsOf(Value h) { return linear(rmsNorm(h, normF), head); }
+  void buildLogitsFunction(func::FuncOp forward);
 
   MLIRContext &ctx;
   const Config &cfg;
@@ -314,7 +315,9 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
   for (int64_t i = 0; i < m.n_layers; ++i)
     x = layer("layers." + std::to_string(i) + ".", m.layerKind(i), x);
 
-  Value lossMain = crossEntropy(slice(logitsOf(x), {0, 0, 0}, {B, T - 1, m.vocab_size}),
+  Value mainLogits = logitsOf(x);
+  mainLogits.getDefiningOp()->setAttr(kMainLogitsAttr, b.getUnitAttr());
+  Value lossMain = crossEntropy(slice(mainLogits, {0, 0, 0}, {B, T - 1, m.vocab_size}),
                                 slice(tokens, {0, 1}, {B, T}));
   Value loss = lossMain;
   SmallVector<Value> mtpLosses;
@@ -361,7 +364,36 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
   for (const std::string &n : resultNames)
     resAttrs.push_back(b.getDictionaryAttr(b.getNamedAttr(kNameAttr, b.getStringAttr(n))));
   func.setAllResultAttrs(resAttrs);
+  buildLogitsFunction(func);
   return module;
+}
+
+/// @logits: the same arguments, the trunk's logits [B,T,V] (for eval tools
+/// and the PyTorch interop check); everything else of the forward is dead
+/// and removed.
+void ForwardBuilder::buildLogitsFunction(func::FuncOp forward) {
+  b.setInsertionPointAfter(forward);
+  auto fn = cast<func::FuncOp>(b.clone(*forward));
+  fn.setSymName("logits");
+  Block &body = fn.getBody().front();
+  Value logits;
+  for (Operation &op : body)
+    if (op.hasAttr(kMainLogitsAttr))
+      logits = op.getResult(0);
+  Operation *ret = body.getTerminator();
+  b.setInsertionPoint(ret);
+  b.create<func::ReturnOp>(loc, logits);
+  ret->erase();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops))
+    if (op->use_empty())
+      op->erase();
+  fn.setType(b.getFunctionType(fn.getArgumentTypes(), {logits.getType()}));
+  SmallVector<Attribute> resAttrs{
+      b.getDictionaryAttr(b.getNamedAttr(kNameAttr, b.getStringAttr("logits")))};
+  fn.setAllResultAttrs(resAttrs);
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 // Builds the forward graph of one HyMo micro-batch (spec §2) in the hymo
-// dialect: `func.func @forward(params..., tokens) -> (loss, ...)`.
+// dialect: `func.func @forward(params..., tokens) -> (loss, ...)`, and
+// `func.func @logits(params..., tokens) -> logits [B,T,V]` (the trunk's
+// next-token logits, for evaluation tools).
 #pragma once
 
 #include "models/Config.h"
@@ -24,6 +26,8 @@ inline constexpr const char *kOptimizerAttr = "hymo.optimizer"; // normuon|adamw
 /// Initial value rule (spec §2.5): `uniform:B` (U(-B, B)), `normal:S`
 /// (N(0, S^2)), `fill:V`, `zeros`, or `a_log` (row h holds log(h+1)).
 inline constexpr const char *kInitAttr = "hymo.init";
+/// On the op computing the trunk's logits (before the slice for the loss).
+inline constexpr const char *kMainLogitsAttr = "hymo.main_logits";
 /// On the module: the resolved config as JSON (carried into the plan).
 inline constexpr const char *kConfigAttr = "hymo.config";
 /// On each hymo.moe_route: the MoE layer's name prefix (`layers.3.ffn`).
