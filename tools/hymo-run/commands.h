@@ -11,6 +11,8 @@ void add_inspect_command(CLI::App& app);
 void add_exec_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 // The --version text (build features).
 std::string version_text();

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   hymo_run::add_exec_command(app);
   hymo_run::add_compile_command(app);
   hymo_run::add_train_command(app);
+  hymo_run::add_eval_command(app);
+  hymo_run::add_report_command(app);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);

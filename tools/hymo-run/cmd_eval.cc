@@ -1,0 +1,213 @@
+// hymo-run eval --ckpt CKPT --data PATH [--max-tokens N] [--device cpu|cuda]
+//               [--json] [--plan PLAN] [--save-logits FILE.npy] [--threads K]
+// The next-token loss and perplexity of a checkpoint on held-out data
+// (docs/eval.md). The config comes from the checkpoint's metadata: the plan
+// next to the checkpoint (RUN/plan.json) is reused when its config is the
+// checkpoint's, otherwise the config is compiled again (as `train` does).
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "compile_plan.h"
+#include "eval_core.h"
+#include "hymo/rt/api.h"
+#include "hymo/rt/checkpoint.h"
+#include "hymo/rt/safetensors.h"
+
+namespace hymo_run {
+namespace {
+
+using hymo::rt::Error;
+using hymo::rt::throw_if_error;
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+struct EvalOptions {
+  std::string ckpt, data, device = "cpu", plan, save_logits;
+  int64_t max_tokens = 0;
+  bool json_only = false;
+  int threads = 0;
+};
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool is_file(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+std::string dir_of(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? "." : s == 0 ? "/" : p.substr(0, s);
+}
+
+// --ckpt accepts a run directory too (RUN or RUN/checkpoints): its latest
+// step_N.safetensors.
+std::string resolve_ckpt(const std::string& arg) {
+  if (is_file(arg)) return arg;
+  if (!is_dir(arg)) throw Error("--ckpt " + arg + ": no such file");
+  const std::string cdir = is_dir(arg + "/checkpoints") ? arg + "/checkpoints" : arg;
+  int64_t best = -1;
+  std::string best_path;
+  if (DIR* d = ::opendir(cdir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      const std::string pre = "step_", suf = ".safetensors";
+      if (n.size() <= pre.size() + suf.size() || n.compare(0, pre.size(), pre) != 0 ||
+          n.compare(n.size() - suf.size(), suf.size(), suf) != 0)
+        continue;
+      std::string mid = n.substr(pre.size(), n.size() - pre.size() - suf.size());
+      if (mid.empty() || mid.size() > 15 || mid.find_first_not_of("0123456789") != std::string::npos) continue;
+      int64_t s = std::stoll(mid);
+      if (s > best) best = s, best_path = cdir + "/" + n;
+    }
+    ::closedir(d);
+  }
+  if (best < 0) throw Error("--ckpt " + arg + ": a directory without step_N.safetensors checkpoints");
+  return best_path;
+}
+
+json ckpt_config(const hymo::rt::SafetensorsFile& f) {
+  auto fmt = f.metadata().find("format");
+  if (fmt == f.metadata().end() || fmt->second != hymo::rt::kCheckpointFormat)
+    throw Error("checkpoint " + f.path() + ": not a hymo checkpoint (metadata format is not " +
+                hymo::rt::kCheckpointFormat + ")");
+  auto it = f.metadata().find("config");
+  if (it == f.metadata().end()) throw Error("checkpoint " + f.path() + ": metadata holds no config");
+  json c = json::parse(it->second, nullptr, false);
+  if (c.is_discarded() || !c.is_object())
+    throw Error("checkpoint " + f.path() + ": metadata config is not a JSON object (corrupt?)");
+  return c;
+}
+
+// The plan for the checkpoint's config: --plan, else RUN/plan.json next to
+// RUN/checkpoints/ when its config equals the checkpoint's and it has
+// `logits`, else compiled from the config into a temporary directory.
+// `how` says which.
+hymo::rt::Plan obtain_plan(const EvalOptions& o, const std::string& ckpt, const json& config, std::string* how) {
+  hymo::rt::Plan plan;
+  auto config_of = [](const hymo::rt::Plan& p) { return json::parse(p.config_json, nullptr, false); };
+  if (!o.plan.empty()) {
+    if (!is_file(o.plan)) throw Error("--plan " + o.plan + ": no such file");
+    throw_if_error(hymo::rt::load_plan_status(o.plan, &plan).with_context(o.plan));
+    if (config_of(plan) != config)
+      throw Error("--plan " + o.plan + " was compiled from another config than checkpoint " + ckpt +
+                  "'s; drop --plan to compile the checkpoint's config");
+    *how = o.plan;
+    return plan;
+  }
+  const std::string next = dir_of(dir_of(ckpt)) + "/plan.json";
+  if (is_file(next) && hymo::rt::load_plan_status(next, &plan).ok() && config_of(plan) == config &&
+      plan.find_function("logits")) {
+    *how = next + " (next to the checkpoint)";
+    return plan;
+  }
+  if (!compiler_available())
+    throw Error("checkpoint " + ckpt +
+                ": no matching plan next to it and this build has no compiler (CMake HYMO_COMPILER off); compile "
+                "one where hymo-opt is built and pass it with --plan, or set $HYMO_OPT");
+  char tmpl[] = "/tmp/hymo-eval-XXXXXX";
+  const char* tmp_dir = ::mkdtemp(tmpl);
+  if (!tmp_dir) throw Error("cannot create a temporary directory under /tmp");
+  const std::string tmp = tmp_dir, cfg = tmp + "/config.json", out = tmp + "/plan.json";
+  auto cleanup = [&] {
+    ::unlink(cfg.c_str());
+    ::unlink(out.c_str());
+    ::rmdir(tmp.c_str());
+  };
+  try {
+    std::ofstream(cfg) << config.dump(2);
+    compile_plan({cfg, {}, "", out});
+    throw_if_error(hymo::rt::load_plan_status(out, &plan).with_context(out));
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+  cleanup();
+  *how = "compiled from the checkpoint's config";
+  return plan;
+}
+
+void run_eval(const EvalOptions& o) {
+  if (o.device != "cpu") {
+    if (o.device == "cuda") throw Error("--device cuda: the CUDA backend is not built yet; use --device cpu");
+    throw Error("--device " + o.device + ": expected cpu or cuda");
+  }
+  if (o.max_tokens < 0) throw Error("--max-tokens must be positive, got " + std::to_string(o.max_tokens));
+  const std::string ckpt = resolve_ckpt(o.ckpt);
+  std::unique_ptr<hymo::rt::SafetensorsFile> f;
+  throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &f));
+  const json config = ckpt_config(*f);
+  std::string how;
+  hymo::rt::Plan plan = obtain_plan(o, ckpt, config, &how);
+  int64_t B = 0, T = 0, V = 0;
+  eval_plan_shape(plan, how, &B, &T, &V);
+  Evaluator ev(o.data, o.max_tokens, B, T, V);
+
+  hymo::rt::ExecutorOptions eo;
+  eo.num_threads = o.threads;
+  hymo::rt::CpuExecutor ex(std::move(plan), eo);
+  throw_if_error(hymo::rt::load_param_table(&ex, *f));
+  if (!o.json_only) std::fprintf(stderr, "hymo-run eval: %s, plan %s\n", ckpt.c_str(), how.c_str());
+
+  hymo::rt::HostTensor first;
+  EvalResult r = ev.run(ex, o.save_logits.empty() ? nullptr : &first);
+  if (!o.save_logits.empty()) throw_if_error(hymo::rt::write_npy(o.save_logits, first));
+
+  auto meta = [&](const char* k) {
+    auto it = f->metadata().find(k);
+    return it == f->metadata().end() ? std::string() : it->second;
+  };
+  ojson j = ojson::object();
+  j["ckpt"] = ckpt;
+  std::string step = meta("step");
+  if (!step.empty() && step.find_first_not_of("0123456789") == std::string::npos && step.size() < 18)
+    j["step"] = std::stoll(step);
+  else
+    j["step"] = nullptr;
+  j["data"] = ev.name();
+  j["loss_main"] = std::isfinite(r.loss_main) ? ojson(r.loss_main) : ojson(nullptr);
+  j["perplexity"] = std::isfinite(r.perplexity) ? ojson(r.perplexity) : ojson(nullptr);
+  j["predictions"] = r.predictions;
+  j["tokens"] = r.tokens_used;
+  j["file_tokens"] = ev.file_tokens();
+  j["rows"] = r.rows;
+  j["seq_len"] = T;
+  j["batch"] = B;
+  j["batches"] = r.batches;
+  j["padded_rows"] = r.padded_rows;
+  j["seconds"] = r.seconds;
+  j["tokens_per_s"] = r.seconds > 0 ? ojson(double(r.tokens_used) / r.seconds) : ojson(nullptr);
+  if (!o.json_only)
+    std::printf("eval %s: loss_main %.4f  perplexity %.3f  (%lld predictions in %lld rows of %lld, %lld batches, "
+                "%.1fs)\n",
+                ev.name().c_str(), r.loss_main, r.perplexity, (long long)r.predictions, (long long)r.rows,
+                (long long)T, (long long)r.batches, r.seconds);
+  std::printf("%s\n", j.dump().c_str());
+}
+
+}  // namespace
+
+void add_eval_command(CLI::App& app) {
+  auto o = std::make_shared<EvalOptions>();
+  auto* cmd = app.add_subcommand("eval", "loss and perplexity of a checkpoint on held-out data (docs/eval.md)");
+  cmd->add_option("--ckpt", o->ckpt, "checkpoint (step_N.safetensors), or a run directory (its latest)")->required();
+  cmd->add_option("--data", o->data, "held-out data: a text file (bytes), a token shard, or 'default'")->required();
+  cmd->add_option("--max-tokens", o->max_tokens, "use only the first N tokens of --data (N >= seq_len)");
+  cmd->add_option("--device", o->device, "cpu|cuda (default cpu)");
+  cmd->add_flag("--json", o->json_only, "print only the JSON line (no progress or text line)");
+  cmd->add_option("--plan", o->plan, "run this plan (compiled from the checkpoint's config) instead of compiling");
+  cmd->add_option("--save-logits", o->save_logits, "write the first batch's logits [B,T,V] to FILE.npy");
+  cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)");
+  cmd->callback([o] { run_eval(*o); });
+}
+
+}  // namespace hymo_run
