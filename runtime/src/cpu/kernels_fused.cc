@@ -3,6 +3,8 @@
 // block before the next (loops the compiler vectorises), with its operands
 // either a block of a register / full-shape input or a broadcast scalar.
 #include <cmath>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cpu/kernels.h"
@@ -29,26 +31,33 @@ struct Src {
   T at(int64_t i) const { return scalar ? *p : p[i]; }
 };
 
+// A register row never aliases the operands of the instruction writing it
+// (it is a fresh row), hence __restrict__: the loops vectorise.
 template <class T, class F>
-void loop1(T* z, Src<T> a, int64_t n, F f) {
+inline void loop1(T* __restrict__ z, Src<T> a, int64_t n, F f) {
   if (a.scalar) {
     T v = f(*a.p);
     for (int64_t i = 0; i < n; ++i) z[i] = v;
   } else {
-    for (int64_t i = 0; i < n; ++i) z[i] = f(a.p[i]);
+    const T* __restrict__ x = a.p;
+    for (int64_t i = 0; i < n; ++i) z[i] = f(x[i]);
   }
 }
 
 template <class T, class F>
-void loop2(T* z, Src<T> a, Src<T> b, int64_t n, F f) {
+inline void loop2(T* __restrict__ z, Src<T> a, Src<T> b, int64_t n, F f) {
   if (!a.scalar && !b.scalar) {
-    for (int64_t i = 0; i < n; ++i) z[i] = f(a.p[i], b.p[i]);
+    const T* __restrict__ x = a.p;
+    const T* __restrict__ y = b.p;
+    for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y[i]);
   } else if (!a.scalar) {
+    const T* __restrict__ x = a.p;
     T y = *b.p;
-    for (int64_t i = 0; i < n; ++i) z[i] = f(a.p[i], y);
+    for (int64_t i = 0; i < n; ++i) z[i] = f(x[i], y);
   } else if (!b.scalar) {
     T x = *a.p;
-    for (int64_t i = 0; i < n; ++i) z[i] = f(x, b.p[i]);
+    const T* __restrict__ y = b.p;
+    for (int64_t i = 0; i < n; ++i) z[i] = f(x, y[i]);
   } else {
     T v = f(*a.p, *b.p);
     for (int64_t i = 0; i < n; ++i) z[i] = v;
@@ -56,7 +65,7 @@ void loop2(T* z, Src<T> a, Src<T> b, int64_t n, F f) {
 }
 
 template <class T>
-void run_instruction(const FusedInstruction& in, T* z, const Src<T>* s, int64_t n) {
+inline void run_instruction(const FusedInstruction& in, T* __restrict__ z, const Src<T>* s, int64_t n) {
   switch (in.op) {
     case FusedOp::kNeg: return loop1(z, s[0], n, [](T x) { return -x; });
     case FusedOp::kExp: return loop1(z, s[0], n, [](T x) { return std::exp(x); });
@@ -82,17 +91,62 @@ void run_instruction(const FusedInstruction& in, T* z, const Src<T>* s, int64_t 
     case FusedOp::kMin:
       return loop2(z, s[0], s[1], n, [](T x, T y) { return (std::isnan(x) || std::isnan(y)) ? x + y : (x < y ? x : y); });
     case FusedOp::kGreater: return loop2(z, s[0], s[1], n, [](T x, T y) { return x > y ? T(1) : T(0); });
-    case FusedOp::kSelect:
-      for (int64_t i = 0; i < n; ++i) z[i] = s[0].at(i) != T(0) ? s[1].at(i) : s[2].at(i);
+    case FusedOp::kSelect: {
+      // The common shapes without a per-element branch on the strides.
+      if (!s[0].scalar && !s[1].scalar && !s[2].scalar) {
+        const T *c = s[0].p, *x = s[1].p, *y = s[2].p;
+        for (int64_t i = 0; i < n; ++i) z[i] = c[i] != T(0) ? x[i] : y[i];
+      } else if (s[0].scalar) {
+        Src<T> pick = *s[0].p != T(0) ? s[1] : s[2];
+        loop1(z, pick, n, [](T x) { return x; });
+      } else {
+        for (int64_t i = 0; i < n; ++i) z[i] = s[0].p[i] != T(0) ? s[1].at(i) : s[2].at(i);
+      }
       return;
+    }
   }
 }
 
+// One instruction over a block, compiled for the widest vector unit the CPU
+// has (the runtime ships to machines it was not built on, so no -march).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HYMO_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HYMO_VECTOR_CLONES
+#endif
+HYMO_VECTOR_CLONES void run_f32(const FusedInstruction& in, float* z, const Src<float>* s, int64_t n) {
+  run_instruction<float>(in, z, s, n);
+}
+HYMO_VECTOR_CLONES void run_f64(const FusedInstruction& in, double* z, const Src<double>* s, int64_t n) {
+  run_instruction<double>(in, z, s, n);
+}
+inline void run_any(const FusedInstruction& in, float* z, const Src<float>* s, int64_t n) { run_f32(in, z, s, n); }
+inline void run_any(const FusedInstruction& in, double* z, const Src<double>* s, int64_t n) { run_f64(in, z, s, n); }
+
+// Parsed programs by call: a plan's calls live as long as its executor, and
+// the parse costs more than a small kernel. Keyed by the Call's address and
+// checked against the text, so a reused address never returns a stale parse.
+const std::vector<FusedInstruction>* cached_program(const KernelArgs& a, Status* st) {
+  struct Entry {
+    std::string text;
+    std::vector<FusedInstruction> prog;
+  };
+  thread_local std::unordered_map<const Call*, Entry> cache;
+  const std::string& text = a.call.attrs.at("program").s;
+  auto it = cache.find(&a.call);
+  if (it != cache.end() && it->second.text == text) return &it->second.prog;
+  Entry e{text, {}};
+  *st = parse_fused_program(text, int64_t(a.in.size()), &e.prog);
+  if (!st->ok()) return nullptr;
+  if (cache.size() > 65536) cache.clear();
+  return &(cache[&a.call] = std::move(e)).prog;
+}
+
 Status k_fused(const KernelArgs& a) {
-  std::vector<FusedInstruction> prog;
-  const Attr& text = a.call.attrs.at("program");
-  Status st = parse_fused_program(text.s, int64_t(a.in.size()), &prog);
-  if (!st.ok()) return a.error(st.message());
+  Status st = ok_status();
+  const std::vector<FusedInstruction>* cached = cached_program(a, &st);
+  if (!cached) return a.error(st.message());
+  const std::vector<FusedInstruction>& prog = *cached;
   std::vector<int64_t> outputs = a.attr_ints("outputs");
   return dispatch_float(a.out[0].dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -119,7 +173,7 @@ Status k_fused(const KernelArgs& a) {
           Src<T> s[3];
           for (int k = 0; k < prog[i].arity; ++k, ++lit)
             s[k] = prog[i].operand[k].is_register ? reg_src(prog[i].operand[k].reg) : Src<T>{&literals[lit], true};
-          run_instruction(prog[i], regs.data() + i * kBlock, s, n);
+          run_any(prog[i], regs.data() + i * kBlock, s, n);
         }
         for (size_t o = 0; o < outputs.size(); ++o) {
           Src<T> s = reg_src(outputs[o]);
