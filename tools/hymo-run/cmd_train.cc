@@ -24,6 +24,7 @@
 
 #include "commands.h"
 #include "compile_plan.h"
+#include "eval_core.h"
 #include "hymo/rt/api.h"
 #include "hymo/rt/checkpoint.h"
 #include "hymo/rt/data.h"
@@ -50,6 +51,8 @@ struct TrainOptions {
   std::string plan;
   int threads = 0;
   int64_t log_every = 10;
+  std::string eval_data;  // held-out loss every eval_interval steps (docs/eval.md)
+  int64_t eval_interval = 0, eval_max_tokens = 0;
 };
 
 // ---------------------------------------------------------------------------
@@ -232,6 +235,7 @@ class Trainer {
   std::unique_ptr<hymo::rt::CpuExecutor> ex_;
   hymo::rt::TokenData data_;
   std::unique_ptr<hymo::rt::Batcher> batcher_;
+  std::unique_ptr<Evaluator> eval_;
   int64_t B_ = 0, T_ = 0, G_ = 1, vocab_ = 0, nan_limit_ = 5, total_steps_ = 0;
   bool nan_skip_ = true;
   std::string precision_;
@@ -436,6 +440,14 @@ void Trainer::run() {
   for (const char* b : {"micro_step:loss", "update:loss", "update:loss_main", "update:grad_norm", "update:lr_muon",
                         "update:lr_adamw"})
     require_buffer(b);
+  if (!o_.eval_data.empty()) {
+    if (o_.eval_interval < 1) throw Error("--eval-data needs --eval-interval N (N >= 1)");
+    int64_t eb = 0, et = 0, ev = 0;
+    eval_plan_shape(plan_, plan_path_, &eb, &et, &ev);
+    eval_ = std::make_unique<Evaluator>(o_.eval_data, o_.eval_max_tokens, eb, et, ev);
+  } else if (o_.eval_interval != 0 || o_.eval_max_tokens != 0) {
+    throw Error("--eval-interval / --eval-max-tokens need --eval-data PATH");
+  }
 
   if (resume_ckpt_) {
     std::vector<std::string> diffs;
@@ -537,6 +549,15 @@ void Trainer::run() {
     rec["skipped"] = skipped;
     rec["tokens_per_s"] = num(double(B_ * T_ * G_) / dt);
     rec["step_s"] = dt;
+    if (eval_ && (step_ % o_.eval_interval == 0 || s + 1 == n_steps)) {
+      EvalResult er = eval_->run(*ex_);
+      rec["eval_loss"] = num(er.loss_main);
+      rec["eval_ppl"] = num(er.perplexity);
+      if (tty_) std::fputs("\r\x1b[K", stderr);
+      std::printf("eval step %lld: eval_loss %.4f eval_ppl %.3f (%s, %lld predictions, %.1fs)\n", (long long)step_,
+                  er.loss_main, er.perplexity, eval_->name().c_str(), (long long)er.predictions, er.seconds);
+      std::fflush(stdout);
+    }
     metrics_ << rec.dump() << "\n";
     metrics_.flush();
     if (!metrics_) throw Error("writing " + o_.out + "/metrics.jsonl failed");
@@ -573,6 +594,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--plan", o->plan, "run this compiled plan (hymo-run compile) instead of compiling --config");
   cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)");
   cmd->add_option("--log-every", o->log_every, "print a plain progress line every N steps when not on a terminal");
+  cmd->add_option("--eval-data", o->eval_data, "held-out data: log eval_loss/eval_ppl every --eval-interval steps");
+  cmd->add_option("--eval-interval", o->eval_interval, "evaluate every N steps (and after the last)");
+  cmd->add_option("--eval-max-tokens", o->eval_max_tokens, "evaluate on the first N tokens of --eval-data only");
   cmd->callback([o] { Trainer(*o).run(); });
 }
 
