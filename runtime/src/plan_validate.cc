@@ -760,6 +760,88 @@ Status v_fused_elementwise(const CallCheck& c) {
   return ok_status();
 }
 
+// --- decode ops (kernels_decode.cc) ---
+Status c_scalar_pos(const CallCheck& c, size_t i) {
+  HYMO_RETURN_IF_ERROR(c.in_i32(i));
+  HYMO_RETURN_IF_ERROR(c.in_shape(i, {}, "pos, a scalar"));
+  return ok_status();
+}
+
+Status v_rope_at(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(2, 1));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({"theta"}));
+  double theta;
+  HYMO_RETURN_IF_ERROR(c.get_f64("theta", &theta));
+  if (theta <= 0) return c.attr_err("theta", "expected theta > 0, found " + std::to_string(theta));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 3));
+  if (c.in(0).shape[2] % 2 != 0)
+    return c.in_err(0, "expected an even rotary dim R in [B,H,R], found " + shape_str(c.in(0).shape));
+  HYMO_RETURN_IF_ERROR(c_scalar_pos(c, 1));
+  return c.out_is(0, c.in(0).dtype, c.in(0).shape);
+}
+
+Status v_gdn_step(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(6, 2));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({}));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 3));
+  for (size_t i = 1; i < 6; ++i) HYMO_RETURN_IF_ERROR(c.in_dtype(i, c.in(0).dtype));
+  if (c.in(0).dtype == DType::kBF16) return c.in_err(5, "expected an f32 or f64 state, found bf16");
+  const Shape& v = c.in(0).shape;
+  HYMO_RETURN_IF_ERROR(c.in_rank(1, 3));
+  int64_t s = c.in(1).shape[2];
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, {v[0], v[1], s}, "b [B,H,S] with B,H of v"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(2, {v[0], v[1], s}, "c [B,H,S] like b"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(3, {v[0], v[1]}, "g [B,H]"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(4, {v[1], s}, "a [H,S]"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(5, {v[0], v[1], s, v[2]}, "state [B,H,S,D]"));
+  HYMO_RETURN_IF_ERROR(c.out_is(0, c.in(0).dtype, v));
+  return c.out_is(1, c.in(5).dtype, c.in(5).shape);
+}
+
+Status v_cache_write(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(3, 1));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({}));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 3));
+  HYMO_RETURN_IF_ERROR(c.in_dtype(1, c.in(0).dtype));
+  const Shape& k = c.in(0).shape;
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, {k[0], k[2]}, "x [B,R] of cache [B,L,R]"));
+  HYMO_RETURN_IF_ERROR(c_scalar_pos(c, 2));
+  return c.out_is(0, c.in(0).dtype, k);
+}
+
+Status v_latent_attention_step(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(7, 1));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({"scale", "eps"}));
+  double scale, eps;
+  HYMO_RETURN_IF_ERROR(c.get_f64("scale", &scale));
+  if (scale <= 0) return c.attr_err("scale", "expected scale > 0, found " + std::to_string(scale));
+  HYMO_RETURN_IF_ERROR(c.get_f64("eps", &eps));
+  if (eps < 0) return c.attr_err("eps", "expected eps >= 0, found " + std::to_string(eps));
+  HYMO_RETURN_IF_ERROR(c.in_float(0));
+  HYMO_RETURN_IF_ERROR(c.in_rank(0, 3));
+  for (size_t i = 1; i < 6; ++i) HYMO_RETURN_IF_ERROR(c.in_dtype(i, c.in(0).dtype));
+  const Shape& qn = c.in(0).shape;
+  const int64_t B = qn[0], H = qn[1], dn = qn[2];
+  HYMO_RETURN_IF_ERROR(c.in_rank(1, 3));
+  const int64_t dr = c.in(1).shape[2];
+  HYMO_RETURN_IF_ERROR(c.in_shape(1, {B, H, dr}, "q_rope [B,H,dr] with B,H of q_nope"));
+  HYMO_RETURN_IF_ERROR(c.in_rank(2, 3));
+  const int64_t L = c.in(2).shape[1], r = c.in(2).shape[2];
+  HYMO_RETURN_IF_ERROR(c.in_shape(2, {B, L, r}, "c_kv [B,L,r]"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(3, {B, L, dr}, "k_rope [B,L,dr]"));
+  HYMO_RETURN_IF_ERROR(c.in_shape(4, {r}, "norm_kv [r]"));
+  HYMO_RETURN_IF_ERROR(c.in_rank(5, 2));
+  const Shape& w = c.in(5).shape;
+  if (w[1] != r || w[0] % H != 0 || w[0] / H <= dn)
+    return c.in_err(5, "expected w_kvb [H*(dn+dv), r] = [" + std::to_string(H) + "*(" + std::to_string(dn) + "+dv)," +
+                           std::to_string(r) + "] with dv >= 1, found " + shape_str(w));
+  HYMO_RETURN_IF_ERROR(c_scalar_pos(c, 6));
+  return c.out_is(0, c.in(0).dtype, {B, H, w[0] / H - dn});
+}
+
 struct OpEntry {
   OpInfo info;
   Status (*verify)(const CallCheck&);
@@ -813,6 +895,10 @@ const std::vector<OpEntry>& op_table() {
       {{"moe_combine", false, false}, v_moe_combine},
       {{"moe_count", false, false}, v_moe_count},
       {{"cross_entropy", false, false}, v_cross_entropy},
+      {{"rope_at", false, false}, v_rope_at},
+      {{"gdn_step", false, false}, v_gdn_step},
+      {{"cache_write", false, false}, v_cache_write},
+      {{"latent_attention_step", false, false}, v_latent_attention_step},
       {{"embedding_grad", false, false}, v_embedding_grad},
       {{"rms_norm_grad", false, false}, v_rms_norm_grad},
       {{"softmax_grad", true, false}, v_softmax_grad},

@@ -5,6 +5,7 @@
 //   hymo-opt --hymo-model=models/configs/tiny.yaml --hymo-param-table
 //   hymo-opt --hymo-model=CFG --hymo-set=model.dim=32 ...     with overrides
 #include "dialects/Hymo/IR/HymoOps.h"
+#include "models/DecodeBuilder.h"
 #include "models/ModelBuilder.h"
 #include "passes/Passes.h"
 
@@ -35,6 +36,20 @@ llvm::cl::opt<bool> paramTable(
     llvm::cl::desc("With --hymo-model: print the parameter table "
                    "(NAME SHAPE OPTIMIZER, total, active) instead of IR"),
     llvm::cl::init(false));
+llvm::cl::opt<bool> decode(
+    "hymo-decode",
+    llvm::cl::desc("With --hymo-model: also build @decode_step, the one-token "
+                   "recurrent decode step (docs/sampling.md)"),
+    llvm::cl::init(false));
+llvm::cl::opt<int64_t> decodeMaxLen(
+    "hymo-decode-max-len",
+    llvm::cl::desc("With --hymo-decode: the MLA cache length Tmax (default "
+                   "training.seq_len)"),
+    llvm::cl::init(0));
+llvm::cl::opt<int64_t> decodeBatch(
+    "hymo-decode-batch",
+    llvm::cl::desc("With --hymo-decode: sequences per decode step (default 1)"),
+    llvm::cl::init(1));
 llvm::cl::list<std::string> overrides(
     "hymo-set",
     llvm::cl::desc("With --hymo-model: override a config key "
@@ -80,6 +95,13 @@ int main(int argc, char **argv) {
       return fail(error);
     MLIRContext context(registry);
     OwningOpRef<ModuleOp> module = ::hymo::buildForwardModule(context, *cfg);
+    if (decode) {
+      ::hymo::DecodeOptions opts;
+      opts.batch = decodeBatch;
+      opts.maxLen = decodeMaxLen;
+      if (!::hymo::addDecodeStep(*module, *cfg, opts, error))
+        return fail(error);
+    }
     if (failed(verify(*module)))
       return fail("the model builder produced IR that does not verify (a bug)");
     if (paramTable) {
@@ -98,6 +120,8 @@ int main(int argc, char **argv) {
   } else {
     if (paramTable)
       return fail("--hymo-param-table needs --hymo-model=CONFIG.yaml");
+    if (decode)
+      return fail("--hymo-decode needs --hymo-model=CONFIG.yaml");
     input = openInputFile(inputFilename, &error);
     if (!input)
       return fail(error);

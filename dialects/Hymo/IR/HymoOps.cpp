@@ -601,3 +601,118 @@ LogicalResult FusedElementwiseOp::verify() {
 
 #define GET_OP_CLASSES
 #include "dialects/Hymo/IR/HymoOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Decode ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+LogicalResult expectScalar(Operation *op, StringRef label, Value v) {
+  if (tt(v).getRank() != 0)
+    return op->emitOpError() << label << ": expected pos to be a scalar, got "
+                             << shapeStr(tt(v).getShape());
+  return success();
+}
+} // namespace
+
+LogicalResult RopeAtOp::verify() {
+  auto x = tt(getX());
+  if (x.getRank() != 3 || x.getShape().back() % 2 != 0)
+    return emitOpError() << "rope_at_c1: expected [B,H,R] with even R, got "
+                         << shapeStr(x.getShape());
+  if (failed(expectScalar(*this, "rope_at_c2", getPos())))
+    return failure();
+  if (!(getTheta().convertToDouble() > 0))
+    return emitOpError() << "rope_at_c3: expected theta > 0, got "
+                         << getTheta().convertToDouble();
+  if (getOut().getType() != x)
+    return emitOpError() << "rope_at_c4: expected result type " << x
+                         << ", got " << getOut().getType();
+  return success();
+}
+
+LogicalResult GdnStepOp::verify() {
+  if (failed(expectRank(*this, "gdn_step_c1", "v", getV(), 3)))
+    return failure();
+  auto v = tt(getV());
+  int64_t B = v.getDimSize(0), H = v.getDimSize(1), D = v.getDimSize(2);
+  auto b = tt(getB());
+  if (b.getRank() != 3 || b.getDimSize(0) != B || b.getDimSize(1) != H)
+    return emitOpError() << "gdn_step_c1: expected b [" << B << "," << H
+                         << ",S], got " << shapeStr(b.getShape());
+  int64_t S = b.getDimSize(2);
+  if (failed(expectShape(*this, "gdn_step_c1", "c", getC(), b.getShape())) ||
+      failed(expectShape(*this, "gdn_step_c1", "g", getG(), {B, H})) ||
+      failed(expectShape(*this, "gdn_step_c1", "a", getA(), {H, S})))
+    return failure();
+  auto st = tt(getState());
+  if (failed(expectShape(*this, "gdn_step_c2", "state", getState(), {B, H, S, D})))
+    return failure();
+  if (!st.getElementType().isF32() && !st.getElementType().isF64())
+    return emitOpError() << "gdn_step_c2: expected an f32 or f64 state, got "
+                         << st.getElementType();
+  if (getNewState().getType() != st)
+    return emitOpError() << "gdn_step_c2: expected new_state type " << st
+                         << ", got " << getNewState().getType();
+  if (getOut().getType() != v)
+    return emitOpError() << "gdn_step_c3: expected result type " << v
+                         << ", got " << getOut().getType();
+  return sameElementType(*this, "gdn_step_c3",
+                         {getV(), getB(), getC(), getG(), getA(), getState()});
+}
+
+LogicalResult CacheWriteOp::verify() {
+  if (failed(expectRank(*this, "cache_write_c1", "cache", getCache(), 3)))
+    return failure();
+  auto c = tt(getCache());
+  if (failed(expectShape(*this, "cache_write_c1", "x", getX(),
+                         {c.getDimSize(0), c.getDimSize(2)})))
+    return failure();
+  if (failed(expectScalar(*this, "cache_write_c2", getPos())))
+    return failure();
+  if (getOut().getType() != c)
+    return emitOpError() << "cache_write_c3: expected result type " << c
+                         << ", got " << getOut().getType();
+  return sameElementType(*this, "cache_write_c3", {getCache(), getX()});
+}
+
+LogicalResult LatentAttentionStepOp::verify() {
+  const char *c1 = "latent_attention_c1", *c2 = "latent_attention_c2",
+             *c3 = "latent_attention_c3";
+  if (failed(expectRank(*this, c1, "q_nope", getQNope(), 3)))
+    return failure();
+  auto qn = tt(getQNope());
+  int64_t B = qn.getDimSize(0), H = qn.getDimSize(1), dn = qn.getDimSize(2);
+  auto qr = tt(getQRope());
+  if (qr.getRank() != 3 || qr.getDimSize(0) != B || qr.getDimSize(1) != H)
+    return emitOpError() << c1 << ": expected q_rope [" << B << "," << H
+                         << ",dr], got " << shapeStr(qr.getShape());
+  int64_t dr = qr.getDimSize(2);
+  if (failed(expectRank(*this, c2, "c_kv", getCKv(), 3)))
+    return failure();
+  auto ckv = tt(getCKv());
+  if (ckv.getDimSize(0) != B)
+    return emitOpError() << c2 << ": expected c_kv [" << B << ",L,r], got "
+                         << shapeStr(ckv.getShape());
+  int64_t L = ckv.getDimSize(1), r = ckv.getDimSize(2);
+  if (failed(expectShape(*this, c2, "k_rope", getKRope(), {B, L, dr})) ||
+      failed(expectShape(*this, c3, "norm_kv", getNormKv(), {r})))
+    return failure();
+  auto w = tt(getWKvb());
+  if (w.getRank() != 2 || w.getDimSize(1) != r || w.getDimSize(0) % H != 0 ||
+      w.getDimSize(0) / H <= dn)
+    return emitOpError() << c3 << ": expected w_kvb [" << H << "*(" << dn
+                         << "+dv)," << r << "] with dv >= 1, got "
+                         << shapeStr(w.getShape());
+  int64_t dv = w.getDimSize(0) / H - dn;
+  if (failed(expectScalar(*this, "latent_attention_c4", getPos())) ||
+      failed(expectShape(*this, "latent_attention_c5", "result", getOut(), {B, H, dv})))
+    return failure();
+  if (!(getScale().convertToDouble() > 0) || !(getEps().convertToDouble() >= 0))
+    return emitOpError() << "latent_attention_c6: expected scale > 0 and eps >= 0, got "
+                         << getScale().convertToDouble() << " and "
+                         << getEps().convertToDouble();
+  return sameElementType(*this, "latent_attention_c7",
+                         {getQNope(), getQRope(), getCKv(), getKRope(),
+                          getNormKv(), getWKvb(), getOut()});
+}

@@ -467,6 +467,101 @@ def Hymo_CrossEntropyOp : Hymo_Op<"cross_entropy", [Pure, Hymo_Differentiable]> 
 }
 
 //===----------------------------------------------------------------------===//
+// Decode ops (one token per step; built by hymo-opt --hymo-decode,
+// models/DecodeBuilder.cpp)
+//===----------------------------------------------------------------------===//
+
+def Hymo_RopeAtOp : Hymo_Op<"rope_at", [Pure, Hymo_NonDifferentiable]> {
+  let summary = "rotate-half RoPE of one token at a run-time position";
+  let description = [{
+    Spec §2.2 RoPE of `x [B,H,R]` at position `pos` (a scalar i32 read at
+    run time): with `h = R/2`, `a = pos * theta^(-2i/R)` (double),
+    `out[i] = x[i] cos a - x[i+h] sin a`, `out[i+h] = x[i+h] cos a + x[i] sin a`.
+    ```mlir
+    %y = hymo.rope_at %x, %pos {theta = 10000.0 : f64} : (tensor<1x2x8xf32>, tensor<i32>) -> tensor<1x2x8xf32>
+    ```
+    rope_at_c1: x is [B,H,R] with even R. rope_at_c2: pos is a scalar.
+    rope_at_c3: theta > 0. rope_at_c4: the result has x's type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$x, Hymo_IndexTensor:$pos, F64Attr:$theta);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$x `,` $pos attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_GdnStepOp : Hymo_Op<"gdn_step", [Pure, Hymo_NonDifferentiable]> {
+  let summary = "one step of the GDN recurrence on a carried state";
+  let description = [{
+    Per batch and head, the recurrent form of `gdn_recurrence` for one token:
+    `h' = diag(exp(g * a)) h + b v^T`, `o = c^T h'` (state `[S,D]` per head,
+    computed in FP32 at least).
+    ```mlir
+    %o, %h2 = hymo.gdn_step %v, %b, %c, %g, %a, %h
+        : (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4xf32>,
+           tensor<4x8xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8x16xf32>)
+    ```
+    gdn_step_c1: v is [B,H,D]; b and c are [B,H,S]; g is [B,H]; a is [H,S].
+    gdn_step_c2: state is [B,H,S,D] of f32 or f64 and new_state has its
+    type. gdn_step_c3: the result out has v's type; all operands share one
+    element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$v, Hymo_FloatTensor:$b,
+                   Hymo_FloatTensor:$c, Hymo_FloatTensor:$g,
+                   Hymo_FloatTensor:$a, Hymo_FloatTensor:$state);
+  let results = (outs Hymo_FloatTensor:$out, Hymo_FloatTensor:$new_state);
+  let assemblyFormat = "$v `,` $b `,` $c `,` $g `,` $a `,` $state attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_CacheWriteOp : Hymo_Op<"cache_write", [Pure, Hymo_NonDifferentiable]> {
+  let summary = "the cache with one row per batch replaced at a run-time position";
+  let description = [{
+    `out = cache; out[b, pos, :] = x[b, :]`; `pos` (scalar i32) must lie in
+    `[0, L)` at run time.
+    ```mlir
+    %c2 = hymo.cache_write %cache, %x, %pos : (tensor<1x128x32xf32>, tensor<1x32xf32>, tensor<i32>) -> tensor<1x128x32xf32>
+    ```
+    cache_write_c1: cache is [B,L,R] and x is [B,R]. cache_write_c2: pos
+    is a scalar. cache_write_c3: the result has the cache's type; x shares
+    its element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$cache, Hymo_FloatTensor:$x, Hymo_IndexTensor:$pos);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$cache `,` $x `,` $pos attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Hymo_LatentAttentionStepOp : Hymo_Op<"latent_attention_step", [Pure, Hymo_NonDifferentiable]> {
+  let summary = "MLA attention of one query over the latent cache, positions 0..pos";
+  let description = [{
+    For each batch b, head h and position `t <= pos`:
+    `n_t = RMSNorm(c_kv[b,t]; norm_kv, eps)`, `[k_nope; v]_t = W_kvb[h] n_t`
+    (rows of head h: `[k_nope (dn) ; v (dv)]`),
+    `s_t = scale * (q_nope[b,h] . k_nope_t + q_rope[b,h] . k_rope[b,t])`,
+    `out[b,h] = sum_t softmax(s)_t v_t` (FP32 softmax). `k_rope` is stored
+    already rotated; positions after `pos` are not read.
+    ```mlir
+    %o = hymo.latent_attention_step %qn, %qr, %ckv, %kr, %nkv, %wkvb, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64}
+        : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf32>, tensor<1x128x8xf32>,
+           tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x16xf32>
+    ```
+    latent_attention_c1: q_nope is [B,H,dn] and q_rope [B,H,dr].
+    latent_attention_c2: c_kv is [B,L,r] and k_rope [B,L,dr].
+    latent_attention_c3: norm_kv is [r] and w_kvb [H*(dn+dv), r].
+    latent_attention_c4: pos is a scalar. latent_attention_c5: the result is
+    [B,H,dv]. latent_attention_c6: scale > 0 and eps >= 0.
+    latent_attention_c7: one float element type.
+  }];
+  let arguments = (ins Hymo_FloatTensor:$q_nope, Hymo_FloatTensor:$q_rope,
+                   Hymo_FloatTensor:$c_kv, Hymo_FloatTensor:$k_rope,
+                   Hymo_FloatTensor:$norm_kv, Hymo_FloatTensor:$w_kvb,
+                   Hymo_IndexTensor:$pos, F64Attr:$scale, F64Attr:$eps);
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "$q_nope `,` $q_rope `,` $c_kv `,` $k_rope `,` $norm_kv `,` $w_kvb `,` $pos attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Fused elementwise (built by hymo-fuse-elementwise)
 //===----------------------------------------------------------------------===//
 

@@ -92,6 +92,8 @@ void register_model_kernels(KernelRegistry& r);
 void register_moe_kernels(KernelRegistry& r);
 void register_grad_kernels(KernelRegistry& r);
 void register_fused_kernels(KernelRegistry& r);
+// Called from register_model_kernels (kernels_model.cc).
+void register_decode_kernels(KernelRegistry& r);
 
 // Calls f(T{}) with T = float or double after the dtype (f32 / f64 only).
 template <class F>

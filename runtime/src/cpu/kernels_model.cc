@@ -204,6 +204,7 @@ void register_model_kernels(KernelRegistry& r) {
   r.add("causal_attention", k_causal_attention);
   r.add("gdn_recurrence", k_gdn_recurrence);
   r.add("cross_entropy", k_cross_entropy);
+  register_decode_kernels(r);  // kernels_decode.cc
 }
 
 }  // namespace hymo::rt

@@ -574,3 +574,147 @@ func.func @fused_c2_output_reg(%x: tensor<4xf32>) {
   %0 = hymo.fused_elementwise %x {program = "neg %0", outputs = array<i64: 2>} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @rope_at_c1(%x: tensor<1x2x7xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{rope_at_c1: expected [B,H,R] with even R, got [1,2,7]}}
+  %0 = hymo.rope_at %x, %pos {theta = 10000.0 : f64} : (tensor<1x2x7xf32>, tensor<i32>) -> tensor<1x2x7xf32>
+  return
+}
+
+// -----
+
+func.func @rope_at_c2(%x: tensor<1x2x8xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{rope_at_c2: expected pos to be a scalar, got [1]}}
+  %0 = hymo.rope_at %x, %pos {theta = 10000.0 : f64} : (tensor<1x2x8xf32>, tensor<1xi32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_at_c3(%x: tensor<1x2x8xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{rope_at_c3: expected theta > 0, got 0}}
+  %0 = hymo.rope_at %x, %pos {theta = 0.0 : f64} : (tensor<1x2x8xf32>, tensor<i32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @rope_at_c4(%x: tensor<1x2x8xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{rope_at_c4: expected result type 'tensor<1x2x8xf32>', got 'tensor<1x2x8xf64>'}}
+  %0 = hymo.rope_at %x, %pos {theta = 10000.0 : f64} : (tensor<1x2x8xf32>, tensor<i32>) -> tensor<1x2x8xf64>
+  return
+}
+
+// -----
+
+func.func @gdn_step_c1(%v: tensor<1x4x16xf32>, %b: tensor<1x2x8xf32>, %g: tensor<1x4xf32>, %a: tensor<4x8xf32>, %h: tensor<1x4x8x16xf32>) {
+  // expected-error @+1 {{gdn_step_c1: expected b [1,4,S], got [1,2,8]}}
+  %o, %h2 = hymo.gdn_step %v, %b, %b, %g, %a, %h : (tensor<1x4x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x4xf32>, tensor<4x8xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @gdn_step_c2(%v: tensor<1x4x16xf32>, %b: tensor<1x4x8xf32>, %g: tensor<1x4xf32>, %a: tensor<4x8xf32>, %h: tensor<1x4x16x8xf32>) {
+  // expected-error @+1 {{gdn_step_c2: expected state shape [1,4,8,16], got [1,4,16,8]}}
+  %o, %h2 = hymo.gdn_step %v, %b, %b, %g, %a, %h : (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4xf32>, tensor<4x8xf32>, tensor<1x4x16x8xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x16x8xf32>)
+  return
+}
+
+// -----
+
+func.func @gdn_step_c2_bf16(%v: tensor<1x4x16xbf16>, %b: tensor<1x4x8xbf16>, %g: tensor<1x4xbf16>, %a: tensor<4x8xbf16>, %h: tensor<1x4x8x16xbf16>) {
+  // expected-error @+1 {{gdn_step_c2: expected an f32 or f64 state, got 'bf16'}}
+  %o, %h2 = hymo.gdn_step %v, %b, %b, %g, %a, %h : (tensor<1x4x16xbf16>, tensor<1x4x8xbf16>, tensor<1x4x8xbf16>, tensor<1x4xbf16>, tensor<4x8xbf16>, tensor<1x4x8x16xbf16>) -> (tensor<1x4x16xbf16>, tensor<1x4x8x16xbf16>)
+  return
+}
+
+// -----
+
+func.func @gdn_step_c3(%v: tensor<1x4x16xf32>, %b: tensor<1x4x8xf32>, %g: tensor<1x4xf32>, %a: tensor<4x8xf32>, %h: tensor<1x4x8x16xf32>) {
+  // expected-error @+1 {{gdn_step_c3: expected result type 'tensor<1x4x16xf32>', got 'tensor<1x4x8xf32>'}}
+  %o, %h2 = hymo.gdn_step %v, %b, %b, %g, %a, %h : (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4xf32>, tensor<4x8xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8x16xf32>)
+  return
+}
+
+// -----
+
+func.func @cache_write_c1(%c: tensor<1x128x32xf32>, %x: tensor<1x16xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{cache_write_c1: expected x shape [1,32], got [1,16]}}
+  %0 = hymo.cache_write %c, %x, %pos : (tensor<1x128x32xf32>, tensor<1x16xf32>, tensor<i32>) -> tensor<1x128x32xf32>
+  return
+}
+
+// -----
+
+func.func @cache_write_c2(%c: tensor<1x128x32xf32>, %x: tensor<1x32xf32>, %pos: tensor<2xi32>) {
+  // expected-error @+1 {{cache_write_c2: expected pos to be a scalar, got [2]}}
+  %0 = hymo.cache_write %c, %x, %pos : (tensor<1x128x32xf32>, tensor<1x32xf32>, tensor<2xi32>) -> tensor<1x128x32xf32>
+  return
+}
+
+// -----
+
+func.func @cache_write_c3(%c: tensor<1x128x32xf32>, %x: tensor<1x32xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{cache_write_c3: expected result type 'tensor<1x128x32xf32>', got 'tensor<1x64x32xf32>'}}
+  %0 = hymo.cache_write %c, %x, %pos : (tensor<1x128x32xf32>, tensor<1x32xf32>, tensor<i32>) -> tensor<1x64x32xf32>
+  return
+}
+
+// -----
+
+func.func @latent_attention_c1(%qn: tensor<1x2x16xf32>, %qr: tensor<1x3x8xf32>, %c: tensor<1x128x32xf32>, %kr: tensor<1x128x8xf32>, %n: tensor<32xf32>, %w: tensor<64x32xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{latent_attention_c1: expected q_rope [1,2,dr], got [1,3,8]}}
+  %0 = hymo.latent_attention_step %qn, %qr, %c, %kr, %n, %w, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64} : (tensor<1x2x16xf32>, tensor<1x3x8xf32>, tensor<1x128x32xf32>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @latent_attention_c2(%qn: tensor<1x2x16xf32>, %qr: tensor<1x2x8xf32>, %c: tensor<1x128x32xf32>, %kr: tensor<1x64x8xf32>, %n: tensor<32xf32>, %w: tensor<64x32xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{latent_attention_c2: expected k_rope shape [1,128,8], got [1,64,8]}}
+  %0 = hymo.latent_attention_step %qn, %qr, %c, %kr, %n, %w, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64} : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf32>, tensor<1x64x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @latent_attention_c3(%qn: tensor<1x2x16xf32>, %qr: tensor<1x2x8xf32>, %c: tensor<1x128x32xf32>, %kr: tensor<1x128x8xf32>, %n: tensor<32xf32>, %w: tensor<64x16xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{latent_attention_c3: expected w_kvb [2*(16+dv),32] with dv >= 1, got [64,16]}}
+  %0 = hymo.latent_attention_step %qn, %qr, %c, %kr, %n, %w, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64} : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf32>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x16xf32>, tensor<i32>) -> tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @latent_attention_c4(%qn: tensor<1x2x16xf32>, %qr: tensor<1x2x8xf32>, %c: tensor<1x128x32xf32>, %kr: tensor<1x128x8xf32>, %n: tensor<32xf32>, %w: tensor<64x32xf32>, %pos: tensor<1xi32>) {
+  // expected-error @+1 {{latent_attention_c4: expected pos to be a scalar, got [1]}}
+  %0 = hymo.latent_attention_step %qn, %qr, %c, %kr, %n, %w, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64} : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf32>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<1xi32>) -> tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @latent_attention_c5(%qn: tensor<1x2x16xf32>, %qr: tensor<1x2x8xf32>, %c: tensor<1x128x32xf32>, %kr: tensor<1x128x8xf32>, %n: tensor<32xf32>, %w: tensor<64x32xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{latent_attention_c5: expected result shape [1,2,16], got [1,2,8]}}
+  %0 = hymo.latent_attention_step %qn, %qr, %c, %kr, %n, %w, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64} : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf32>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @latent_attention_c6(%qn: tensor<1x2x16xf32>, %qr: tensor<1x2x8xf32>, %c: tensor<1x128x32xf32>, %kr: tensor<1x128x8xf32>, %n: tensor<32xf32>, %w: tensor<64x32xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{latent_attention_c6: expected scale > 0 and eps >= 0, got 0.000000e+00 and 1.000000e-06}}
+  %0 = hymo.latent_attention_step %qn, %qr, %c, %kr, %n, %w, %pos {eps = 1.0e-6 : f64, scale = 0.0 : f64} : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf32>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x16xf32>
+  return
+}
+
+// -----
+
+func.func @latent_attention_c7(%qn: tensor<1x2x16xf32>, %qr: tensor<1x2x8xf32>, %c: tensor<1x128x32xf64>, %kr: tensor<1x128x8xf32>, %n: tensor<32xf32>, %w: tensor<64x32xf32>, %pos: tensor<i32>) {
+  // expected-error @+1 {{latent_attention_c7: expected element type 'f32' everywhere, got 'f64'}}
+  %0 = hymo.latent_attention_step %qn, %qr, %c, %kr, %n, %w, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64} : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf64>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x16xf32>
+  return
+}

@@ -142,3 +142,21 @@ func.func @precisions(%x: tensor<4x8xbf16>, %w: tensor<2x8xbf16>, %y: tensor<4x8
   %1 = hymo.exp %y : tensor<4x8xf64>
   return %0 : tensor<4x2xbf16>
 }
+
+// CHECK-LABEL: func @decode
+func.func @decode(%x: tensor<1x2x8xf32>, %pos: tensor<i32>,
+                  %v: tensor<1x4x16xf32>, %b: tensor<1x4x8xf32>, %g: tensor<1x4xf32>,
+                  %a: tensor<4x8xf32>, %h: tensor<1x4x8x16xf32>,
+                  %cache: tensor<1x128x32xf32>, %row: tensor<1x32xf32>, %kr: tensor<1x128x8xf32>,
+                  %qn: tensor<1x2x16xf32>, %nkv: tensor<32xf32>, %wkvb: tensor<64x32xf32>) -> tensor<1x2x16xf32> {
+  // CHECK: hymo.rope_at %{{.*}}, %{{.*}} {theta = 1.000000e+04 : f64} : (tensor<1x2x8xf32>, tensor<i32>) -> tensor<1x2x8xf32>
+  %qr = hymo.rope_at %x, %pos {theta = 10000.0 : f64} : (tensor<1x2x8xf32>, tensor<i32>) -> tensor<1x2x8xf32>
+  // CHECK: hymo.gdn_step {{.*}} -> (tensor<1x4x16xf32>, tensor<1x4x8x16xf32>)
+  %o, %h2 = hymo.gdn_step %v, %b, %b, %g, %a, %h : (tensor<1x4x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>, tensor<1x4xf32>, tensor<4x8xf32>, tensor<1x4x8x16xf32>) -> (tensor<1x4x16xf32>, tensor<1x4x8x16xf32>)
+  // CHECK: hymo.cache_write {{.*}} : (tensor<1x128x32xf32>, tensor<1x32xf32>, tensor<i32>) -> tensor<1x128x32xf32>
+  %c2 = hymo.cache_write %cache, %row, %pos : (tensor<1x128x32xf32>, tensor<1x32xf32>, tensor<i32>) -> tensor<1x128x32xf32>
+  // CHECK: hymo.latent_attention_step {{.*}} {eps = 9.9999999999999995E-7 : f64, scale = 2.000000e-01 : f64} : {{.*}} -> tensor<1x2x16xf32>
+  %att = hymo.latent_attention_step %qn, %qr, %c2, %kr, %nkv, %wkvb, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64}
+      : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf32>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x16xf32>
+  return %att : tensor<1x2x16xf32>
+}
