@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# End-to-end tests of `hymo-run eval`, `train --eval-data` and `hymo-run
+# report` on the tiny config (docs/eval.md). Needs hymo-opt: exits 77 (ctest
+# skip) on a build without the compiler.
+#   eval_e2e.sh CASE HYMO_RUN SOURCE_DIR WORK_DIR COMPILER(ON|OFF)
+set -uo pipefail
+case_name=$1 run=$2 src=$3 work=$4 compiler=$5
+if [ "$compiler" != "ON" ] && [ -z "${HYMO_OPT:-}" ]; then
+  echo "SKIP: the compiler (hymo-opt) is not built; end-to-end eval tests need it"
+  exit 77
+fi
+cfg=$src/models/configs/tiny.yaml
+data=$src/data/default.txt
+heldout=/usr/share/common-licenses/GPL-3
+[ -f "$heldout" ] || heldout=$src/README.md
+w=$work/$case_name
+rm -rf "$w" && mkdir -p "$w"
+cd "$w"
+
+fail() { echo "FAIL ($case_name): $*"; exit 1; }
+expect_error() {
+  local what=$1 pat=$2
+  shift 2
+  local out
+  out=$("$@" 2>&1)
+  local rc=$?
+  [ $rc -ne 0 ] || fail "$what: expected a failure, got exit 0; output: $out"
+  echo "$out" | grep -q -E -- "$pat" || fail "$what: expected /$pat/ in: $out"
+  echo "ok: $what: $(echo "$out" | grep -E -- "$pat" | head -1)"
+}
+json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" | tail -1; }
+
+case $case_name in
+  eval)
+    "$run" train --config "$cfg" --data "$data" --steps 6 --out run > log.txt 2>&1 || fail "train: $(cat log.txt)"
+    out=$("$run" eval --ckpt run/checkpoints/step_6.safetensors --data "$heldout" --max-tokens 2000 2>err.txt) ||
+      fail "eval failed: $(cat err.txt)"
+    echo "$out"
+    echo "$out" | grep -q '^eval .*loss_main [0-9.]* *perplexity' || fail "no text line"
+    grep -q "plan run/plan.json (next to the checkpoint)" err.txt || fail "did not reuse run/plan.json: $(cat err.txt)"
+    loss=$(echo "$out" | tail -1 | json_field loss_main)
+    ppl=$(echo "$out" | tail -1 | json_field perplexity)
+    awk -v l="$loss" -v p="$ppl" 'BEGIN { d = exp(l) - p; if (d < 0) d = -d; exit !(l > 1 && l < 6 && d < 1e-6 * p) }' ||
+      fail "loss $loss / perplexity $ppl implausible"
+    # 2000 tokens: 31 rows of 64 (the tail is dropped), 16 batches of 2 (one padded row).
+    echo "$out" | tail -1 | grep -q '"predictions":1953,"tokens":1984,' || fail "wrong token count"
+    echo "$out" | tail -1 | grep -q '"padded_rows":1' || fail "expected one padded row"
+    # --json: only the JSON line; a run directory picks its latest checkpoint; the same numbers.
+    j=$("$run" eval --ckpt run --data "$heldout" --max-tokens 2000 --json 2>/dev/null) || fail "eval --json failed"
+    [ "$(echo "$j" | wc -l)" -eq 1 ] || fail "--json printed more than one line: $j"
+    [ "$(echo "$j" | json_field loss_main)" = "$loss" ] || fail "--json loss differs"
+    # Without the plan next to it: compiled from the checkpoint's config, same loss.
+    mkdir -p lone && cp run/checkpoints/step_6.safetensors lone/
+    j2=$("$run" eval --ckpt lone/step_6.safetensors --data "$heldout" --max-tokens 2000 2>err2.txt) ||
+      fail "eval of a lone checkpoint failed: $(cat err2.txt)"
+    grep -q "compiled from the checkpoint's config" err2.txt || fail "expected a recompile: $(cat err2.txt)"
+    [ "$(echo "$j2" | tail -1 | json_field loss_main)" = "$loss" ] || fail "recompiled plan gives another loss"
+    ;;
+  train_eval)
+    "$run" train --config "$cfg" --data "$data" --steps 10 --out run --eval-data "$heldout" --eval-interval 4 \
+      --eval-max-tokens 1024 > log.txt 2>&1 || fail "train failed: $(cat log.txt)"
+    cat log.txt
+    n=$(grep -c '"eval_loss":' run/metrics.jsonl)
+    [ "$n" -eq 3 ] || fail "expected eval_loss on steps 4, 8, 10, found $n lines"
+    grep '"step":8,' run/metrics.jsonl | grep -q '"eval_ppl":' || fail "step 8 lacks eval_ppl"
+    grep -q '^eval step 10: eval_loss' log.txt || fail "no eval progress line"
+    # The logged eval loss equals hymo-run eval on the final checkpoint.
+    a=$(grep '"step":10,' run/metrics.jsonl | json_field eval_loss)
+    b=$("$run" eval --ckpt run --data "$heldout" --max-tokens 1024 --json | json_field loss_main)
+    [ "$a" = "$b" ] || fail "train's eval_loss $a != eval's $b"
+    expect_error "eval-data without interval" "--eval-data needs --eval-interval" \
+      "$run" train --config "$cfg" --data "$data" --steps 1 --out x --eval-data "$heldout"
+    expect_error "interval without eval-data" "need --eval-data" \
+      "$run" train --config "$cfg" --data "$data" --steps 1 --out x --eval-interval 3
+    ;;
+  report)
+    "$run" train --config "$cfg" --data "$data" --steps 30 --out run --eval-data "$heldout" --eval-interval 10 \
+      --eval-max-tokens 1024 > log.txt 2>&1 || fail "train failed: $(cat log.txt)"
+    "$run" report run > rep.txt 2>&1 || fail "report failed: $(cat rep.txt)"
+    cat rep.txt
+    for f in loss lr grad_norm tokens_per_s; do
+      [ -s run/report/$f.svg ] || fail "no $f.svg"
+      head -1 run/report/$f.svg | grep -q '^<svg xmlns="http://www.w3.org/2000/svg"' || fail "$f.svg is not SVG"
+      tail -1 run/report/$f.svg | grep -q '^</svg>$' || fail "$f.svg is truncated"
+      grep -q '<polyline' run/report/$f.svg || fail "$f.svg has no line"
+    done
+    grep -q 'eval loss_main' run/report/loss.svg || fail "loss.svg lacks the eval series"
+    grep -q '<circle' run/report/loss.svg || fail "loss.svg lacks eval markers"
+    grep -q 'lr_adamw' run/report/lr.svg || fail "lr.svg lacks lr_adamw"
+    grep -q '^steps: *30 records, steps 1..30' run/report/summary.txt || fail "summary: steps"
+    grep -q '^eval loss last: *[0-9.]* (step 30), perplexity' run/report/summary.txt || fail "summary: eval"
+    grep -q '^skipped micro-batches: 0' run/report/summary.txt || fail "summary: skipped"
+    grep -q '^tokens/s mean: *[0-9]' run/report/summary.txt || fail "summary: tokens/s"
+    # No eval: still a report, with a note.
+    "$run" train --config "$cfg" --data "$data" --steps 3 --out noeval > /dev/null 2>&1 || fail "train (no eval)"
+    "$run" report noeval/ > /dev/null 2>&1 || fail "report without eval failed"
+    grep -q '^eval: *none' noeval/report/summary.txt || fail "summary without eval lacks the note"
+    ;;
+  bad_inputs)
+    "$run" train --config "$cfg" --data "$data" --steps 1 --out run > /dev/null 2>&1 || fail "train failed"
+    ck=run/checkpoints/step_1.safetensors
+    for c in eval report; do "$run" $c --help | grep -q "Usage: hymo-run $c" || fail "$c --help"; done
+    "$run" eval --help | grep -q -- "--max-tokens" || fail "eval --help lacks --max-tokens"
+    expect_error "eval without --ckpt" "--ckpt is required" "$run" eval --data "$heldout"
+    expect_error "missing ckpt" "--ckpt nope.safetensors: no such file" "$run" eval --ckpt nope.safetensors --data "$heldout"
+    mkdir -p empty
+    expect_error "dir without checkpoints" "without step_N.safetensors" "$run" eval --ckpt empty --data "$heldout"
+    head -c 3000 $ck > trunc.safetensors
+    expect_error "truncated ckpt" "trunc.safetensors.*truncated" "$run" eval --ckpt trunc.safetensors --data "$heldout"
+    printf 'not a checkpoint at all, just text padding padding' > garbage.safetensors
+    expect_error "garbage ckpt" "garbage.safetensors" "$run" eval --ckpt garbage.safetensors --data "$heldout"
+    expect_error "missing data" "nope.txt" "$run" eval --ckpt $ck --data nope.txt
+    printf 'too short' > short.txt
+    expect_error "data too short" "holds 9 tokens, fewer than one row of seq_len 64" "$run" eval --ckpt $ck --data short.txt
+    expect_error "--max-tokens below a row" "--max-tokens 10 is less than one row" \
+      "$run" eval --ckpt $ck --data "$heldout" --max-tokens 10
+    expect_error "--max-tokens negative" "--max-tokens must be positive" \
+      "$run" eval --ckpt $ck --data "$heldout" --max-tokens -5
+    expect_error "--max-tokens not a number" "max-tokens" "$run" eval --ckpt $ck --data "$heldout" --max-tokens abc
+    expect_error "--device cuda" "CUDA backend is not built yet" "$run" eval --ckpt $ck --data "$heldout" --device cuda
+    expect_error "--device tpu" "expected cpu or cuda" "$run" eval --ckpt $ck --data "$heldout" --device tpu
+    expect_error "report without dir" "dir is required" "$run" report
+    expect_error "report on a missing dir" "nodir: no such directory" "$run" report nodir
+    expect_error "report without metrics" "holds no metrics.jsonl" "$run" report empty
+    mkdir -p corrupt && head -1 run/metrics.jsonl > corrupt/metrics.jsonl && echo '{"step": 2, "loss": 1.0' >> corrupt/metrics.jsonl
+    expect_error "report on a corrupt line" "metrics.jsonl:2: not a JSON object" "$run" report corrupt
+    mkdir -p nostep && echo '{"loss": 1.0}' > nostep/metrics.jsonl
+    expect_error "report on a record without step" "metrics.jsonl:1: a record without 'step'" "$run" report nostep
+    mkdir -p emptym && : > emptym/metrics.jsonl
+    expect_error "report on an empty metrics.jsonl" "is empty" "$run" report emptym
+    ;;
+  *) fail "unknown case $case_name" ;;
+esac
+echo "PASS ($case_name)"
