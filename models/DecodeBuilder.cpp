@@ -16,6 +16,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -58,16 +60,24 @@ private:
   }
   /// A parameter or buffer of @forward, as an argument of @decode_step
   /// (same name, type and attributes: EmitPlan binds both to one buffer).
-  Value param(const std::string &name) {
+  /// Every one of @forward's parameters and buffers is an argument, used or
+  /// not (MTP, gate_ema), so that a decode-only plan has the training
+  /// plan's parameter table and loads its checkpoints.
+  void addForwardParams() {
     for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
       auto n = forward.getArgAttrOfType<StringAttr>(i, kNameAttr);
-      if (n && n.getValue() == name) {
-        Value v = entry->addArgument(forward.getArgument(i).getType(), loc);
-        argAttrs.push_back(forward.getArgAttrDict(i));
-        return v;
-      }
+      auto role = forward.getArgAttrOfType<StringAttr>(i, kRoleAttr);
+      if (!n || !role || role.getValue() == "input")
+        continue;
+      params[n.getValue()] = entry->addArgument(forward.getArgument(i).getType(), loc);
+      argAttrs.push_back(forward.getArgAttrDict(i));
     }
-    llvm::report_fatal_error(llvm::Twine("decode: @forward has no argument ") + name);
+  }
+  Value param(const std::string &name) {
+    auto it = params.find(name);
+    if (it == params.end())
+      llvm::report_fatal_error(llvm::Twine("decode: @forward has no argument ") + name);
+    return it->second;
   }
   Value argument(const std::string &name, StringRef role, RankedTensorType type) {
     Value v = entry->addArgument(type, loc);
@@ -142,6 +152,7 @@ private:
   Block *entry = nullptr;
   SmallVector<Attribute> argAttrs;
   Value pos;
+  llvm::StringMap<Value> params;
   SmallVector<Value> newStates;
   SmallVector<std::string> stateNames;
 };
@@ -242,6 +253,7 @@ void DecodeBuilder::build() {
   b.setInsertionPointToStart(entry);
   Value token = argument(kDecodeToken, "input", tensor({B}, b.getI32Type()));
   pos = argument(kDecodePos, "input", tensor({}, b.getI32Type()));
+  addForwardParams();
 
   Value embed = param("embed.weight"), head = param("head.weight"),
         normF = param("norm_f.weight");

@@ -46,6 +46,11 @@ llvm::cl::opt<int64_t> decodeMaxLen(
     llvm::cl::desc("With --hymo-decode: the MLA cache length Tmax (default "
                    "training.seq_len)"),
     llvm::cl::init(0));
+llvm::cl::opt<bool> decodeOnly(
+    "hymo-decode-only",
+    llvm::cl::desc("With --hymo-decode: keep only @decode_step (drop @forward "
+                   "and @logits, whose arena a sampler does not need)"),
+    llvm::cl::init(false));
 llvm::cl::opt<int64_t> decodeBatch(
     "hymo-decode-batch",
     llvm::cl::desc("With --hymo-decode: sequences per decode step (default 1)"),
@@ -101,11 +106,19 @@ int main(int argc, char **argv) {
       opts.maxLen = decodeMaxLen;
       if (!::hymo::addDecodeStep(*module, *cfg, opts, error))
         return fail(error);
+      if (decodeOnly)
+        for (const char *name : {"forward", "logits"})
+          if (auto fn = module->lookupSymbol<func::FuncOp>(name))
+            fn.erase();
+    } else if (decodeOnly) {
+      return fail("--hymo-decode-only needs --hymo-decode");
     }
     if (failed(verify(*module)))
       return fail("the model builder produced IR that does not verify (a bug)");
     if (paramTable) {
       auto forward = module->lookupSymbol<func::FuncOp>("forward");
+      if (!forward)
+        return fail("--hymo-param-table needs @forward (drop --hymo-decode-only)");
       ::hymo::ParamTable table;
       if (!::hymo::readParamTable(forward, table, error))
         return fail(error);

@@ -92,9 +92,13 @@ void compile_plan(const CompileRequest& req) {
     args.push_back("--hymo-set=" + s);
   }
   if (!req.precision.empty()) args.push_back("--hymo-set=training.precision=" + req.precision);
-  args.push_back("--hymo-autodiff");
-  args.push_back("--hymo-train-step");
-  args.push_back("--hymo-fuse-elementwise");
+  if (req.pipeline.empty()) {
+    args.push_back("--hymo-autodiff");
+    args.push_back("--hymo-train-step");
+    args.push_back("--hymo-fuse-elementwise");
+  } else {
+    args.insert(args.end(), req.pipeline.begin(), req.pipeline.end());
+  }
   args.push_back("--hymo-emit-plan=output={" + tmp + "}");
   args.push_back("-o");
   args.push_back("/dev/null");

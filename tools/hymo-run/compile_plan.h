@@ -14,6 +14,9 @@ struct CompileRequest {
   std::vector<std::string> sets;
   std::string precision;  // empty: the config's
   std::string output;     // the plan file to write
+  // hymo-opt flags after the model's; empty: the training pipeline
+  // (--hymo-autodiff --hymo-train-step --hymo-fuse-elementwise).
+  std::vector<std::string> pipeline = {};
 };
 
 // True when this hymo-run was built together with the compiler (CMake
