@@ -13,6 +13,7 @@ void add_compile_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_sample_command(CLI::App& app);
 
 // The --version text (build features).
 std::string version_text();

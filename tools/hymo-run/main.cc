@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   hymo_run::add_train_command(app);
   hymo_run::add_eval_command(app);
   hymo_run::add_report_command(app);
+  hymo_run::add_sample_command(app);
   app.require_subcommand(0, 1);
   try {
     app.parse(argc, argv);
