@@ -528,6 +528,17 @@ private:
       int64_t from = bufferOf.lookup(copyFrom[k]);
       if (from == copies[k].second)
         continue;
+      const Buffer &src = buffers[from];
+      if (src.storage == "constant" && src.data.size() == 1) {
+        // A splat (a zeroed accumulator): fill the buffer, no copy.
+        llvm::json::Object call;
+        call["op"] = "constant";
+        call["operands"] = llvm::json::Array{};
+        call["results"] = llvm::json::Array{copies[k].second};
+        call["attrs"] = llvm::json::Object{{"value", llvm::json::Array{src.data[0]}}};
+        f.calls.push_back(std::move(call));
+        continue;
+      }
       llvm::json::Object call;
       call["op"] = "reshape"; // same shape: a copy into the donated buffer
       call["operands"] = llvm::json::Array{from};

@@ -147,11 +147,6 @@ struct Math {
     return MatmulOp::create(b, loc, RankedTensorType::get({m, n}, elt), a, bb,
                             b.getBoolAttr(ta), b.getBoolAttr(tb));
   }
-  Value transpose(Value x) {
-    auto s = cast<RankedTensorType>(x.getType()).getShape();
-    return TransposeOp::create(b, loc, RankedTensorType::get({s[1], s[0]}, elt), x,
-                               b.getDenseI64ArrayAttr({1, 0}));
-  }
 };
 
 struct Param {
@@ -446,23 +441,28 @@ LogicalResult TrainStepPass::buildUpdate() {
       // Newton-Schulz on X = U / (||U|| + 1e-7), transposed so the Gram
       // matrix is min(m, n)^2.
       Value X = m.scale(U, m.div(m.scalar(1.0), m.add(m.frobenius(U), m.scalar(1e-7))));
+      // A tall matrix iterates on its Gram matrix X^T X instead (the same
+      // iteration on X^T, without materialising the transposes):
+      //   wide: X <- a X + (b A + c A^2) X,  A = X X^T
+      //   tall: X <- a X + X (b G + c G^2),  G = X^T X
+      // A and G are symmetric, so A^2 = A A^T: the runtime computes the Gram
+      // matrices and their squares as symmetric rank-k products.
       bool tall = rows > cols;
-      if (tall)
-        X = m.transpose(X);
       bool cubic = cfg.str("optimizer.ns_coefficients") == "cubic";
       int64_t iters = static_cast<int64_t>(cfg.num("optimizer.ns_iterations"));
       for (int64_t k = 0; k < iters; ++k) {
-        Value A = m.matmul(X, X, false, true);
+        Value A = tall ? m.matmul(X, X, true, false) : m.matmul(X, X, false, true);
+        auto apply = [&](Value poly) {
+          return tall ? m.matmul(X, poly, false, false) : m.matmul(poly, X, false, false);
+        };
         if (cubic) {
-          X = m.axpby(1.5, X, -0.5, m.matmul(A, X, false, false));
+          X = m.axpby(1.5, X, -0.5, apply(A));
         } else {
-          // A is symmetric, so A^2 = A A^T: the runtime computes it (and
-          // X X^T) as a symmetric rank-k product, half the multiplies.
           Value Bm = m.axpby(-4.7750, A, 2.0315, m.matmul(A, A, false, true));
-          X = m.axpby(3.4445, X, 1.0, m.matmul(Bm, X, false, false));
+          X = m.axpby(3.4445, X, 1.0, apply(Bm));
         }
       }
-      Value O = tall ? m.transpose(X) : X;
+      Value O = X;
       // Neuron-wise second moment and normalisation.
       double beta2 = cfg.at("optimizer.betas", 1);
       auto rowType = RankedTensorType::get({rows}, elt);
