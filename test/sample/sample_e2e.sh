@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# sample_e2e.sh CASE HYMO_RUN SOURCE_DIR WORK_DIR HYMO_COMPILER
+set -uo pipefail
+case_=$1 run=$2 src=$3 work=$4 compiler=${5:-OFF}
+fail() { echo "FAIL ($case_): $*" >&2; exit 1; }
+expect_error() {  # expect_error REGEX ARGS...: exits 1 with REGEX in stderr
+  local re=$1; shift
+  local err; err=$("$run" sample "$@" 2>&1 >/dev/null); local rc=$?
+  [ $rc -ne 0 ] || fail "expected a failure for: sample $*"
+  echo "$err" | grep -Eq -- "$re" || fail "expected /$re/ for: sample $*; got: $err"
+  echo "ok: $err"
+}
+ckpt_setup() {
+  [ "$compiler" = ON ] || [ -n "${HYMO_OPT:-}" ] || { echo "no compiler: skipped"; exit 77; }
+  local dir=$work/run_$case_
+  rm -rf "$dir"
+  "$run" train --config "$src/models/configs/tiny.yaml" --data default --steps 3 --out "$dir" --save-interval 3 \
+    > "$dir.log" 2>&1 || fail "training the tiny config failed: $(tail -5 "$dir.log")"
+  ckpt=$dir/checkpoints/step_3.safetensors
+  [ -f "$ckpt" ] || fail "no checkpoint $ckpt"
+}
+case $case_ in
+  help)
+    out=$("$run" sample --help) || fail "--help failed"
+    for opt in --ckpt --prompt --max-new-tokens --temperature --top-k --seed --max-len; do
+      echo "$out" | grep -q -- "$opt" || fail "--help lacks $opt"
+    done ;;
+  missing_ckpt)
+    expect_error "ckpt is required" --prompt hi
+    expect_error "--ckpt $work/nope.safetensors: no such file or directory" --ckpt "$work/nope.safetensors" --prompt hi ;;
+  empty_prompt)
+    expect_error "--prompt: the prompt is empty" --ckpt "$work/nope" --prompt "" ;;
+  bad_temperature)
+    expect_error "--temperature -1.0+: expected a finite number >= 0" --ckpt x --prompt hi --temperature -1
+    expect_error "temperature" --ckpt x --prompt hi --temperature abc ;;
+  bad_top_k)
+    expect_error "--top-k must be >= 0" --ckpt x --prompt hi --top-k -2 ;;
+  generates)
+    ckpt_setup
+    a=$("$run" sample --ckpt "$ckpt" --prompt "The " --max-new-tokens 40 --temperature 0.8 --top-k 10 --seed 3 2>"$work/err") \
+      || fail "sample failed: $(cat "$work/err")"
+    b=$("$run" sample --ckpt "$ckpt" --prompt "The " --max-new-tokens 40 --temperature 0.8 --top-k 10 --seed 3 --no-timing 2>/dev/null) \
+      || fail "second sample failed"
+    [ "$a" = "$b" ] || fail "same seed, different text: '$a' vs '$b'"
+    [ "${a:0:4}" = "The " ] || fail "the output does not start with the prompt: '$a'"
+    [ "$(printf %s "$a" | wc -c)" -eq 44 ] || fail "expected 4 + 40 bytes, got '$a'"
+    grep -Eq "decode time per token: pos 16: [0-9.]+ ms, pos 1024: [0-9.]+ ms" "$work/err" \
+      || fail "no decode timing line: $(cat "$work/err")"
+    g1=$("$run" sample --ckpt "$(dirname "$(dirname "$ckpt")")" --prompt "ab" --max-new-tokens 20 --temperature 0 --no-timing 2>/dev/null) \
+      || fail "greedy sample from the run directory failed"
+    g2=$("$run" sample --ckpt "$ckpt" --prompt "ab" --max-new-tokens 20 --temperature 0 --seed 99 --no-timing 2>/dev/null)
+    [ "$g1" = "$g2" ] || fail "greedy output depends on the seed"
+    expect_error "exceed --max-len 10" --ckpt "$ckpt" --prompt "hello" --max-new-tokens 6 --max-len 10
+    echo "ok: $a" ;;
+  *) fail "unknown case" ;;
+esac
