@@ -24,6 +24,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
+#include <map>
 
 namespace mlir::hymo {
 #define GEN_PASS_DEF_HYMOTRAINSTEP
@@ -140,11 +141,15 @@ struct Math {
     return CastOp::create(b, loc, RankedTensorType::get(xt.getShape(), lt.getElementType()), x);
   }
   static RankedTensorType cast_type(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
+  /// op(a) op(b) over the last two dims, batch dims alike.
   Value matmul(Value a, Value bb, bool ta, bool tb) {
     auto as = cast<RankedTensorType>(a.getType()).getShape();
     auto bs = cast<RankedTensorType>(bb.getType()).getShape();
-    int64_t m = ta ? as[1] : as[0], n = tb ? bs[0] : bs[1];
-    return MatmulOp::create(b, loc, RankedTensorType::get({m, n}, elt), a, bb,
+    size_t r = as.size();
+    SmallVector<int64_t> shape(as.drop_back(2));
+    shape.push_back(ta ? as[r - 1] : as[r - 2]);
+    shape.push_back(tb ? bs[r - 2] : bs[r - 1]);
+    return MatmulOp::create(b, loc, RankedTensorType::get(shape, elt), a, bb,
                             b.getBoolAttr(ta), b.getBoolAttr(tb));
   }
 };
@@ -348,6 +353,32 @@ struct TrainStepPass : impl::HymoTrainStepBase<TrainStepPass> {
   }
 
   LogicalResult buildUpdate();
+
+  /// Newton-Schulz on X ([m, n] or a stack [k, m, n]), spec §3.2: quintic
+  /// or cubic, `ns_iterations` times. A tall matrix iterates on its Gram
+  /// matrix X^T X instead (the same iteration on X^T, without materialising
+  /// the transposes):
+  ///   wide: X <- a X + (b A + c A^2) X,  A = X X^T
+  ///   tall: X <- a X + X (b G + c G^2),  G = X^T X
+  /// A and G are symmetric, so A^2 = A A^T: the runtime computes the Gram
+  /// matrices and their squares as symmetric rank-k products.
+  Value newtonSchulz(Math &m, Value X, bool tall) {
+    bool cubic = cfg.str("optimizer.ns_coefficients") == "cubic";
+    int64_t iters = static_cast<int64_t>(cfg.num("optimizer.ns_iterations"));
+    for (int64_t k = 0; k < iters; ++k) {
+      Value A = tall ? m.matmul(X, X, true, false) : m.matmul(X, X, false, true);
+      auto apply = [&](Value poly) {
+        return tall ? m.matmul(X, poly, false, false) : m.matmul(poly, X, false, false);
+      };
+      if (cubic) {
+        X = m.axpby(1.5, X, -0.5, apply(A));
+      } else {
+        Value Bm = m.axpby(-4.7750, A, 2.0315, m.matmul(A, A, false, true));
+        X = m.axpby(3.4445, X, 1.0, apply(Bm));
+      }
+    }
+    return X;
+  }
 };
 
 LogicalResult TrainStepPass::buildUpdate() {
@@ -424,45 +455,71 @@ LogicalResult TrainStepPass::buildUpdate() {
 
   bool cautious = cfg.flag("optimizer.cautious_wd");
   Value newAdamT = m.add(adamT, m.select(any, m.scalar(1.0), m.scalar(0.0)));
+  // NorMuon, first half: momentum and the normalised U of every matrix.
+  struct Muon {
+    Value M, V, newM, X, O;
+  };
+  std::map<size_t, Muon> muon;
+  double mu = cfg.num("optimizer.momentum");
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Param &prm = params[i];
+    if (prm.optimizer != "normuon")
+      continue;
+    Muon &mw = muon[i];
+    auto shp = cast<RankedTensorType>(prm.type).getShape();
+    mw.M = addArg(func, argAttrs, prm.type, "normuon.momentum." + prm.name, "state");
+    mw.V = addArg(func, argAttrs, RankedTensorType::get({shp[0]}, elt), "normuon.v." + prm.name,
+                  "state");
+    Value G = m.scale(acc[i], coef);
+    mw.newM = m.add(m.scale(mw.M, mu), G);
+    Value U = cfg.flag("optimizer.nesterov") ? m.add(G, m.scale(mw.newM, mu)) : mw.newM;
+    mw.X = m.scale(U, m.div(m.scalar(1.0), m.add(m.frobenius(U), m.scalar(1e-7))));
+  }
+  // Newton-Schulz, batched over the matrices of one shape: they are stacked
+  // into [k, m, n] so each iteration is a few batched products (the runtime
+  // runs the batch in parallel) instead of k chains of small ones.
+  std::map<std::pair<int64_t, int64_t>, SmallVector<size_t>> byShape;
+  for (auto &[i, mw] : muon) {
+    auto shp = cast<RankedTensorType>(params[i].type).getShape();
+    byShape[{shp[0], shp[1]}].push_back(i);
+  }
+  for (auto &[shape, members] : byShape) {
+    auto [rows, cols] = shape;
+    int64_t k = members.size();
+    Value X;
+    if (k == 1) {
+      X = muon[members[0]].X;
+    } else {
+      SmallVector<Value> parts;
+      for (size_t i : members)
+        parts.push_back(ReshapeOp::create(b, m.loc, RankedTensorType::get({1, rows, cols}, elt),
+                                          muon[i].X));
+      X = ConcatOp::create(b, m.loc, RankedTensorType::get({k, rows, cols}, elt), parts,
+                           b.getI64IntegerAttr(0));
+    }
+    X = newtonSchulz(m, X, rows > cols);
+    for (int64_t j = 0; j < k; ++j) {
+      Value O = X;
+      if (k > 1) {
+        O = SliceOp::create(b, m.loc, RankedTensorType::get({1, rows, cols}, elt), X,
+                            b.getDenseI64ArrayAttr({j, 0, 0}),
+                            b.getDenseI64ArrayAttr({j + 1, rows, cols}));
+        O = ReshapeOp::create(b, m.loc, RankedTensorType::get({rows, cols}, elt), O);
+      }
+      muon[members[j]].O = O;
+    }
+  }
+
   for (size_t i = 0; i < params.size(); ++i) {
     const Param &prm = params[i];
     Value W = w[i];
     Value G = m.scale(acc[i], coef);
     Value newW;
     if (prm.optimizer == "normuon") {
-      Value M = addArg(func, argAttrs, prm.type, "normuon.momentum." + prm.name, "state");
+      Muon &mw = muon[i];
+      Value M = mw.M, V = mw.V, newM = mw.newM, O = mw.O;
       auto shp = cast<RankedTensorType>(prm.type).getShape();
       int64_t rows = shp[0], cols = shp[1];
-      Value V = addArg(func, argAttrs, RankedTensorType::get({rows}, elt),
-                       "normuon.v." + prm.name, "state");
-      double mu = cfg.num("optimizer.momentum");
-      Value newM = m.add(m.scale(M, mu), G);
-      Value U = cfg.flag("optimizer.nesterov") ? m.add(G, m.scale(newM, mu)) : newM;
-      // Newton-Schulz on X = U / (||U|| + 1e-7), transposed so the Gram
-      // matrix is min(m, n)^2.
-      Value X = m.scale(U, m.div(m.scalar(1.0), m.add(m.frobenius(U), m.scalar(1e-7))));
-      // A tall matrix iterates on its Gram matrix X^T X instead (the same
-      // iteration on X^T, without materialising the transposes):
-      //   wide: X <- a X + (b A + c A^2) X,  A = X X^T
-      //   tall: X <- a X + X (b G + c G^2),  G = X^T X
-      // A and G are symmetric, so A^2 = A A^T: the runtime computes the Gram
-      // matrices and their squares as symmetric rank-k products.
-      bool tall = rows > cols;
-      bool cubic = cfg.str("optimizer.ns_coefficients") == "cubic";
-      int64_t iters = static_cast<int64_t>(cfg.num("optimizer.ns_iterations"));
-      for (int64_t k = 0; k < iters; ++k) {
-        Value A = tall ? m.matmul(X, X, true, false) : m.matmul(X, X, false, true);
-        auto apply = [&](Value poly) {
-          return tall ? m.matmul(X, poly, false, false) : m.matmul(poly, X, false, false);
-        };
-        if (cubic) {
-          X = m.axpby(1.5, X, -0.5, apply(A));
-        } else {
-          Value Bm = m.axpby(-4.7750, A, 2.0315, m.matmul(A, A, false, true));
-          X = m.axpby(3.4445, X, 1.0, apply(Bm));
-        }
-      }
-      Value O = X;
       // Neuron-wise second moment and normalisation.
       double beta2 = cfg.at("optimizer.betas", 1);
       auto rowType = RankedTensorType::get({rows}, elt);

@@ -87,6 +87,9 @@ void gemm<double>(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alph
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
               int(m), int(n), int(k), alpha, a, int(lda), b, int(ldb), beta, c, int(ldc));
 }
+BlasSingleThreaded::BlasSingleThreaded() : saved_(openblas_get_num_threads()) { openblas_set_num_threads(1); }
+BlasSingleThreaded::~BlasSingleThreaded() { openblas_set_num_threads(saved_); }
+
 bool gemm_uses_blas() { return true; }
 const char* gemm_backend_name() { return "openblas"; }
 #else
@@ -102,6 +105,9 @@ void gemm<double>(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alph
                   double beta, double* c, int64_t ldc, ThreadPool& pool) {
   loop_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool);
 }
+BlasSingleThreaded::BlasSingleThreaded() = default;
+BlasSingleThreaded::~BlasSingleThreaded() = default;
+
 bool gemm_uses_blas() { return false; }
 const char* gemm_backend_name() { return "none (plain loop GEMM)"; }
 #endif

@@ -21,6 +21,19 @@ template <class T>
 void syrk(bool trans, int64_t n, int64_t k, const T* a, int64_t lda, T* c,
           int64_t ldc, ThreadPool& pool);
 
+// While alive, BLAS calls run single-threaded (for callers that run several
+// independent products in parallel themselves); restores the count after.
+class BlasSingleThreaded {
+ public:
+  BlasSingleThreaded();
+  ~BlasSingleThreaded();
+  BlasSingleThreaded(const BlasSingleThreaded&) = delete;
+  BlasSingleThreaded& operator=(const BlasSingleThreaded&) = delete;
+
+ private:
+  int saved_ = 0;
+};
+
 // True when gemm goes through CBLAS.
 bool gemm_uses_blas();
 const char* gemm_backend_name();

@@ -49,14 +49,25 @@ Status k_matmul(const KernelArgs& a) {
     // X X^T or X^T X of one operand is symmetric: syrk does half the work
     // (Newton-Schulz's Gram matrices; the compiler writes A^2 of a symmetric
     // A as A A^T to land here too).
-    if (a.in[0].data == a.in[1].data && ta != tb) {
-      for (int64_t i = 0; i < batch; ++i)
+    const bool symmetric = a.in[0].data == a.in[1].data && ta != tb;
+    auto one = [&](int64_t i) {
+      if (symmetric)
         syrk<T>(ta, m, k, a.in[0].as<T>() + i * sa, lda, a.out[0].as<T>() + i * sc, n, a.pool);
-      return ok_status();
+      else
+        gemm<T>(ta, tb, m, n, k, T(1), a.in[0].as<T>() + i * sa, lda, a.in[1].as<T>() + i * sb, ldb, T(0),
+                a.out[0].as<T>() + i * sc, n, a.pool);
+    };
+    if (batch > 1 && a.pool.size() > 1) {
+      // Independent products (Newton-Schulz over a stack of matrices): one
+      // per thread, each single-threaded, scales better than threading
+      // every small product.
+      BlasSingleThreaded scope;
+      a.pool.parallel_for(batch, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) one(i);
+      });
+    } else {
+      for (int64_t i = 0; i < batch; ++i) one(i);
     }
-    for (int64_t i = 0; i < batch; ++i)
-      gemm<T>(ta, tb, m, n, k, T(1), a.in[0].as<T>() + i * sa, lda, a.in[1].as<T>() + i * sb, ldb, T(0),
-              a.out[0].as<T>() + i * sc, n, a.pool);
     return ok_status();
   });
 }
