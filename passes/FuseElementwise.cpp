@@ -29,8 +29,17 @@ RankedTensorType groupType(Operation *op) {
   auto t = tensorType(op->getResult(0));
   if (!t || t.getRank() == 0 || !isa<FloatType>(t.getElementType()))
     return {};
-  if (auto b = dyn_cast<BroadcastInDimOp>(op))
-    return tensorType(b.getX()).getRank() == 0 ? t : RankedTensorType();
+  if (auto b = dyn_cast<BroadcastInDimOp>(op)) {
+    // A scalar, or a prefix of the result's shape mapped onto the leading
+    // dims (a row vector over rows): the kernel broadcasts both.
+    auto x = tensorType(b.getX());
+    ArrayRef<int64_t> dims = b.getDims();
+    bool prefix = x.getRank() < t.getRank() &&
+                  x.getShape() == t.getShape().take_front(x.getRank());
+    for (int64_t i = 0; prefix && i < x.getRank(); ++i)
+      prefix = dims[i] == i;
+    return x.getRank() == 0 || prefix ? t : RankedTensorType();
+  }
   if (auto c = dyn_cast<ConstantOp>(op)) {
     auto d = dyn_cast<DenseElementsAttr>(c.getValue());
     return d && d.isSplat() ? t : RankedTensorType();

@@ -753,9 +753,11 @@ Status v_fused_elementwise(const CallCheck& c) {
     HYMO_RETURN_IF_ERROR(c.out_is(i, first.dtype, first.shape));
   for (size_t i = 0; i < c.num_in(); ++i) {
     const BufferDesc& b = c.in(i);
-    if (b.dtype != first.dtype || (!b.shape.empty() && b.shape != first.shape))
-      return c.in_err(i, "expected " + type_str(first.dtype, first.shape) + " or its scalar, found " +
-                             type_str(b.dtype, b.shape));
+    bool prefix = b.shape.size() < first.shape.size() &&
+                  std::equal(b.shape.begin(), b.shape.end(), first.shape.begin());
+    if (b.dtype != first.dtype || (b.shape != first.shape && !prefix))
+      return c.in_err(i, "expected " + type_str(first.dtype, first.shape) +
+                             ", its scalar or a prefix of its shape, found " + type_str(b.dtype, b.shape));
   }
   return ok_status();
 }

@@ -210,9 +210,16 @@ TEST_P(Kernels, FusedElementwise) {
   program.s = "neg %0";
   run_op("fused_elementwise", {x, g, s}, {{dt(), {3, 347}}}, {{"program", program}, {"outputs", attr_ints({1})}}, &err);
   EXPECT_NE(err.find("attrs.outputs: expected registers of instructions, %3 to %3, found %1"), std::string::npos) << err;
-  run_op("fused_elementwise", {x, random_tensor(rng, dt(), {3})}, {{dt(), {3, 347}}},
+  run_op("fused_elementwise", {x, random_tensor(rng, dt(), {5})}, {{dt(), {3, 347}}},
          {{"program", program}, {"outputs", attr_ints({2})}}, &err);
   EXPECT_NE(err.find("operands[1]: expected"), std::string::npos) << err;
+  // A per-row input (a prefix of the shape) is broadcast over the rows.
+  Tensor rowv = random_tensor(rng, dt(), {3});
+  program.s = "div %0 %1";
+  r = run_op("fused_elementwise", {x, rowv}, {{dt(), {3, 347}}}, {{"program", program}, {"outputs", attr_ints({2})}});
+  std::vector<double> rdiv;
+  for (size_t i = 0; i < x.v.size(); ++i) rdiv.push_back(round_to(dt(), x.v[i] / rowv.v[i / 347]));
+  expect_close(r[0], rdiv, tol(), "fused row broadcast");
 }
 
 TEST_P(Kernels, Binary) {

@@ -552,10 +552,14 @@ LogicalResult FusedElementwiseOp::verify() {
                            << ", got " << r.getType();
   for (Value in : getInputs()) {
     auto t = tt(in);
+    // The results' shape, a scalar, or a prefix of the shape (broadcast
+    // over the trailing dims).
+    bool prefix = t.getRank() < type.getRank() &&
+                  t.getShape() == type.getShape().take_front(t.getRank());
     if (t.getElementType() != type.getElementType() ||
-        (t.getRank() != 0 && t.getShape() != type.getShape()))
+        (t.getShape() != type.getShape() && !prefix))
       return emitOpError() << "fused_c1: expected inputs of type " << type
-                           << " or its scalar, got " << t;
+                           << ", its scalar or a prefix of its shape, got " << t;
   }
   int64_t defined = getInputs().size();
   SmallVector<StringRef> insts;

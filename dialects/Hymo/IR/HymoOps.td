@@ -572,15 +572,16 @@ def Hymo_FusedElementwiseOp : Hymo_Op<"fused_elementwise", [Pure]> {
     elementwise hymo op name (neg exp log sqrt rsqrt square abs sigmoid
     silu softplus sin cos isfinite add sub mul div max min greater select).
     Operands are registers `%N` or number literals. Registers `%0 ..
-    %(n-1)` are the inputs (each of the results' shape, or a scalar that is
-    broadcast); instruction `i` defines register `%(n+i)`. `outputs` names
+    %(n-1)` are the inputs (each of the results' shape, a scalar, or a
+    prefix of the shape, broadcast over the trailing dims); instruction `i`
+    defines register `%(n+i)`. `outputs` names
     the register of each result. All values share one element type.
     ```mlir
     %r = hymo.fused_elementwise %x, %g, %s {program = "mul %1 %2; add %0 %3", outputs = array<i64: 4>}
         : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
     ```
     fused_c1: at least one result; every result has one type and every
-    input that type or its scalar. fused_c2: the program parses, each
+    input that type, its scalar or a prefix of its shape. fused_c2: the program parses, each
     instruction has its op's arity and reads only defined registers, and
     every output names a defined register.
   }];

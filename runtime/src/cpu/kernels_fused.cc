@@ -156,12 +156,34 @@ Status k_fused(const KernelArgs& a) {
     literals.reserve(prog.size() * 3);
     for (const FusedInstruction& in : prog)
       for (int k = 0; k < in.arity; ++k) literals.push_back(T(in.operand[k].value));
+    // Inputs with a prefix of the shape repeat each value over `inner`
+    // elements; they are expanded per block into rows of their own.
+    std::vector<int64_t> inner(size_t(n_in), 0);
+    int64_t n_prefix = 0;
+    for (int64_t r = 0; r < n_in; ++r) {
+      const TensorRef& t = a.in[size_t(r)];
+      if (!t.shape.empty() && t.numel() != numel) {
+        inner[size_t(r)] = numel / t.numel();
+        ++n_prefix;
+      }
+    }
     a.pool.parallel_for((numel + kBlock - 1) / kBlock, 1, [&](int64_t b0, int64_t b1) {
       std::vector<T> regs(prog.size() * size_t(kBlock));
+      std::vector<T> expanded(size_t(n_prefix) * size_t(kBlock));
       for (int64_t blk = b0; blk < b1; ++blk) {
         int64_t start = blk * kBlock, n = std::min(kBlock, numel - start);
+        std::vector<const T*> rows(size_t(n_in), nullptr);
+        int64_t e = 0;
+        for (int64_t r = 0; r < n_in; ++r) {
+          if (!inner[size_t(r)]) continue;
+          const T* p = a.in[size_t(r)].as<T>();
+          T* row = expanded.data() + size_t(e++) * kBlock;
+          for (int64_t i = 0; i < n; ++i) row[i] = p[(start + i) / inner[size_t(r)]];
+          rows[size_t(r)] = row;
+        }
         auto reg_src = [&](int64_t r) -> Src<T> {
           if (r < n_in) {
+            if (rows[size_t(r)]) return {rows[size_t(r)], false};
             const TensorRef& t = a.in[size_t(r)];
             bool scalar = t.shape.empty();
             return {t.as<T>() + (scalar ? 0 : start), scalar};

@@ -514,7 +514,7 @@ func.func @fused_c1_types(%x: tensor<4xf32>) {
 // -----
 
 func.func @fused_c1_input(%x: tensor<4xf32>, %y: tensor<2xf32>) {
-  // expected-error @+1 {{fused_c1: expected inputs of type 'tensor<4xf32>' or its scalar, got 'tensor<2xf32>'}}
+  // expected-error @+1 {{fused_c1: expected inputs of type 'tensor<4xf32>', its scalar or a prefix of its shape, got 'tensor<2xf32>'}}
   %0 = hymo.fused_elementwise %x, %y {program = "add %0 %1", outputs = array<i64: 2>} : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
   return
 }
