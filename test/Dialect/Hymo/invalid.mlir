@@ -718,3 +718,83 @@ func.func @latent_attention_c7(%qn: tensor<1x2x16xf32>, %qr: tensor<1x2x8xf32>, 
   %0 = hymo.latent_attention_step %qn, %qr, %c, %kr, %n, %w, %pos {eps = 1.0e-6 : f64, scale = 0.2 : f64} : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf64>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x16xf32>
   return
 }
+
+// -----
+
+func.func @embedding_grad_c1_dout(%i: tensor<2x8xi32>, %d: tensor<2x7x64xf32>) {
+  // expected-error @+1 {{embedding_grad_c1: expected dout shape [2,8,64], got [2,7,64]}}
+  %0 = hymo.embedding_grad %i, %d : (tensor<2x8xi32>, tensor<2x7x64xf32>) -> tensor<256x64xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_c1_rank(%i: tensor<2x8xi32>, %d: tensor<2x8x64xf32>) {
+  // expected-error @+1 {{embedding_grad_c1: expected result of rank 2, got rank 1}}
+  %0 = hymo.embedding_grad %i, %d : (tensor<2x8xi32>, tensor<2x8x64xf32>) -> tensor<256xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_c1_width(%i: tensor<2x8xi32>, %d: tensor<2x8x64xf32>) {
+  // expected-error @+1 {{embedding_grad_c1: expected result width 64, got 32}}
+  %0 = hymo.embedding_grad %i, %d : (tensor<2x8xi32>, tensor<2x8x64xf32>) -> tensor<256x32xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_c1_type(%i: tensor<2x8xi32>, %d: tensor<2x8x64xf32>) {
+  // expected-error @+1 {{embedding_grad_c1: expected element type 'f32' everywhere, got 'f64'}}
+  %0 = hymo.embedding_grad %i, %d : (tensor<2x8xi32>, tensor<2x8x64xf32>) -> tensor<256x64xf64>
+  return
+}
+
+// -----
+
+func.func @rms_norm_grad_c1(%x: tensor<4x8xf32>, %w: tensor<8xf32>) {
+  // expected-error @+1 {{rms_norm_grad_c1: expected dw of type 'tensor<8xf32>', got 'tensor<4xf32>'}}
+  %0:2 = hymo.rms_norm_grad %x, %w, %x {eps = 1.0e-6 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @causal_attention_grad_c1(%q: tensor<2x16x2x24xf32>, %v: tensor<2x16x2x16xf32>) {
+  // expected-error @+1 {{causal_attention_grad_c1: expected dout of type 'tensor<2x16x2x16xf32>', got 'tensor<2x16x2x24xf32>'}}
+  %0:3 = hymo.causal_attention_grad %q, %q, %v, %q {scale = 0.2 : f64} : (tensor<2x16x2x24xf32>, tensor<2x16x2x24xf32>, tensor<2x16x2x16xf32>, tensor<2x16x2x24xf32>) -> (tensor<2x16x2x24xf32>, tensor<2x16x2x24xf32>, tensor<2x16x2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @gdn_grad_c1(%v: tensor<2x16x4x16xf32>, %b: tensor<2x16x4x8xf32>, %g: tensor<2x16x4xf32>, %a: tensor<4x8xf32>) {
+  // expected-error @+1 {{gdn_grad_c1: expected da of type 'tensor<4x8xf32>', got 'tensor<8x4xf32>'}}
+  %0:5 = hymo.gdn_recurrence_grad %v, %b, %b, %g, %a, %v {chunk_size = 16 : i64} : (tensor<2x16x4x16xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4xf32>, tensor<4x8xf32>, tensor<2x16x4x16xf32>) -> (tensor<2x16x4x16xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4xf32>, tensor<8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @moe_route_grad_c1(%p: tensor<32x4xf32>, %i: tensor<32x2xi32>, %d: tensor<32x3xf32>) {
+  // expected-error @+1 {{moe_route_grad_c1: expected dweights shape [32,2], got [32,3]}}
+  %0 = hymo.moe_route_grad %p, %i, %d : (tensor<32x4xf32>, tensor<32x2xi32>, tensor<32x3xf32>) -> tensor<32x4xf32>
+  return
+}
+
+// -----
+
+func.func @moe_combine_grad_c1(%y: tensor<4x24x64xf32>, %s: tensor<32x2xi32>, %w: tensor<32x2xf32>, %d: tensor<32x64xf32>) {
+  // expected-error @+1 {{moe_combine_grad_c1: expected dexpert_outputs of type 'tensor<4x24x64xf32>', got 'tensor<4x24x32xf32>'}}
+  %0:2 = hymo.moe_combine_grad %y, %s, %w, %d : (tensor<4x24x64xf32>, tensor<32x2xi32>, tensor<32x2xf32>, tensor<32x64xf32>) -> (tensor<4x24x32xf32>, tensor<32x2xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_grad_c1(%l: tensor<30x256xf32>, %t: tensor<30xi32>, %d: tensor<1xf32>) {
+  // expected-error @+1 {{cross_entropy_grad_c1: expected dloss shape [], got [1]}}
+  %0 = hymo.cross_entropy_grad %l, %t, %d : (tensor<30x256xf32>, tensor<30xi32>, tensor<1xf32>) -> tensor<30x256xf32>
+  return
+}

@@ -160,3 +160,28 @@ func.func @decode(%x: tensor<1x2x8xf32>, %pos: tensor<i32>,
       : (tensor<1x2x16xf32>, tensor<1x2x8xf32>, tensor<1x128x32xf32>, tensor<1x128x8xf32>, tensor<32xf32>, tensor<64x32xf32>, tensor<i32>) -> tensor<1x2x16xf32>
   return %att : tensor<1x2x16xf32>
 }
+
+// CHECK-LABEL: func @backward_ops
+func.func @backward_ops(%ids: tensor<2x8xi32>, %dx: tensor<2x8x64xf32>, %x: tensor<4x8xf32>, %w: tensor<8xf32>,
+                        %p: tensor<32x4xf32>, %q: tensor<2x16x2x24xf32>, %v: tensor<2x16x2x16xf32>,
+                        %gv: tensor<2x16x4x16xf32>, %gb: tensor<2x16x4x8xf32>, %gg: tensor<2x16x4xf32>, %ga: tensor<4x8xf32>,
+                        %idx: tensor<32x2xi32>, %dwt: tensor<32x2xf32>, %ye: tensor<4x24x64xf32>, %dy: tensor<32x64xf32>,
+                        %logits: tensor<30x256xf32>, %t: tensor<30xi32>, %dl: tensor<f32>) {
+  // CHECK: hymo.embedding_grad %{{.*}}, %{{.*}} : (tensor<2x8xi32>, tensor<2x8x64xf32>) -> tensor<256x64xf32>
+  %0 = hymo.embedding_grad %ids, %dx : (tensor<2x8xi32>, tensor<2x8x64xf32>) -> tensor<256x64xf32>
+  // CHECK: hymo.rms_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {eps = 9.9999999999999995E-7 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+  %1:2 = hymo.rms_norm_grad %x, %w, %x {eps = 1.0e-6 : f64} : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+  // CHECK: hymo.softmax_grad %{{.*}}, %{{.*}} : tensor<32x4xf32>
+  %2 = hymo.softmax_grad %p, %p : tensor<32x4xf32>
+  // CHECK: hymo.causal_attention_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {scale = 2.000000e-01 : f64}
+  %3:3 = hymo.causal_attention_grad %q, %q, %v, %v {scale = 0.2 : f64} : (tensor<2x16x2x24xf32>, tensor<2x16x2x24xf32>, tensor<2x16x2x16xf32>, tensor<2x16x2x16xf32>) -> (tensor<2x16x2x24xf32>, tensor<2x16x2x24xf32>, tensor<2x16x2x16xf32>)
+  // CHECK: hymo.gdn_recurrence_grad {{.*}} {chunk_size = 16 : i64}
+  %4:5 = hymo.gdn_recurrence_grad %gv, %gb, %gb, %gg, %ga, %gv {chunk_size = 16 : i64} : (tensor<2x16x4x16xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4xf32>, tensor<4x8xf32>, tensor<2x16x4x16xf32>) -> (tensor<2x16x4x16xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4xf32>, tensor<4x8xf32>)
+  // CHECK: hymo.moe_route_grad %{{.*}}, %{{.*}}, %{{.*}} : (tensor<32x4xf32>, tensor<32x2xi32>, tensor<32x2xf32>) -> tensor<32x4xf32>
+  %5 = hymo.moe_route_grad %p, %idx, %dwt : (tensor<32x4xf32>, tensor<32x2xi32>, tensor<32x2xf32>) -> tensor<32x4xf32>
+  // CHECK: hymo.moe_combine_grad %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x24x64xf32>, tensor<32x2xi32>, tensor<32x2xf32>, tensor<32x64xf32>) -> (tensor<4x24x64xf32>, tensor<32x2xf32>)
+  %6:2 = hymo.moe_combine_grad %ye, %idx, %dwt, %dy : (tensor<4x24x64xf32>, tensor<32x2xi32>, tensor<32x2xf32>, tensor<32x64xf32>) -> (tensor<4x24x64xf32>, tensor<32x2xf32>)
+  // CHECK: hymo.cross_entropy_grad %{{.*}}, %{{.*}}, %{{.*}} : (tensor<30x256xf32>, tensor<30xi32>, tensor<f32>) -> tensor<30x256xf32>
+  %7 = hymo.cross_entropy_grad %logits, %t, %dl : (tensor<30x256xf32>, tensor<30xi32>, tensor<f32>) -> tensor<30x256xf32>
+  return
+}
