@@ -220,7 +220,8 @@ Status k_gdn_recurrence_grad(const KernelArgs& a) {
     std::vector<Acc> da_part(size_t(B * H * S), 0.0);
     a.pool.parallel_for(B * H, 1, [&](int64_t w0, int64_t w1) {
       std::vector<Acc> ckpt(static_cast<size_t>(nch * SD)), local(static_cast<size_t>((C + 1) * SD)),
-          dh(static_cast<size_t>(SD));
+          dh(static_cast<size_t>(SD)), dov(static_cast<size_t>(D)), vv(static_cast<size_t>(D)),
+          xv(static_cast<size_t>(D));
       for (int64_t w = w0; w < w1; ++w) {
         const int64_t b = w / H, h = w % H;
         const T* ah = aa + h * S;
@@ -257,35 +258,50 @@ Status k_gdn_recurrence_grad(const KernelArgs& a) {
             const Acc* ht = local.data() + (t - t0 + 1) * SD;  // h_t
             const Acc* hp = ht - SD;                           // h_{t-1}
             const T* dot = dout + i * D;
+            const T* vt = v + i * D;
             const Acc gt = Acc(g[i]);
-            for (int64_t s = 0; s < S; ++s) {
-              const Acc cs = Acc(cc[i * S + s]);
-              Acc dcs = 0;
-              for (int64_t d = 0; d < D; ++d) {
-                dcs += ht[s * D + d] * Acc(dot[d]);
-                dh[size_t(s * D + d)] += cs * Acc(dot[d]);
-              }
-              dc[i * S + s] = T(dcs);
-            }
             for (int64_t d = 0; d < D; ++d) {
-              Acc x = 0;
-              for (int64_t s = 0; s < S; ++s) x += dh[size_t(s * D + d)] * Acc(bb[i * S + s]);
-              dv[i * D + d] = T(x);
+              dov[size_t(d)] = Acc(dot[d]);
+              vv[size_t(d)] = Acc(vt[d]);
+              xv[size_t(d)] = 0;
             }
+            // One pass per state row s (unit stride over d): add c_t do_t^T
+            // to the adjoint state, then read dc, dv, db and the decay
+            // sensitivity off it, then decay it for step t-1.
             Acc dgt = 0;
             for (int64_t s = 0; s < S; ++s) {
+              const Acc cs = Acc(cc[i * S + s]), bs = Acc(bb[i * S + s]);
               const Acc dcy = std::exp(gt * Acc(ah[s]));
-              Acc dbs = 0, l = 0;
-              for (int64_t d = 0; d < D; ++d) {
-                dbs += dh[size_t(s * D + d)] * Acc(v[i * D + d]);
-                l += dh[size_t(s * D + d)] * hp[s * D + d];
+              const Acc* hs = ht + s * D;
+              const Acc* hps = hp + s * D;
+              Acc* row = dh.data() + s * D;
+              Acc pc[4] = {0, 0, 0, 0}, pb[4] = {0, 0, 0, 0}, pl[4] = {0, 0, 0, 0};
+              int64_t d = 0;
+              for (; d + 4 <= D; d += 4)
+                for (int q = 0; q < 4; ++q) {
+                  const int64_t k = d + q;
+                  pc[q] += hs[k] * dov[size_t(k)];
+                  const Acc r = row[k] + cs * dov[size_t(k)];
+                  xv[size_t(k)] += r * bs;
+                  pb[q] += r * vv[size_t(k)];
+                  pl[q] += r * hps[k];
+                  row[k] = r * dcy;
+                }
+              for (; d < D; ++d) {
+                pc[0] += hs[d] * dov[size_t(d)];
+                const Acc r = row[d] + cs * dov[size_t(d)];
+                xv[size_t(d)] += r * bs;
+                pb[0] += r * vv[size_t(d)];
+                pl[0] += r * hps[d];
+                row[d] = r * dcy;
               }
-              db[i * S + s] = T(dbs);
-              l *= dcy;
+              dc[i * S + s] = T((pc[0] + pc[1]) + (pc[2] + pc[3]));
+              db[i * S + s] = T((pb[0] + pb[1]) + (pb[2] + pb[3]));
+              const Acc l = ((pl[0] + pl[1]) + (pl[2] + pl[3])) * dcy;
               dgt += l * Acc(ah[s]);
               da[s] += l * gt;
-              for (int64_t d = 0; d < D; ++d) dh[size_t(s * D + d)] *= dcy;
             }
+            for (int64_t d = 0; d < D; ++d) dv[i * D + d] = T(xv[size_t(d)]);
             dg[i] = T(dgt);
           }
         }
