@@ -221,17 +221,22 @@ Status k_gdn_recurrence_grad(const KernelArgs& a) {
     a.pool.parallel_for(B * H, 1, [&](int64_t w0, int64_t w1) {
       std::vector<Acc> ckpt(static_cast<size_t>(nch * SD)), local(static_cast<size_t>((C + 1) * SD)),
           dh(static_cast<size_t>(SD)), dov(static_cast<size_t>(D)), vv(static_cast<size_t>(D)),
-          xv(static_cast<size_t>(D));
+          xv(static_cast<size_t>(D)), decay(static_cast<size_t>(Tn * S));
       for (int64_t w = w0; w < w1; ++w) {
         const int64_t b = w / H, h = w % H;
         const T* ah = aa + h * S;
         auto bth = [&](int64_t t) { return (b * Tn + t) * H + h; };
+        // exp(g_t a_s) once per (t, s): the forward, its recomputation and
+        // the backward all read it.
+        for (int64_t t = 0; t < Tn; ++t) {
+          const Acc gt = Acc(g[bth(t)]);
+          for (int64_t s = 0; s < S; ++s) decay[size_t(t * S + s)] = std::exp(gt * Acc(ah[s]));
+        }
         // One forward step on `st` (in place) at time t.
         auto step = [&](Acc* st, int64_t t) {
           const int64_t i = bth(t);
-          const Acc gt = Acc(g[i]);
           for (int64_t s = 0; s < S; ++s) {
-            const Acc dcy = std::exp(gt * Acc(ah[s])), bs = Acc(bb[i * S + s]);
+            const Acc dcy = decay[size_t(t * S + s)], bs = Acc(bb[i * S + s]);
             Acc* row = st + s * D;
             for (int64_t d = 0; d < D; ++d) row[d] = dcy * row[d] + bs * Acc(v[i * D + d]);
           }
@@ -271,7 +276,7 @@ Status k_gdn_recurrence_grad(const KernelArgs& a) {
             Acc dgt = 0;
             for (int64_t s = 0; s < S; ++s) {
               const Acc cs = Acc(cc[i * S + s]), bs = Acc(bb[i * S + s]);
-              const Acc dcy = std::exp(gt * Acc(ah[s]));
+              const Acc dcy = decay[size_t(t * S + s)];
               const Acc* hs = ht + s * D;
               const Acc* hps = hp + s * D;
               Acc* row = dh.data() + s * D;
