@@ -138,7 +138,8 @@ Status k_gdn_recurrence(const KernelArgs& a) {
     const T* aa = a.in[4].as<T>();
     T* o = a.out[0].as<T>();
     a.pool.parallel_for(B * H, 1, [&](int64_t w0, int64_t w1) {
-      std::vector<double> st(static_cast<size_t>(S * D)), out(static_cast<size_t>(D));
+      std::vector<double> st(static_cast<size_t>(S * D)), out(static_cast<size_t>(D)),
+          vd(static_cast<size_t>(D));
       for (int64_t w = w0; w < w1; ++w) {
         const int64_t b = w / H, h = w % H;
         std::fill(st.begin(), st.end(), 0.0);
@@ -149,13 +150,16 @@ Status k_gdn_recurrence(const KernelArgs& a) {
           const T* ct = cc + bth * S;
           const double gt = double(g[bth]);
           std::fill(out.begin(), out.end(), 0.0);
+          for (int64_t d = 0; d < D; ++d) vd[size_t(d)] = double(vt[d]);
           for (int64_t s = 0; s < S; ++s) {
             const double decay = std::exp(gt * double(aa[h * S + s]));
             const double bs = double(bt[s]), cs = double(ct[s]);
-            double* row = st.data() + s * D;
+            double* __restrict__ row = st.data() + s * D;
+            double* __restrict__ o = out.data();
+            const double* __restrict__ x = vd.data();
             for (int64_t d = 0; d < D; ++d) {
-              row[d] = decay * row[d] + bs * double(vt[d]);
-              out[size_t(d)] += cs * row[d];
+              row[d] = decay * row[d] + bs * x[d];
+              o[d] += cs * row[d];
             }
           }
           T* ot = o + bth * D;
