@@ -48,6 +48,8 @@ RankedTensorType groupType(Operation *op) {
       op->hasTrait<OpTrait::Elementwise>() && !isa<CastOp>(op) &&
       fusedOpArity(op->getName().stripDialect()) > 0)
     return t;
+  if (isa<EyeOp>(op))
+    return t;
   return {};
 }
 

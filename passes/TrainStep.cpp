@@ -358,24 +358,26 @@ struct TrainStepPass : impl::HymoTrainStepBase<TrainStepPass> {
   /// or cubic, `ns_iterations` times. A tall matrix iterates on its Gram
   /// matrix X^T X instead (the same iteration on X^T, without materialising
   /// the transposes):
-  ///   wide: X <- a X + (b A + c A^2) X,  A = X X^T
-  ///   tall: X <- a X + X (b G + c G^2),  G = X^T X
+  ///   wide: X <- (a I + b A + c A^2) X,  A = X X^T
+  ///   tall: X <- X (a I + b G + c G^2),  G = X^T X
   /// A and G are symmetric, so A^2 = A A^T: the runtime computes the Gram
   /// matrices and their squares as symmetric rank-k products.
   Value newtonSchulz(Math &m, Value X, bool tall) {
     bool cubic = cfg.str("optimizer.ns_coefficients") == "cubic";
     int64_t iters = static_cast<int64_t>(cfg.num("optimizer.ns_iterations"));
+    // a X + B X = (a I + B) X: the scalar term joins the small polynomial,
+    // so the iteration makes no extra pass over X.
     for (int64_t k = 0; k < iters; ++k) {
       Value A = tall ? m.matmul(X, X, true, false) : m.matmul(X, X, false, true);
-      auto apply = [&](Value poly) {
-        return tall ? m.matmul(X, poly, false, false) : m.matmul(poly, X, false, false);
-      };
+      Value I = EyeOp::create(m.b, m.loc, A.getType());
+      Value poly;
       if (cubic) {
-        X = m.axpby(1.5, X, -0.5, apply(A));
+        poly = m.axpby(1.5, I, -0.5, A);
       } else {
         Value Bm = m.axpby(-4.7750, A, 2.0315, m.matmul(A, A, false, true));
-        X = m.axpby(3.4445, X, 1.0, apply(Bm));
+        poly = m.add(m.scale(I, 3.4445), Bm);
       }
+      X = tall ? m.matmul(X, poly, false, false) : m.matmul(poly, X, false, false);
     }
     return X;
   }

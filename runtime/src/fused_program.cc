@@ -23,7 +23,7 @@ constexpr OpName kOps[] = {
     {"sub", FusedOp::kSub, 2},         {"mul", FusedOp::kMul, 2},
     {"div", FusedOp::kDiv, 2},         {"max", FusedOp::kMax, 2},
     {"min", FusedOp::kMin, 2},         {"greater", FusedOp::kGreater, 2},
-    {"select", FusedOp::kSelect, 3},
+    {"select", FusedOp::kSelect, 3},   {"eye", FusedOp::kEye, 0},
 };
 
 }  // namespace

@@ -13,7 +13,8 @@ namespace hymo::rt {
 
 enum class FusedOp {
   kNeg, kExp, kLog, kSqrt, kRsqrt, kSquare, kAbs, kSigmoid, kSilu, kSoftplus, kSin, kCos,
-  kIsfinite, kAdd, kSub, kMul, kDiv, kMax, kMin, kGreater, kSelect
+  kIsfinite, kAdd, kSub, kMul, kDiv, kMax, kMin, kGreater, kSelect,
+  kEye  // no operands: 1 on the diagonal of the results' last two dims
 };
 
 struct FusedOperand {
@@ -24,7 +25,7 @@ struct FusedOperand {
 
 struct FusedInstruction {
   FusedOp op = FusedOp::kNeg;
-  int arity = 1;
+  int arity = 1;  // 0 .. 3
   FusedOperand operand[3];
 };
 

@@ -844,6 +844,15 @@ Status v_latent_attention_step(const CallCheck& c) {
   return c.out_is(0, c.in(0).dtype, {B, H, w[0] / H - dn});
 }
 
+Status v_eye(const CallCheck& c) {
+  HYMO_RETURN_IF_ERROR(c.counts(0, 1));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({}));
+  const BufferDesc& o = c.out(0);
+  if (!dtype_is_float(o.dtype) || o.shape.size() < 2)
+    return c.out_err(0, "op eye expects a float result of rank >= 2, found " + type_str(o.dtype, o.shape));
+  return ok_status();
+}
+
 struct OpEntry {
   OpInfo info;
   Status (*verify)(const CallCheck&);
@@ -852,6 +861,7 @@ struct OpEntry {
 const std::vector<OpEntry>& op_table() {
   static const std::vector<OpEntry> table = {
       {{"constant", false, false}, v_constant},
+      {{"eye", false, false}, v_eye},
       {{"embedding", false, false}, v_embedding},
       {{"linear", false, false}, v_linear},
       {{"matmul", false, false}, v_matmul},

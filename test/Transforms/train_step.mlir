@@ -20,8 +20,9 @@
 // CHECK: hymo.greater
 // CHECK: hymo.select
 // Newton-Schulz: 5 quintic iterations on the 4x6 matrix (wide: no
-// transpose), each X X^T, A A^T (= A^2, A symmetric) and (bA + cA^2) X.
+// transpose), each X X^T, A A^T (= A^2, A symmetric) and (aI + bA + cA^2) X.
 // CHECK-COUNT-5: hymo.matmul %{{[0-9]+}}, %{{[0-9]+}} {transpose_b = true} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x4xf32>
+// CHECK-NEXT: hymo.eye : tensor<4x4xf32>
 // CHECK-NEXT: hymo.matmul %{{[0-9]+}}, %{{[0-9]+}} {transpose_b = true} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
 // CHECK: hymo.matmul %{{[0-9]+}}, %{{[0-9]+}} : (tensor<4x4xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
 // Neuron-wise second moment over the rows.

@@ -74,7 +74,7 @@ TEST(Registry, EveryDialectOpHasACpuKernel) {
   for (const char* op : {"sin", "cos", "embedding_grad", "rms_norm_grad", "softmax_grad", "causal_attention_grad",
                          "gdn_recurrence_grad", "moe_route_grad", "moe_combine_grad", "cross_entropy_grad"})
     EXPECT_EQ(doc.count(op), 1u) << op;
-  EXPECT_EQ(names.size(), 59u);
+  EXPECT_EQ(names.size(), 60u);
 }
 
 TEST_P(Kernels, Constant) {
@@ -213,6 +213,14 @@ TEST_P(Kernels, FusedElementwise) {
   run_op("fused_elementwise", {x, random_tensor(rng, dt(), {5})}, {{dt(), {3, 347}}},
          {{"program", program}, {"outputs", attr_ints({2})}}, &err);
   EXPECT_NE(err.find("operands[1]: expected"), std::string::npos) << err;
+  // eye: identity over the last two dims, here 3 x 347.
+  program.s = "eye; mul %1 %0";
+  r = run_op("fused_elementwise", {x}, {{dt(), {3, 347}}}, {{"program", program}, {"outputs", attr_ints({2})}});
+  std::vector<double> reye;
+  for (size_t i = 0; i < x.v.size(); ++i) reye.push_back(i / 347 == i % 347 ? x.v[i] : 0.0);
+  expect_close(r[0], reye, 0, "fused eye");
+  r = run_op("eye", {}, {{dt(), {2, 3, 3}}});
+  expect_close(r[0], {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1}, 0, "eye");
   // A per-row input (a prefix of the shape) is broadcast over the rows.
   Tensor rowv = random_tensor(rng, dt(), {3});
   program.s = "div %0 %1";

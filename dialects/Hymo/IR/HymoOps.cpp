@@ -70,6 +70,13 @@ LogicalResult expectRank(Operation *op, StringRef label, StringRef what,
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+LogicalResult EyeOp::verify() {
+  if (tt(getOut()).getRank() < 2)
+    return emitOpError() << "eye_c1: expected a result of rank >= 2, got rank "
+                         << tt(getOut()).getRank();
+  return success();
+}
+
 LogicalResult EmbeddingOp::verify() {
   if (failed(expectRank(*this, "embedding_c1", "table", getTable(), 2)))
     return failure();
@@ -533,13 +540,14 @@ LogicalResult CrossEntropyGradOp::verify() {
 
 int mlir::hymo::fusedOpArity(StringRef op) {
   static const llvm::StringMap<int> arity = {
+      {"eye", 0},
       {"neg", 1},     {"exp", 1},     {"log", 1},      {"sqrt", 1},   {"rsqrt", 1},
       {"square", 1},  {"abs", 1},     {"sigmoid", 1},  {"silu", 1},   {"softplus", 1},
       {"sin", 1},     {"cos", 1},     {"isfinite", 1}, {"add", 2},    {"sub", 2},
       {"mul", 2},     {"div", 2},     {"max", 2},      {"min", 2},    {"greater", 2},
       {"select", 3}};
   auto it = arity.find(op);
-  return it == arity.end() ? 0 : it->second;
+  return it == arity.end() ? -1 : it->second;
 }
 
 LogicalResult FusedElementwiseOp::verify() {
@@ -570,7 +578,7 @@ LogicalResult FusedElementwiseOp::verify() {
     if (tok.empty())
       return emitOpError() << "fused_c2: expected an instruction, got ''";
     int arity = fusedOpArity(tok[0]);
-    if (arity == 0)
+    if (arity < 0)
       return emitOpError() << "fused_c2: expected an elementwise op name, got '"
                            << tok[0] << "'";
     if (static_cast<int>(tok.size()) - 1 != arity)

@@ -9,7 +9,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::hymo {
-/// The operand count of an op name in a fused_elementwise program (0: not
+/// The operand count of an op name in a fused_elementwise program (-1: not
 /// one of its ops).
 int fusedOpArity(llvm::StringRef op);
 } // namespace mlir::hymo

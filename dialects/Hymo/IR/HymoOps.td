@@ -26,6 +26,20 @@ def Hymo_ConstantOp : Hymo_Op<"constant",
   let hasFolder = 1;
 }
 
+def Hymo_EyeOp : Hymo_Op<"eye", [Pure, Hymo_NonDifferentiable]> {
+  let summary = "identity matrices";
+  let description = [{
+    `out[..., i, j] = (i == j ? 1 : 0)` over the last two dims.
+    ```mlir
+    %i = hymo.eye : tensor<4x256x256xf32>
+    ```
+    eye_c1: the result has rank >= 2.
+  }];
+  let results = (outs Hymo_FloatTensor:$out);
+  let assemblyFormat = "attr-dict `:` type($out)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Dense algebra
 //===----------------------------------------------------------------------===//
@@ -570,7 +584,8 @@ def Hymo_FusedElementwiseOp : Hymo_Op<"fused_elementwise", [Pure]> {
   let description = [{
     `program` is a `;`-separated list of instructions `OP A [B [C]]`, OP an
     elementwise hymo op name (neg exp log sqrt rsqrt square abs sigmoid
-    silu softplus sin cos isfinite add sub mul div max min greater select).
+    silu softplus sin cos isfinite add sub mul div max min greater select)
+    or `eye` (no operands: 1 on the diagonal of the last two dims).
     Operands are registers `%N` or number literals. Registers `%0 ..
     %(n-1)` are the inputs (each of the results' shape, a scalar, or a
     prefix of the shape, broadcast over the trailing dims); instruction `i`

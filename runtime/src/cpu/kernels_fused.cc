@@ -91,6 +91,8 @@ inline void run_instruction(const FusedInstruction& in, T* __restrict__ z, const
     case FusedOp::kMin:
       return loop2(z, s[0], s[1], n, [](T x, T y) { return (std::isnan(x) || std::isnan(y)) ? x + y : (x < y ? x : y); });
     case FusedOp::kGreater: return loop2(z, s[0], s[1], n, [](T x, T y) { return x > y ? T(1) : T(0); });
+    case FusedOp::kEye:  // needs the element index: handled by k_fused
+      return;
     case FusedOp::kSelect: {
       // The common shapes without a per-element branch on the strides.
       if (!s[0].scalar && !s[1].scalar && !s[2].scalar) {
@@ -156,6 +158,10 @@ Status k_fused(const KernelArgs& a) {
     literals.reserve(prog.size() * 3);
     for (const FusedInstruction& in : prog)
       for (int k = 0; k < in.arity; ++k) literals.push_back(T(in.operand[k].value));
+    // eye: the last two dims of the results.
+    const auto& oshape = a.out[0].shape;
+    const int64_t eye_cols = oshape.size() >= 2 ? oshape.back() : 1;
+    const int64_t eye_mat = oshape.size() >= 2 ? oshape[oshape.size() - 2] * eye_cols : 1;
     // Inputs with a prefix of the shape repeat each value over `inner`
     // elements; they are expanded per block into rows of their own.
     std::vector<int64_t> inner(size_t(n_in), 0);
@@ -195,6 +201,14 @@ Status k_fused(const KernelArgs& a) {
           Src<T> s[3];
           for (int k = 0; k < prog[i].arity; ++k, ++lit)
             s[k] = prog[i].operand[k].is_register ? reg_src(prog[i].operand[k].reg) : Src<T>{&literals[lit], true};
+          if (prog[i].op == FusedOp::kEye) {
+            T* z = regs.data() + i * kBlock;
+            for (int64_t j = 0; j < n; ++j) {
+              const int64_t e = (start + j) % eye_mat;
+              z[j] = e / eye_cols == e % eye_cols ? T(1) : T(0);
+            }
+            continue;
+          }
           run_any(prog[i], regs.data() + i * kBlock, s, n);
         }
         for (size_t o = 0; o < outputs.size(); ++o) {

@@ -59,6 +59,21 @@ void strided_copy(const char* src, const std::vector<int64_t>& ss, char* dst, co
   });
 }
 
+// eye: identity matrices over the last two dims.
+Status k_eye(const KernelArgs& a) {
+  return dispatch_float(a.out[0].dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto& sh = a.out[0].shape;
+    const int64_t cols = sh.back(), mat = sh[sh.size() - 2] * cols;
+    T* y = a.out[0].as<T>();
+    for (int64_t i = 0; i < a.out[0].numel(); ++i) {
+      const int64_t e = i % mat;
+      y[i] = e / cols == e % cols ? T(1) : T(0);
+    }
+    return ok_status();
+  });
+}
+
 Status k_constant(const KernelArgs& a) {
   std::vector<double> v = a.attr_doubles("value");
   const TensorRef& y = a.out[0];
@@ -141,6 +156,7 @@ Status k_broadcast_in_dim(const KernelArgs& a) {
 
 void register_shape_kernels(KernelRegistry& r) {
   r.add("constant", k_constant);
+  r.add("eye", k_eye);
   r.add("reshape", k_reshape);
   r.add("transpose", k_transpose);
   r.add("slice", k_slice);

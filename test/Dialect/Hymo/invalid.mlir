@@ -798,3 +798,11 @@ func.func @cross_entropy_grad_c1(%l: tensor<30x256xf32>, %t: tensor<30xi32>, %d:
   %0 = hymo.cross_entropy_grad %l, %t, %d : (tensor<30x256xf32>, tensor<30xi32>, tensor<1xf32>) -> tensor<30x256xf32>
   return
 }
+
+// -----
+
+func.func @eye_c1() {
+  // expected-error @+1 {{eye_c1: expected a result of rank >= 2, got rank 1}}
+  %0 = hymo.eye : tensor<4xf32>
+  return
+}

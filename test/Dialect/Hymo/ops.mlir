@@ -127,6 +127,13 @@ func.func @model_ops(%x: tensor<2x16x64xf32>, %w: tensor<64xf32>, %r: tensor<2x1
   return %l : tensor<f32>
 }
 
+// CHECK-LABEL: func @eye
+func.func @eye() -> tensor<3x4x4xf32> {
+  // CHECK: hymo.eye : tensor<3x4x4xf32>
+  %i = hymo.eye : tensor<3x4x4xf32>
+  return %i : tensor<3x4x4xf32>
+}
+
 // CHECK-LABEL: func @fused
 func.func @fused(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>, %s: tensor<f32>) -> tensor<4x8xf32> {
   // CHECK: %{{.*}}:2 = hymo.fused_elementwise %{{.*}}, %{{.*}}, %{{.*}} {outputs = array<i64: 4, 5>, program = "mul %1 %2; add %0 %3; select %4 %3 -1.5"} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
