@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "run_files.h"
 #include "compile_plan.h"
 #include "eval_core.h"
 #include "hymo/rt/api.h"
@@ -36,57 +37,12 @@ struct EvalOptions {
   int threads = 0;
 };
 
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-bool is_file(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 std::string dir_of(const std::string& p) {
   size_t s = p.rfind('/');
   return s == std::string::npos ? "." : s == 0 ? "/" : p.substr(0, s);
 }
 
-// --ckpt accepts a run directory too (RUN or RUN/checkpoints): its latest
-// step_N.safetensors.
-std::string resolve_ckpt(const std::string& arg) {
-  if (is_file(arg)) return arg;
-  if (!is_dir(arg)) throw Error("--ckpt " + arg + ": no such file");
-  const std::string cdir = is_dir(arg + "/checkpoints") ? arg + "/checkpoints" : arg;
-  int64_t best = -1;
-  std::string best_path;
-  if (DIR* d = ::opendir(cdir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      std::string n = e->d_name;
-      const std::string pre = "step_", suf = ".safetensors";
-      if (n.size() <= pre.size() + suf.size() || n.compare(0, pre.size(), pre) != 0 ||
-          n.compare(n.size() - suf.size(), suf.size(), suf) != 0)
-        continue;
-      std::string mid = n.substr(pre.size(), n.size() - pre.size() - suf.size());
-      if (mid.empty() || mid.size() > 15 || mid.find_first_not_of("0123456789") != std::string::npos) continue;
-      int64_t s = std::stoll(mid);
-      if (s > best) best = s, best_path = cdir + "/" + n;
-    }
-    ::closedir(d);
-  }
-  if (best < 0) throw Error("--ckpt " + arg + ": a directory without step_N.safetensors checkpoints");
-  return best_path;
-}
 
-json ckpt_config(const hymo::rt::SafetensorsFile& f) {
-  auto fmt = f.metadata().find("format");
-  if (fmt == f.metadata().end() || fmt->second != hymo::rt::kCheckpointFormat)
-    throw Error("checkpoint " + f.path() + ": not a hymo checkpoint (metadata format is not " +
-                hymo::rt::kCheckpointFormat + ")");
-  auto it = f.metadata().find("config");
-  if (it == f.metadata().end()) throw Error("checkpoint " + f.path() + ": metadata holds no config");
-  json c = json::parse(it->second, nullptr, false);
-  if (c.is_discarded() || !c.is_object())
-    throw Error("checkpoint " + f.path() + ": metadata config is not a JSON object (corrupt?)");
-  return c;
-}
 
 // The plan for the checkpoint's config: --plan, else RUN/plan.json next to
 // RUN/checkpoints/ when its config equals the checkpoint's and it has
@@ -142,10 +98,10 @@ void run_eval(const EvalOptions& o) {
     throw Error("--device " + o.device + ": expected cpu or cuda");
   }
   if (o.max_tokens < 0) throw Error("--max-tokens must be positive, got " + std::to_string(o.max_tokens));
-  const std::string ckpt = resolve_ckpt(o.ckpt);
+  const std::string ckpt = resolve_ckpt_arg(o.ckpt);
   std::unique_ptr<hymo::rt::SafetensorsFile> f;
   throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &f));
-  const json config = ckpt_config(*f);
+  const json config = checkpoint_config(*f);
   std::string how;
   hymo::rt::Plan plan = obtain_plan(o, ckpt, config, &how);
   int64_t B = 0, T = 0, V = 0;

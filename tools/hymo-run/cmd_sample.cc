@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "run_files.h"
 #include "compile_plan.h"
 #include "hymo/rt/api.h"
 #include "hymo/rt/checkpoint.h"
@@ -49,54 +50,8 @@ struct SampleOptions {
 constexpr int64_t kTimePositions[] = {16, 1024};
 constexpr int64_t kTimeWindow = 8;  // steps timed per position (median)
 
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-bool is_file(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
-// A checkpoint file, or a run directory (RUN, RUN/checkpoints): its latest
-// step_N.safetensors.
-std::string resolve_ckpt(const std::string& arg) {
-  if (arg.empty()) throw Error("--ckpt: expected a checkpoint file or a run directory");
-  if (is_file(arg)) return arg;
-  if (!is_dir(arg)) throw Error("--ckpt " + arg + ": no such file or directory");
-  const std::string cdir = is_dir(arg + "/checkpoints") ? arg + "/checkpoints" : arg;
-  int64_t best = -1;
-  std::string best_path;
-  if (DIR* d = ::opendir(cdir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      const std::string pre = "step_", suf = ".safetensors";
-      if (n.size() <= pre.size() + suf.size() || n.compare(0, pre.size(), pre) != 0 ||
-          n.compare(n.size() - suf.size(), suf.size(), suf) != 0)
-        continue;
-      std::string mid = n.substr(pre.size(), n.size() - pre.size() - suf.size());
-      if (mid.empty() || mid.size() > 15 || mid.find_first_not_of("0123456789") != std::string::npos) continue;
-      int64_t s = std::stoll(mid);
-      if (s > best) best = s, best_path = cdir + "/" + n;
-    }
-    ::closedir(d);
-  }
-  if (best < 0) throw Error("--ckpt " + arg + ": a directory without step_N.safetensors checkpoints");
-  return best_path;
-}
 
-json ckpt_config(const hymo::rt::SafetensorsFile& f) {
-  auto fmt = f.metadata().find("format");
-  if (fmt == f.metadata().end() || fmt->second != hymo::rt::kCheckpointFormat)
-    throw Error("checkpoint " + f.path() + ": not a hymo checkpoint (metadata format is not " +
-                hymo::rt::kCheckpointFormat + ")");
-  auto it = f.metadata().find("config");
-  if (it == f.metadata().end()) throw Error("checkpoint " + f.path() + ": metadata holds no config");
-  json c = json::parse(it->second, nullptr, false);
-  if (c.is_discarded() || !c.is_object())
-    throw Error("checkpoint " + f.path() + ": metadata config is not a JSON object (corrupt?)");
-  return c;
-}
 
 // Compiles the decode plan of `config` with a cache of `max_len` positions.
 hymo::rt::Plan compile_decode_plan(const json& config, int64_t max_len) {
@@ -179,10 +134,10 @@ void run_sample(const SampleOptions& o) {
   if (o.max_new_tokens < 0) throw Error("--max-new-tokens must be >= 0, got " + std::to_string(o.max_new_tokens));
   if (o.top_k < 0) throw Error("--top-k must be >= 0 (0: all tokens), got " + std::to_string(o.top_k));
   if (o.max_len < 0) throw Error("--max-len must be >= 1, got " + std::to_string(o.max_len));
-  const std::string ckpt = resolve_ckpt(o.ckpt);
+  const std::string ckpt = resolve_ckpt_arg(o.ckpt);
   std::unique_ptr<hymo::rt::SafetensorsFile> file;
   throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &file));
-  const json config = ckpt_config(*file);
+  const json config = checkpoint_config(*file);
   const int64_t vocab = config.value("model", json::object()).value("vocab_size", int64_t(0));
   if (vocab < 256)
     throw Error("checkpoint " + ckpt + ": vocab_size " + std::to_string(vocab) +

@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "run_files.h"
 #include "compile_plan.h"
 #include "eval_core.h"
 #include "hymo/rt/api.h"
@@ -58,14 +59,6 @@ struct TrainOptions {
 // ---------------------------------------------------------------------------
 // small helpers
 
-bool is_dir(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-bool is_file(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 void make_dirs(const std::string& path) {
   std::string cur;
@@ -142,25 +135,9 @@ std::string latest_checkpoint(const std::string& dir) {
   std::string cdir = dir + "/checkpoints";
   if (!is_dir(dir)) throw Error("--resume " + dir + ": no such directory");
   if (!is_dir(cdir)) throw Error("--resume " + dir + ": no checkpoints directory (" + cdir + ")");
-  std::vector<std::string> names;
-  if (DIR* d = ::opendir(cdir.c_str())) {
-    while (dirent* e = ::readdir(d)) names.push_back(e->d_name);
-    ::closedir(d);
-  }
-  int64_t best = -1;
-  std::string best_path;
-  for (const std::string& n : names) {
-    const std::string pre = "step_", suf = ".safetensors";
-    if (n.size() <= pre.size() + suf.size() || n.compare(0, pre.size(), pre) != 0 ||
-        n.compare(n.size() - suf.size(), suf.size(), suf) != 0)
-      continue;
-    std::string mid = n.substr(pre.size(), n.size() - pre.size() - suf.size());
-    if (mid.empty() || mid.find_first_not_of("0123456789") != std::string::npos || mid.size() > 15) continue;
-    int64_t s = std::stoll(mid);
-    if (s > best) best = s, best_path = cdir + "/" + n;
-  }
-  if (best < 0) throw Error("--resume " + dir + ": no checkpoint (step_N.safetensors) in " + cdir);
-  return best_path;
+  std::string path = newest_step_checkpoint(cdir);
+  if (path.empty()) throw Error("--resume " + dir + ": no checkpoint (step_N.safetensors) in " + cdir);
+  return path;
 }
 
 int64_t meta_int(const hymo::rt::SafetensorsFile& f, const std::string& key) {

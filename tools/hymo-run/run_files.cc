@@ -1,0 +1,66 @@
+#include "run_files.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "hymo/rt/checkpoint.h"
+#include "hymo/rt/status.h"
+
+namespace hymo_run {
+
+using hymo::rt::Error;
+
+bool is_dir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string newest_step_checkpoint(const std::string& dir) {
+  int64_t best = -1;
+  std::string best_path;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      const std::string pre = "step_", suf = ".safetensors";
+      if (n.size() <= pre.size() + suf.size() || n.compare(0, pre.size(), pre) != 0 ||
+          n.compare(n.size() - suf.size(), suf.size(), suf) != 0)
+        continue;
+      const std::string mid = n.substr(pre.size(), n.size() - pre.size() - suf.size());
+      if (mid.empty() || mid.size() > 15 || mid.find_first_not_of("0123456789") != std::string::npos) continue;
+      const int64_t s = std::stoll(mid);
+      if (s > best) best = s, best_path = dir + "/" + n;
+    }
+    ::closedir(d);
+  }
+  return best_path;
+}
+
+std::string resolve_ckpt_arg(const std::string& arg) {
+  if (arg.empty()) throw Error("--ckpt: expected a checkpoint file or a run directory");
+  if (is_file(arg)) return arg;
+  if (!is_dir(arg)) throw Error("--ckpt " + arg + ": no such file or directory");
+  const std::string cdir = is_dir(arg + "/checkpoints") ? arg + "/checkpoints" : arg;
+  std::string path = newest_step_checkpoint(cdir);
+  if (path.empty()) throw Error("--ckpt " + arg + ": a directory without step_N.safetensors checkpoints");
+  return path;
+}
+
+nlohmann::json checkpoint_config(const hymo::rt::SafetensorsFile& f) {
+  auto fmt = f.metadata().find("format");
+  if (fmt == f.metadata().end() || fmt->second != hymo::rt::kCheckpointFormat)
+    throw Error("checkpoint " + f.path() + ": not a hymo checkpoint (metadata format is not " +
+                hymo::rt::kCheckpointFormat + ")");
+  auto it = f.metadata().find("config");
+  if (it == f.metadata().end()) throw Error("checkpoint " + f.path() + ": metadata holds no config");
+  nlohmann::json c = nlohmann::json::parse(it->second, nullptr, false);
+  if (c.is_discarded() || !c.is_object())
+    throw Error("checkpoint " + f.path() + ": metadata config is not a JSON object (corrupt?)");
+  return c;
+}
+
+}  // namespace hymo_run

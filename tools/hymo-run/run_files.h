@@ -1,0 +1,27 @@
+// Files of a training run shared by the subcommands: paths, the newest
+// DIR/checkpoints/step_N.safetensors, and the config in a checkpoint.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "hymo/rt/safetensors.h"
+
+namespace hymo_run {
+
+bool is_dir(const std::string& path);
+bool is_file(const std::string& path);
+
+// The step_N.safetensors with the largest N in `dir` ("" when there is none).
+std::string newest_step_checkpoint(const std::string& dir);
+
+// --ckpt: a checkpoint file, or a run directory (RUN or RUN/checkpoints),
+// whose newest checkpoint it names; errors name the option and the path.
+std::string resolve_ckpt_arg(const std::string& arg);
+
+// The resolved config a checkpoint carries in its metadata ("config", JSON);
+// errors name the file.
+nlohmann::json checkpoint_config(const hymo::rt::SafetensorsFile& f);
+
+}  // namespace hymo_run
