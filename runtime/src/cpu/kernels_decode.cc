@@ -121,19 +121,26 @@ Status k_latent_attention_step(const KernelArgs& a) {
     T* out = a.out[0].as<T>();
     const int64_t n = pos + 1;
     for (int64_t b = 0; b < B; ++b) {
-      // Normalized latents of positions 0..pos, shared by all heads.
-      std::vector<double> nrm(static_cast<size_t>(n * r));
+      // Normalized latents of positions 0..pos, shared by all heads. The
+      // scratch is reused across steps (a fresh large vector per token would
+      // be an mmap and its page faults every step).
+      thread_local std::vector<double> nrm_scratch;
+      if (nrm_scratch.size() < static_cast<size_t>(n * r)) nrm_scratch.resize(static_cast<size_t>(n * r));
+      double* nrm = nrm_scratch.data();
       a.pool.parallel_for(n, std::max<int64_t>(1, kParallelGrain / r), [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
           const T* c = ckv + (b * L + t) * r;
           double ss = 0;
           for (int64_t j = 0; j < r; ++j) ss += double(c[j]) * double(c[j]);
           const double inv = 1.0 / std::sqrt(ss / double(r) + eps);
-          for (int64_t j = 0; j < r; ++j) nrm[size_t(t * r + j)] = double(c[j]) * inv * double(nw[j]);
+          for (int64_t j = 0; j < r; ++j) nrm[t * r + j] = double(c[j]) * inv * double(nw[j]);
         }
       });
       a.pool.parallel_for(H, 1, [&](int64_t h0, int64_t h1) {
-        std::vector<double> qa(static_cast<size_t>(r)), sc(static_cast<size_t>(n)), nbar(static_cast<size_t>(r));
+        thread_local std::vector<double> sc_scratch;
+        if (sc_scratch.size() < static_cast<size_t>(n)) sc_scratch.resize(static_cast<size_t>(n));
+        std::vector<double> qa(static_cast<size_t>(r)), nbar(static_cast<size_t>(r));
+        double* sc = sc_scratch.data();
         for (int64_t h = h0; h < h1; ++h) {
           const T* wk = w + h * (dn + dv) * r;
           const T* wv = wk + dn * r;
@@ -145,19 +152,19 @@ Status k_latent_attention_step(const KernelArgs& a) {
           double m = -std::numeric_limits<double>::infinity();
           for (int64_t t = 0; t < n; ++t) {
             double s = 0;
-            const double* nt = nrm.data() + t * r;
+            const double* nt = nrm + t * r;
             for (int64_t j = 0; j < r; ++j) s += qa[size_t(j)] * nt[j];
             const T* k = kr + (b * L + t) * dr;
             for (int64_t j = 0; j < dr; ++j) s += double(q2[j]) * double(k[j]);
-            sc[size_t(t)] = s * scale;
-            m = std::max(m, sc[size_t(t)]);
+            sc[t] = s * scale;
+            m = std::max(m, sc[t]);
           }
           double sum = 0;
-          for (int64_t t = 0; t < n; ++t) sum += (sc[size_t(t)] = std::exp(sc[size_t(t)] - m));
+          for (int64_t t = 0; t < n; ++t) sum += (sc[t] = std::exp(sc[t] - m));
           std::fill(nbar.begin(), nbar.end(), 0.0);
           for (int64_t t = 0; t < n; ++t) {
-            const double p = sc[size_t(t)] / sum;
-            const double* nt = nrm.data() + t * r;
+            const double p = sc[t] / sum;
+            const double* nt = nrm + t * r;
             for (int64_t j = 0; j < r; ++j) nbar[size_t(j)] += p * nt[j];
           }
           for (int64_t i = 0; i < dv; ++i) {
