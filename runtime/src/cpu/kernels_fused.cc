@@ -154,7 +154,8 @@ Status k_fused(const KernelArgs& a) {
     using T = decltype(tag);
     const int64_t n_in = int64_t(a.in.size());
     const int64_t numel = a.out[0].numel();
-    std::vector<T> literals;
+    thread_local std::vector<T> literals;
+    literals.clear();
     literals.reserve(prog.size() * 3);
     for (const FusedInstruction& in : prog)
       for (int k = 0; k < in.arity; ++k) literals.push_back(T(in.operand[k].value));
@@ -173,17 +174,29 @@ Status k_fused(const KernelArgs& a) {
         ++n_prefix;
       }
     }
+    // The caller's literals (thread_local: the workers must not name it).
+    const T* lits = literals.data();
+    // Register rows as long as a block, or the whole tensor when it is
+    // smaller; the scratch is per thread and reused across calls (a fresh
+    // register file per call cost more than the work on small tensors).
+    const int64_t row_len = std::min<int64_t>(kBlock, std::max<int64_t>(numel, 1));
     a.pool.parallel_for((numel + kBlock - 1) / kBlock, 1, [&](int64_t b0, int64_t b1) {
-      std::vector<T> regs(prog.size() * size_t(kBlock));
-      std::vector<T> expanded(size_t(n_prefix) * size_t(kBlock));
+      thread_local std::vector<T> regs_scratch, expanded_scratch;
+      thread_local std::vector<const T*> rows_scratch;
+      const size_t need = prog.size() * size_t(row_len), need_e = size_t(n_prefix) * size_t(row_len);
+      if (regs_scratch.size() < need) regs_scratch.resize(need);
+      if (expanded_scratch.size() < need_e) expanded_scratch.resize(need_e);
+      T* regs = regs_scratch.data();
+      T* expanded = expanded_scratch.data();
       for (int64_t blk = b0; blk < b1; ++blk) {
         int64_t start = blk * kBlock, n = std::min(kBlock, numel - start);
-        std::vector<const T*> rows(size_t(n_in), nullptr);
+        std::vector<const T*>& rows = rows_scratch;
+        rows.assign(size_t(n_in), nullptr);
         int64_t e = 0;
         for (int64_t r = 0; r < n_in; ++r) {
           if (!inner[size_t(r)]) continue;
           const T* p = a.in[size_t(r)].as<T>();
-          T* row = expanded.data() + size_t(e++) * kBlock;
+          T* row = expanded + size_t(e++) * row_len;
           for (int64_t i = 0; i < n; ++i) row[i] = p[(start + i) / inner[size_t(r)]];
           rows[size_t(r)] = row;
         }
@@ -194,22 +207,22 @@ Status k_fused(const KernelArgs& a) {
             bool scalar = t.shape.empty();
             return {t.as<T>() + (scalar ? 0 : start), scalar};
           }
-          return {regs.data() + size_t(r - n_in) * kBlock, false};
+          return {regs + size_t(r - n_in) * row_len, false};
         };
         size_t lit = 0;
         for (size_t i = 0; i < prog.size(); ++i) {
           Src<T> s[3];
           for (int k = 0; k < prog[i].arity; ++k, ++lit)
-            s[k] = prog[i].operand[k].is_register ? reg_src(prog[i].operand[k].reg) : Src<T>{&literals[lit], true};
+            s[k] = prog[i].operand[k].is_register ? reg_src(prog[i].operand[k].reg) : Src<T>{lits + lit, true};
           if (prog[i].op == FusedOp::kEye) {
-            T* z = regs.data() + i * kBlock;
+            T* z = regs + i * row_len;
             for (int64_t j = 0; j < n; ++j) {
               const int64_t e = (start + j) % eye_mat;
               z[j] = e / eye_cols == e % eye_cols ? T(1) : T(0);
             }
             continue;
           }
-          run_any(prog[i], regs.data() + i * kBlock, s, n);
+          run_any(prog[i], regs + i * row_len, s, n);
         }
         for (size_t o = 0; o < outputs.size(); ++o) {
           Src<T> s = reg_src(outputs[o]);
