@@ -70,24 +70,7 @@ hymo::rt::Plan obtain_plan(const EvalOptions& o, const std::string& ckpt, const 
     throw Error("checkpoint " + ckpt +
                 ": no matching plan next to it and this build has no compiler (CMake HYMO_COMPILER off); compile "
                 "one where hymo-opt is built and pass it with --plan, or set $HYMO_OPT");
-  char tmpl[] = "/tmp/hymo-eval-XXXXXX";
-  const char* tmp_dir = ::mkdtemp(tmpl);
-  if (!tmp_dir) throw Error("cannot create a temporary directory under /tmp");
-  const std::string tmp = tmp_dir, cfg = tmp + "/config.json", out = tmp + "/plan.json";
-  auto cleanup = [&] {
-    ::unlink(cfg.c_str());
-    ::unlink(out.c_str());
-    ::rmdir(tmp.c_str());
-  };
-  try {
-    std::ofstream(cfg) << config.dump(2);
-    compile_plan({cfg, {}, "", out});
-    throw_if_error(hymo::rt::load_plan_status(out, &plan).with_context(out));
-  } catch (...) {
-    cleanup();
-    throw;
-  }
-  cleanup();
+  plan = compile_config_json(config.dump(2), {}, "eval");
   *how = "compiled from the checkpoint's config";
   return plan;
 }

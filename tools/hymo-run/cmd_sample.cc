@@ -57,29 +57,10 @@ constexpr int64_t kTimeWindow = 8;  // steps timed per position (median)
 hymo::rt::Plan compile_decode_plan(const json& config, int64_t max_len) {
   if (!compiler_available())
     throw Error("sample compiles a decode plan and this build has no compiler (CMake HYMO_COMPILER off); set $HYMO_OPT");
-  char tmpl[] = "/tmp/hymo-sample-XXXXXX";
-  const char* tmp_dir = ::mkdtemp(tmpl);
-  if (!tmp_dir) throw Error("cannot create a temporary directory under /tmp");
-  const std::string tmp = tmp_dir, cfg = tmp + "/config.json", out = tmp + "/plan.json";
-  auto cleanup = [&] {
-    ::unlink(cfg.c_str());
-    ::unlink(out.c_str());
-    ::rmdir(tmp.c_str());
-  };
-  hymo::rt::Plan plan;
-  try {
-    std::ofstream(cfg) << config.dump(2);
-    CompileRequest req{cfg, {}, "", out};
-    req.pipeline = {"--hymo-decode", "--hymo-decode-only", "--hymo-decode-max-len=" + std::to_string(max_len),
-                    "--hymo-fuse-elementwise"};
-    compile_plan(req);
-    throw_if_error(hymo::rt::load_plan_status(out, &plan).with_context(out));
-  } catch (...) {
-    cleanup();
-    throw;
-  }
-  cleanup();
-  return plan;
+  return compile_config_json(config.dump(2),
+                             {"--hymo-decode", "--hymo-decode-only",
+                              "--hymo-decode-max-len=" + std::to_string(max_len), "--hymo-fuse-elementwise"},
+                             "sample");
 }
 
 class Sampler {

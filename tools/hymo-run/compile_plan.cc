@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "hymo/rt/api.h"
 #include "hymo/rt/status.h"
 
 namespace hymo_run {
@@ -162,6 +163,39 @@ std::string default_data_path() {
   for (const std::string& c : candidates) looked += (looked.empty() ? "" : ", ") + c;
   throw Error("--data default: the built-in dataset data/default.txt was not found (looked at " + looked +
               "); run scripts/make-default-data.sh or pass --data PATH");
+}
+
+hymo::rt::Plan compile_config_json(const std::string& config_json, const std::vector<std::string>& pipeline,
+                                   const std::string& what) {
+  std::string tmpl = "/tmp/hymo-" + what + "-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  const char* tmp_dir = ::mkdtemp(buf.data());
+  if (!tmp_dir) throw hymo::rt::Error("cannot create a temporary directory under /tmp");
+  const std::string tmp = tmp_dir, cfg = tmp + "/config.json", out = tmp + "/plan.json";
+  auto cleanup = [&] {
+    ::unlink(cfg.c_str());
+    ::unlink(out.c_str());
+    ::rmdir(tmp.c_str());
+  };
+  hymo::rt::Plan plan;
+  try {
+    if (FILE* f = std::fopen(cfg.c_str(), "wb")) {
+      std::fwrite(config_json.data(), 1, config_json.size(), f);
+      std::fclose(f);
+    } else {
+      throw hymo::rt::Error("cannot write " + cfg);
+    }
+    CompileRequest req{cfg, {}, "", out};
+    req.pipeline = pipeline;
+    compile_plan(req);
+    hymo::rt::throw_if_error(hymo::rt::load_plan_status(out, &plan).with_context(out));
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+  cleanup();
+  return plan;
 }
 
 }  // namespace hymo_run

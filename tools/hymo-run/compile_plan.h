@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+
+#include "hymo/rt/plan_format.h"
 #include <vector>
 
 namespace hymo_run {
@@ -34,6 +36,12 @@ std::string find_hymo_opt();
 // file or a complete new one. Throws hymo::rt::Error carrying hymo-opt's
 // message on failure.
 void compile_plan(const CompileRequest& req);
+
+// Compiles a resolved config (a checkpoint's, JSON) with `pipeline` (as in
+// CompileRequest) into a plan in a temporary directory under /tmp, loads it
+// and removes the files. `what` names the caller in errors.
+hymo::rt::Plan compile_config_json(const std::string& config_json, const std::vector<std::string>& pipeline,
+                                   const std::string& what);
 
 // Checks a --set argument's form (section.key=value, or
 // section.sub.key=value); throws naming it otherwise.
