@@ -2,6 +2,7 @@
 #include "passes/Passes.h"
 
 #include "models/ModelBuilder.h"
+#include "dialects/HymoRT/IR/HymoRTOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Support/FileUtilities.h"
@@ -15,6 +16,7 @@
 
 namespace mlir::hymo {
 #define GEN_PASS_DEF_HYMOEMITPLAN
+#define GEN_PASS_DEF_HYMOLOWERTORT
 #include "passes/Passes.h.inc"
 
 namespace {
@@ -593,8 +595,185 @@ struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
 
 } // namespace
 
-LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os, PlanStats *stats) {
-  return PlanWriter(module).write(os, stats);
+namespace {
+
+// JSON <-> attributes, field for field: the hymo_rt ops hold the plan's
+// fields as attributes (objects as dictionaries, numbers as i64 or f64).
+Attribute toAttr(MLIRContext *ctx, const llvm::json::Value &v) {
+  Builder b(ctx);
+  if (v.getAsNull())
+    return b.getUnitAttr();
+  if (auto x = v.getAsBoolean())
+    return b.getBoolAttr(*x);
+  if (auto x = v.getAsInteger())
+    return b.getI64IntegerAttr(*x);
+  if (auto x = v.getAsNumber())
+    return b.getF64FloatAttr(*x);
+  if (auto x = v.getAsString())
+    return b.getStringAttr(*x);
+  if (auto *a = v.getAsArray()) {
+    SmallVector<Attribute> items;
+    for (const llvm::json::Value &e : *a)
+      items.push_back(toAttr(ctx, e));
+    return b.getArrayAttr(items);
+  }
+  SmallVector<NamedAttribute> fields;
+  for (const auto &[k, e] : *v.getAsObject())
+    fields.push_back(b.getNamedAttr(k.str(), toAttr(ctx, e)));
+  return b.getDictionaryAttr(fields);
 }
+
+llvm::json::Value toJson(Attribute a) {
+  if (isa<UnitAttr>(a))
+    return nullptr;
+  if (auto x = dyn_cast<BoolAttr>(a))
+    return x.getValue();
+  if (auto x = dyn_cast<IntegerAttr>(a))
+    return x.getInt();
+  if (auto x = dyn_cast<FloatAttr>(a))
+    return x.getValueAsDouble();
+  if (auto x = dyn_cast<StringAttr>(a))
+    return x.str();
+  if (auto x = dyn_cast<ArrayAttr>(a)) {
+    llvm::json::Array out;
+    for (Attribute e : x)
+      out.push_back(toJson(e));
+    return out;
+  }
+  llvm::json::Object out;
+  for (NamedAttribute f : cast<DictionaryAttr>(a))
+    out[f.getName().getValue()] = toJson(f.getValue());
+  return out;
+}
+
+llvm::json::Object fieldsOf(Operation *op) {
+  llvm::json::Object out;
+  for (NamedAttribute f : op->getAttrs())
+    out[f.getName().getValue()] = toJson(f.getValue());
+  return out;
+}
+
+/// The plan of a module's hymo functions, as JSON.
+FailureOr<llvm::json::Value> planOfFunctions(ModuleOp module, PlanStats *stats) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (failed(PlanWriter(module).write(os, stats)))
+    return failure();
+  llvm::Expected<llvm::json::Value> v = llvm::json::parse(text);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return module.emitError() << "plan: internal error: the written plan is not JSON";
+  }
+  return std::move(*v);
+}
+
+/// The plan a hymo_rt.plan op holds, as JSON.
+llvm::json::Value planOfRt(hymo_rt::PlanOp plan) {
+  llvm::json::Object out = fieldsOf(plan);
+  llvm::json::Array buffers, params;
+  llvm::json::Object functions;
+  for (Operation &op : plan.getBody().front()) {
+    if (isa<hymo_rt::BufferOp>(op))
+      buffers.push_back(fieldsOf(&op));
+    else if (isa<hymo_rt::ParamOp>(op))
+      params.push_back(fieldsOf(&op));
+    else if (auto fn = dyn_cast<hymo_rt::FunctionOp>(op)) {
+      llvm::json::Object f = fieldsOf(fn);
+      std::string name = fn->getAttrOfType<StringAttr>("name").str();
+      f.erase("name");
+      llvm::json::Array calls;
+      for (Operation &c : fn.getBody().front())
+        calls.push_back(fieldsOf(&c));
+      f["calls"] = std::move(calls);
+      functions[name] = std::move(f);
+    }
+  }
+  out["buffers"] = std::move(buffers);
+  out["params"] = std::move(params);
+  out["functions"] = std::move(functions);
+  return out;
+}
+
+hymo_rt::PlanOp findRtPlan(ModuleOp module) {
+  for (auto plan : module.getOps<hymo_rt::PlanOp>())
+    return plan;
+  return {};
+}
+
+} // namespace
+
+LogicalResult lowerToRt(ModuleOp module, PlanStats *stats) {
+  if (findRtPlan(module))
+    return module.emitError() << "hymo-lower-to-rt: the module is already lowered (it holds a hymo_rt.plan)";
+  FailureOr<llvm::json::Value> plan = planOfFunctions(module, stats);
+  if (failed(plan))
+    return failure();
+  MLIRContext *ctx = module.getContext();
+  ctx->getOrLoadDialect<hymo_rt::HymoRTDialect>();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = module.getLoc();
+  llvm::json::Object &obj = *plan->getAsObject();
+  auto planOp = hymo_rt::PlanOp::create(b, loc);
+  for (StringRef k : {"format", "version", "producer", "config", "arena_bytes"})
+    if (const llvm::json::Value *v = obj.get(k))
+      planOp->setAttr(k, toAttr(ctx, *v));
+  Block *body = b.createBlock(&planOp.getBody());
+  b.setInsertionPointToEnd(body);
+  auto withFields = [&](Operation *op, const llvm::json::Value &v) {
+    for (const auto &[k, e] : *v.getAsObject())
+      op->setAttr(k.str(), toAttr(ctx, e));
+  };
+  for (const llvm::json::Value &buf : *obj.getArray("buffers"))
+    withFields(hymo_rt::BufferOp::create(b, loc), buf);
+  for (const llvm::json::Value &p : *obj.getArray("params"))
+    withFields(hymo_rt::ParamOp::create(b, loc), p);
+  // Functions in module order (the JSON object does not keep one).
+  for (auto func : module.getOps<func::FuncOp>()) {
+    const llvm::json::Object *f = obj.getObject("functions")->getObject(func.getSymName());
+    if (!f)
+      continue;
+    OpBuilder::InsertionGuard guard(b);
+    auto fnOp = hymo_rt::FunctionOp::create(b, loc);
+    fnOp->setAttr("name", b.getStringAttr(func.getSymName()));
+    for (StringRef k : {"inputs", "outputs"})
+      if (const llvm::json::Value *v = f->get(k))
+        fnOp->setAttr(k, toAttr(ctx, *v));
+    b.createBlock(&fnOp.getBody());
+    for (const llvm::json::Value &c : *f->getArray("calls"))
+      withFields(hymo_rt::CallOp::create(b, loc), c);
+  }
+  // The functions are lowered: the plan is the module now.
+  for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    func.erase();
+  module->removeAttr(::hymo::kConfigAttr);
+  return success();
+}
+
+LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os, PlanStats *stats) {
+  llvm::json::Value plan = nullptr;
+  if (hymo_rt::PlanOp rt = findRtPlan(module)) {
+    plan = planOfRt(rt);
+  } else {
+    FailureOr<llvm::json::Value> p = planOfFunctions(module, stats);
+    if (failed(p))
+      return failure();
+    plan = std::move(*p);
+  }
+  llvm::json::OStream j(os, /*IndentSize=*/1);
+  j.value(plan);
+  os << "\n";
+  return success();
+}
+
+namespace {
+struct LowerToRtPass : impl::HymoLowerToRtBase<LowerToRtPass> {
+  using HymoLowerToRtBase::HymoLowerToRtBase;
+  void runOnOperation() override {
+    if (failed(lowerToRt(getOperation(), nullptr)))
+      signalPassFailure();
+  }
+};
+} // namespace
 
 } // namespace mlir::hymo

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "dialects/Hymo/IR/HymoOps.h"
+#include "dialects/HymoRT/IR/HymoRTOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -56,10 +56,25 @@ def HymoFuseElementwise : Pass<"hymo-fuse-elementwise", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::hymo::HymoDialect"];
 }
 
+def HymoLowerToRt : Pass<"hymo-lower-to-rt", "::mlir::ModuleOp"> {
+  let summary = "Plan memory and lower the hymo functions to the hymo_rt plan IR";
+  let description = [{
+    Runs the planner of hymo-emit-plan (arena offsets by liveness,
+    donation in place, constants, parameter table) and replaces the module's
+    functions by one `hymo_rt.plan`: a `hymo_rt.buffer` per buffer, a
+    `hymo_rt.param` per parameter-table row and a `hymo_rt.function` per
+    entry point holding its `hymo_rt.call`s in order. hymo-emit-plan on the
+    result is a straight walk; `hymo-opt ... --hymo-lower-to-rt` prints
+    every byte the runtime will execute.
+  }];
+  let dependentDialects = ["::mlir::hymo_rt::HymoRTDialect"];
+}
+
 def HymoEmitPlan : Pass<"hymo-emit-plan", "::mlir::ModuleOp"> {
   let summary = "Plan memory and write the plan file the runtime executes";
   let description = [{
-    Every func.func becomes an entry point of the plan (docs/plan-format.md).
+    Every func.func becomes an entry point of the plan (docs/plan-format.md);
+    a module already lowered by hymo-lower-to-rt is written field for field.
     Arguments named with hymo.name become persistent buffers (param, state,
     input) shared by all functions, with their hymo.init rule; constants
     become constant buffers; every other value gets an arena slot placed by

@@ -22,7 +22,13 @@ struct PlanStats {
   int64_t reshapeViews = 0;                // reshapes that became views, no call
 };
 
-/// Emits the plan JSON for every function of `module`. Fails (with a
+/// Replaces the module's hymo functions by their plan in IR form: one
+/// hymo_rt.plan holding every buffer, the parameter table and each entry
+/// point's calls (what writePlan then writes, field for field).
+LogicalResult lowerToRt(ModuleOp module, PlanStats *stats = nullptr);
+
+/// Emits the plan JSON: from a hymo_rt.plan when the module holds one (a
+/// straight walk), else for every function of `module` (planned here). Fails (with a
 /// diagnostic on the offending op) on ops or types a plan cannot express.
 LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os,
                         PlanStats *stats = nullptr);

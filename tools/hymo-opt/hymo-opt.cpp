@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
-  registry.insert<mlir::hymo::HymoDialect>();
+  registry.insert<mlir::hymo::HymoDialect, mlir::hymo_rt::HymoRTDialect>();
   registerAllPasses();
   mlir::hymo::registerHymoPasses();
 

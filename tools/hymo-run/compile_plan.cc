@@ -100,6 +100,7 @@ void compile_plan(const CompileRequest& req) {
   } else {
     args.insert(args.end(), req.pipeline.begin(), req.pipeline.end());
   }
+  args.push_back("--hymo-lower-to-rt");  // the plan as IR, then written field for field
   args.push_back("--hymo-emit-plan=output={" + tmp + "}");
   args.push_back("-o");
   args.push_back("/dev/null");

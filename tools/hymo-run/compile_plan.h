@@ -31,7 +31,7 @@ bool compiler_available();
 std::string find_hymo_opt();
 
 // Runs hymo-opt --hymo-model=CONFIG [--hymo-set=...]... --hymo-autodiff
-// --hymo-train-step --hymo-fuse-elementwise --hymo-emit-plan=output={OUTPUT} -o /dev/null. The plan
+// --hymo-train-step --hymo-fuse-elementwise --hymo-lower-to-rt --hymo-emit-plan=output={OUTPUT} -o /dev/null. The plan
 // is written to a temporary name and renamed, so OUTPUT is either the old
 // file or a complete new one. Throws hymo::rt::Error carrying hymo-opt's
 // message on failure.
