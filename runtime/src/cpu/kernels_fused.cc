@@ -2,7 +2,9 @@
 // The elements are processed in blocks; every instruction runs over the whole
 // block before the next (loops the compiler vectorises), with its operands
 // either a block of a register / full-shape input or a broadcast scalar.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,8 +35,16 @@ struct Src {
 
 // A register row never aliases the operands of the instruction writing it
 // (it is a fresh row), hence __restrict__: the loops vectorise.
+#if defined(__GNUC__)
+#define HYMO_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define HYMO_ALWAYS_INLINE inline
+#endif
+
+// Always inlined, so that each vector clone below gets its own copy of the
+// loops compiled for its instruction set.
 template <class T, class F>
-inline void loop1(T* __restrict__ z, Src<T> a, int64_t n, F f) {
+HYMO_ALWAYS_INLINE void loop1(T* __restrict__ z, Src<T> a, int64_t n, F f) {
   if (a.scalar) {
     T v = f(*a.p);
     for (int64_t i = 0; i < n; ++i) z[i] = v;
@@ -45,7 +55,7 @@ inline void loop1(T* __restrict__ z, Src<T> a, int64_t n, F f) {
 }
 
 template <class T, class F>
-inline void loop2(T* __restrict__ z, Src<T> a, Src<T> b, int64_t n, F f) {
+HYMO_ALWAYS_INLINE void loop2(T* __restrict__ z, Src<T> a, Src<T> b, int64_t n, F f) {
   if (!a.scalar && !b.scalar) {
     const T* __restrict__ x = a.p;
     const T* __restrict__ y = b.p;
@@ -65,7 +75,7 @@ inline void loop2(T* __restrict__ z, Src<T> a, Src<T> b, int64_t n, F f) {
 }
 
 template <class T>
-inline void run_instruction(const FusedInstruction& in, T* __restrict__ z, const Src<T>* s, int64_t n) {
+HYMO_ALWAYS_INLINE void run_instruction(const FusedInstruction& in, T* __restrict__ z, const Src<T>* s, int64_t n) {
   switch (in.op) {
     case FusedOp::kNeg: return loop1(z, s[0], n, [](T x) { return -x; });
     case FusedOp::kExp: return loop1(z, s[0], n, [](T x) { return std::exp(x); });
@@ -227,7 +237,10 @@ Status k_fused(const KernelArgs& a) {
         for (size_t o = 0; o < outputs.size(); ++o) {
           Src<T> s = reg_src(outputs[o]);
           T* dst = a.out[o].as<T>() + start;
-          for (int64_t i = 0; i < n; ++i) dst[i] = s.at(i);
+          if (s.scalar)
+            std::fill(dst, dst + n, *s.p);
+          else
+            std::memcpy(dst, s.p, size_t(n) * sizeof(T));
         }
       }
     });
