@@ -15,18 +15,7 @@ w=$work/$case_name
 rm -rf "$w" && mkdir -p "$w"
 cd "$w"
 
-fail() { echo "FAIL ($case_name): $*"; exit 1; }
-# expect_error DESCRIPTION PATTERN CMD...: CMD must fail (non-zero) and print PATTERN.
-expect_error() {
-  local what=$1 pat=$2
-  shift 2
-  local out
-  out=$("$@" 2>&1)
-  local rc=$?
-  [ $rc -ne 0 ] || fail "$what: expected a failure, got exit 0; output: $out"
-  echo "$out" | grep -q -E -- "$pat" || fail "$what: expected /$pat/ in: $out"
-  echo "ok: $what: $(echo "$out" | grep -E -- "$pat" | head -1)"
-}
+. "$src/test/lib/expect.sh"
 train() { "$run" train --config "$cfg" --data "$data" "$@"; }
 
 case $case_name in
