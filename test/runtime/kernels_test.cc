@@ -219,6 +219,18 @@ TEST_P(Kernels, FusedElementwise) {
   std::vector<double> reye;
   for (size_t i = 0; i < x.v.size(); ++i) reye.push_back(i / 347 == i % 347 ? x.v[i] : 0.0);
   expect_close(r[0], reye, 0, "fused eye");
+  // Stacks of tall, wide and square matrices whose diagonals cross the
+  // kernel's 512-element blocks in every way.
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{4, 300, 7}, {3, 5, 600}, {5, 23, 23}, {2, 1, 1300}}) {
+    program.s = "eye; mul %1 %0";
+    Tensor xs = random_tensor(rng, dt(), shape);
+    r = run_op("fused_elementwise", {xs}, {{dt(), shape}}, {{"program", program}, {"outputs", attr_ints({2})}});
+    const int64_t rows = shape[1], cols = shape[2];
+    std::vector<double> want;
+    for (int64_t i = 0; i < shape[0] * rows * cols; ++i)
+      want.push_back((i % (rows * cols)) / cols == i % cols ? xs.v[size_t(i)] : 0.0);
+    expect_close(r[0], want, 0, "fused eye " + std::to_string(rows) + "x" + std::to_string(cols));
+  }
   r = run_op("eye", {}, {{dt(), {2, 3, 3}}});
   expect_close(r[0], {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1}, 0, "eye");
   // A per-row input (a prefix of the shape) is broadcast over the rows.

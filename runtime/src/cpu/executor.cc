@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 
 #include "cpu/bf16.h"
@@ -243,18 +244,26 @@ struct CpuExecutor::Impl {
                             plan.buffers[size_t(id)].name + "' was not set before the run");
     for (size_t i = 0; i < f->calls.size(); ++i) {
       const Call& c = f->calls[i];
-      auto t0 = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+      const double t0 = profile ? profile_now() : 0.0;
       HYMO_RETURN_IF_ERROR(run_call(c, "functions." + name + ".calls[" + std::to_string(i) + "]", reg.find(c.op)));
       if (profile) {
+        const double dt = profile_now() - t0;
         ProfileEntry& e = profile_by_op[c.op];
         e.calls += 1;
-        e.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        e.seconds += dt;
+        if (profile_calls) {
+          ProfileEntry& pc = profile_by_call[{name, int64_t(i)}];
+          pc.calls += 1;
+          pc.seconds += dt;
+        }
       }
     }
     return ok_status();
   }
 
-  // HYMO_PROFILE=1: time per op, printed to stderr when the executor ends.
+  // HYMO_PROFILE=1: time per op, printed to stderr when the executor ends;
+  // HYMO_PROFILE=2 adds per function and op totals and the slowest calls
+  // (function, index, op, shapes; HYMO_PROFILE_TOP of them, default 40).
   struct ProfileEntry {
     int64_t calls = 0;
     double seconds = 0;
@@ -263,7 +272,41 @@ struct CpuExecutor::Impl {
     const char* v = std::getenv("HYMO_PROFILE");
     return v && *v && std::string(v) != "0";
   }();
+  // HYMO_PROFILE_CLOCK=cpu: the process's CPU time (all threads) instead of
+  // wall time; steadier than wall time on a machine shared with other work.
+  bool profile_cpu_clock = [] {
+    const char* v = std::getenv("HYMO_PROFILE_CLOCK");
+    return v && std::string(v) == "cpu";
+  }();
+  double profile_now() const {
+    if (profile_cpu_clock) {
+      timespec ts;
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+      return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  bool profile_calls = [] {
+    const char* v = std::getenv("HYMO_PROFILE");
+    return v && std::string(v) == "2";
+  }();
   std::map<std::string, ProfileEntry> profile_by_op;
+  std::map<std::pair<std::string, int64_t>, ProfileEntry> profile_by_call;
+
+  std::string call_signature(const Call& c) const {
+    std::string s;
+    auto add = [&](const std::vector<int64_t>& ids) {
+      for (size_t k = 0; k < ids.size() && k < 4; ++k) {
+        const BufferDesc& b = plan.buffers[size_t(ids[k])];
+        s += (k ? "," : "") + type_str(b.dtype, b.shape);
+      }
+      if (ids.size() > 4) s += ",+" + std::to_string(ids.size() - 4);
+    };
+    add(c.operands);
+    s += " -> ";
+    add(c.results);
+    return s;
+  }
 
   void print_profile() const {
     if (!profile || profile_by_op.empty()) return;
@@ -275,6 +318,34 @@ struct CpuExecutor::Impl {
     for (const auto& r : rows)
       std::fprintf(stderr, "  %-24s %8lld calls %10.3f ms %5.1f%%\n", r.first.c_str(), (long long)r.second.calls,
                    r.second.seconds * 1e3, total > 0 ? 100.0 * r.second.seconds / total : 0.0);
+    if (!profile_calls) return;
+    std::vector<std::pair<std::pair<std::string, int64_t>, ProfileEntry>> calls(profile_by_call.begin(),
+                                                                               profile_by_call.end());
+    std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    std::map<std::pair<std::string, std::string>, ProfileEntry> by_function_op;
+    for (const auto& c : calls) {
+      const Function* f = plan.find_function(c.first.first);
+      ProfileEntry& e = by_function_op[{c.first.first, f->calls[size_t(c.first.second)].op}];
+      e.calls += c.second.calls;
+      e.seconds += c.second.seconds;
+    }
+    std::vector<std::pair<std::pair<std::string, std::string>, ProfileEntry>> fo(by_function_op.begin(),
+                                                                                  by_function_op.end());
+    std::sort(fo.begin(), fo.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    std::fprintf(stderr, "hymo profile: by function and op\n");
+    for (size_t k = 0; k < fo.size() && k < 20; ++k)
+      std::fprintf(stderr, "  %-12s %-24s %8lld calls %10.3f ms\n", fo[k].first.first.c_str(), fo[k].first.second.c_str(),
+                   (long long)fo[k].second.calls, fo[k].second.seconds * 1e3);
+    std::fprintf(stderr, "hymo profile: slowest calls (ms per run)\n");
+    const char* top_env = std::getenv("HYMO_PROFILE_TOP");
+    const size_t top = top_env ? size_t(std::max(0L, std::atol(top_env))) : 40;
+    for (size_t k = 0; k < calls.size() && k < top; ++k) {
+      const Function* f = plan.find_function(calls[k].first.first);
+      const Call& c = f->calls[size_t(calls[k].first.second)];
+      std::fprintf(stderr, "  %8.3f  %s[%lld] %s %s\n", calls[k].second.seconds * 1e3 / double(calls[k].second.calls),
+                   calls[k].first.first.c_str(), (long long)calls[k].first.second, c.op.c_str(),
+                   call_signature(c).c_str());
+    }
   }
 
   StatusOr<int64_t> lookup(const std::string& name) const {

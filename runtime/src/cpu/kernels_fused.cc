@@ -15,8 +15,6 @@
 namespace hymo::rt {
 namespace {
 
-constexpr int64_t kBlock = 512;
-
 template <class T>
 T sigmoid(T x) {
   if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
@@ -135,31 +133,84 @@ HYMO_VECTOR_CLONES void run_f64(const FusedInstruction& in, double* z, const Src
 inline void run_any(const FusedInstruction& in, float* z, const Src<float>* s, int64_t n) { run_f32(in, z, s, n); }
 inline void run_any(const FusedInstruction& in, double* z, const Src<double>* s, int64_t n) { run_f64(in, z, s, n); }
 
+// A parsed program with its register rows assigned: instruction i writes row
+// slot[i]; a row is reused once its last reader has run (outputs stay live to
+// the end of the block), so the rows of a long program fit in the L1 cache.
+struct CompiledProgram {
+  std::vector<FusedInstruction> prog;
+  std::vector<int32_t> slot;
+  int32_t n_slots = 0;
+};
+
+void assign_slots(int64_t n_in, const std::vector<int64_t>& outputs, CompiledProgram* c) {
+  const size_t n = c->prog.size();
+  constexpr size_t kNever = ~size_t(0);
+  std::vector<size_t> last_use(n, kNever);
+  for (size_t i = 0; i < n; ++i)
+    for (int k = 0; k < c->prog[i].arity; ++k) {
+      const FusedOperand& o = c->prog[i].operand[k];
+      if (o.is_register && o.reg >= n_in) last_use[size_t(o.reg - n_in)] = i;
+    }
+  for (int64_t o : outputs)
+    if (o >= n_in && o - n_in < int64_t(n)) last_use[size_t(o - n_in)] = n;
+  c->slot.assign(n, -1);
+  std::vector<int32_t> free_slots;
+  auto release = [&](int32_t s) {
+    if (std::find(free_slots.begin(), free_slots.end(), s) == free_slots.end()) free_slots.push_back(s);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (free_slots.empty()) {
+      c->slot[i] = c->n_slots++;
+    } else {
+      c->slot[i] = free_slots.back();
+      free_slots.pop_back();
+    }
+    // Operands read for the last time here free their rows, after the result
+    // got its own (a result row never aliases its operands).
+    for (int k = 0; k < c->prog[i].arity; ++k) {
+      const FusedOperand& o = c->prog[i].operand[k];
+      if (o.is_register && o.reg >= n_in && last_use[size_t(o.reg - n_in)] == i) release(c->slot[size_t(o.reg - n_in)]);
+    }
+    if (last_use[i] == kNever) release(c->slot[i]);  // never read, not an output
+  }
+}
+
 // Parsed programs by call: a plan's calls live as long as its executor, and
 // the parse costs more than a small kernel. Keyed by the Call's address and
 // checked against the text, so a reused address never returns a stale parse.
-const std::vector<FusedInstruction>* cached_program(const KernelArgs& a, Status* st) {
+const CompiledProgram* cached_program(const KernelArgs& a, const std::vector<int64_t>& outputs, Status* st) {
   struct Entry {
     std::string text;
-    std::vector<FusedInstruction> prog;
+    CompiledProgram compiled;
   };
   thread_local std::unordered_map<const Call*, Entry> cache;
   const std::string& text = a.call.attrs.at("program").s;
   auto it = cache.find(&a.call);
-  if (it != cache.end() && it->second.text == text) return &it->second.prog;
+  if (it != cache.end() && it->second.text == text) return &it->second.compiled;
   Entry e{text, {}};
-  *st = parse_fused_program(text, int64_t(a.in.size()), &e.prog);
+  const int64_t n_in = int64_t(a.in.size());
+  *st = parse_fused_program(text, n_in, &e.compiled.prog);
   if (!st->ok()) return nullptr;
+  assign_slots(n_in, outputs, &e.compiled);
   if (cache.size() > 65536) cache.clear();
-  return &(cache[&a.call] = std::move(e)).prog;
+  return &(cache[&a.call] = std::move(e)).compiled;
+}
+
+// Elements per block: the register rows and expanded inputs of one block
+// stay within about 24 KiB (L1), in multiples of 64, 64..1024.
+template <class T>
+int64_t block_elements(int64_t rows) {
+  const int64_t fit = (24 * 1024 / int64_t(sizeof(T))) / std::max<int64_t>(rows, 1);
+  return std::clamp<int64_t>(fit / 64 * 64, 64, 1024);
 }
 
 Status k_fused(const KernelArgs& a) {
   Status st = ok_status();
-  const std::vector<FusedInstruction>* cached = cached_program(a, &st);
-  if (!cached) return a.error(st.message());
-  const std::vector<FusedInstruction>& prog = *cached;
   std::vector<int64_t> outputs = a.attr_ints("outputs");
+  const CompiledProgram* compiled = cached_program(a, outputs, &st);
+  if (!compiled) return a.error(st.message());
+  const std::vector<FusedInstruction>& prog = compiled->prog;
+  const std::vector<int32_t>& slot = compiled->slot;
   return dispatch_float(a.out[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     const int64_t n_in = int64_t(a.in.size());
@@ -189,17 +240,18 @@ Status k_fused(const KernelArgs& a) {
     // Register rows as long as a block, or the whole tensor when it is
     // smaller; the scratch is per thread and reused across calls (a fresh
     // register file per call cost more than the work on small tensors).
-    const int64_t row_len = std::min<int64_t>(kBlock, std::max<int64_t>(numel, 1));
-    a.pool.parallel_for((numel + kBlock - 1) / kBlock, 1, [&](int64_t b0, int64_t b1) {
+    const int64_t block = block_elements<T>(compiled->n_slots + n_prefix);
+    const int64_t row_len = std::min<int64_t>(block, std::max<int64_t>(numel, 1));
+    a.pool.parallel_for((numel + block - 1) / block, 1, [&](int64_t b0, int64_t b1) {
       thread_local std::vector<T> regs_scratch, expanded_scratch;
       thread_local std::vector<const T*> rows_scratch;
-      const size_t need = prog.size() * size_t(row_len), need_e = size_t(n_prefix) * size_t(row_len);
+      const size_t need = size_t(compiled->n_slots) * size_t(row_len), need_e = size_t(n_prefix) * size_t(row_len);
       if (regs_scratch.size() < need) regs_scratch.resize(need);
       if (expanded_scratch.size() < need_e) expanded_scratch.resize(need_e);
       T* regs = regs_scratch.data();
       T* expanded = expanded_scratch.data();
       for (int64_t blk = b0; blk < b1; ++blk) {
-        int64_t start = blk * kBlock, n = std::min(kBlock, numel - start);
+        int64_t start = blk * block, n = std::min(block, numel - start);
         std::vector<const T*>& rows = rows_scratch;
         rows.assign(size_t(n_in), nullptr);
         int64_t e = 0;
@@ -217,22 +269,33 @@ Status k_fused(const KernelArgs& a) {
             bool scalar = t.shape.empty();
             return {t.as<T>() + (scalar ? 0 : start), scalar};
           }
-          return {regs + size_t(r - n_in) * row_len, false};
+          return {regs + size_t(slot[size_t(r - n_in)]) * row_len, false};
         };
         size_t lit = 0;
         for (size_t i = 0; i < prog.size(); ++i) {
           Src<T> s[3];
           for (int k = 0; k < prog[i].arity; ++k, ++lit)
             s[k] = prog[i].operand[k].is_register ? reg_src(prog[i].operand[k].reg) : Src<T>{lits + lit, true};
+          T* z = regs + size_t(slot[i]) * row_len;
           if (prog[i].op == FusedOp::kEye) {
-            T* z = regs + i * row_len;
-            for (int64_t j = 0; j < n; ++j) {
-              const int64_t e = (start + j) % eye_mat;
-              z[j] = e / eye_cols == e % eye_cols ? T(1) : T(0);
+            // Zeros, then the diagonal entries that fall in [start, start + n):
+            // row r of the matrix starting at `base` has its 1 at base + r (cols + 1).
+            std::fill(z, z + n, T(0));
+            const int64_t eye_rows = eye_mat / eye_cols, diag = std::min(eye_rows, eye_cols);
+            int64_t base = start - start % eye_mat, r = (start % eye_mat) / eye_cols;
+            for (;;) {
+              for (; r < diag; ++r) {
+                const int64_t idx = base + r * (eye_cols + 1);
+                if (idx >= start + n) break;
+                if (idx >= start) z[idx - start] = T(1);
+              }
+              base += eye_mat;
+              r = 0;
+              if (base >= start + n) break;
             }
             continue;
           }
-          run_any(prog[i], regs + i * row_len, s, n);
+          run_any(prog[i], z, s, n);
         }
         for (size_t o = 0; o < outputs.size(); ++o) {
           Src<T> s = reg_src(outputs[o]);
