@@ -62,7 +62,7 @@ Layout layout(const Shape& s) {
   L.dHseg = take(BH * L.NSEG * SD);
   L.dApart = take(BH * L.NSEG * s.S);
   L.dwpart = take(BH * L.NSEG * s.D);
-  L.dDpart = take(BH * L.NSEG);
+  L.dDpart = take(2 * BH * L.NSEG);  // doubles
   L.ddtpart = take(BH * L.NSEG);
   L.total = off;
   return L;
@@ -82,7 +82,7 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.dHseg = reinterpret_cast<float*>(w + L.dHseg);
   p.dApart = reinterpret_cast<float*>(w + L.dApart);
   p.dwpart = reinterpret_cast<float*>(w + L.dwpart);
-  p.dDpart = reinterpret_cast<float*>(w + L.dDpart);
+  p.dDpart = reinterpret_cast<double*>(w + L.dDpart);
   p.ddtpart = reinterpret_cast<float*>(w + L.ddtpart);
   return p;
 }

@@ -17,6 +17,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 namespace hymo::gdn::dev {
 
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
@@ -36,7 +38,7 @@ struct KParams {
   float* dHseg;     // [BH][NSEG][S][D]
   float* dApart;    // [BH][NSEG][S]
   float* dwpart;    // [BH*NSEG][D]
-  float* dDpart;    // [BH*NSEG]
+  double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)
   float* ddtpart;   // [BH*NSEG]
 };
 
@@ -259,7 +261,10 @@ __device__ __forceinline__ void chunk_pre(char* sm) {
 
 // Intra-chunk attention rows of block i = warp: P[t][tau] = sum_s c_t b_tau exp((G_t-G_tau)A_s)
 // for tau <= t (tau in blocks 0..i), written to sP (Tin) or, when F32OUT, to fP (float).
-template <typename Tin, int S, int D, int C, bool F32OUT>
+// ACC: FP32-accurate off-diagonal blocks (both operands split hi + lo, keys scaled in
+// FP32 instead of the BF16 kend tile), for the backward, whose decay gradient needs o
+// to FP32 accuracy.
+template <typename Tin, int S, int D, int C, bool F32OUT, bool ACC = false>
 __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
   using P = Plan<Tin, S, D, C>;
   const Tin* sc = reinterpret_cast<const Tin*>(sm + P::o_c);
@@ -280,12 +285,18 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
     float acc[2][4];
     zero(acc);
     const float gej = Gend[j];
-    warp_mm<Tin, 2, 1>(
+    warp_mm<Tin, 2, ACC ? 4 : 1>(
         acc, S,
         [&](int m, int k) {
           return IO<Tin>::cv(sc[(r0 + m) * P::LS + k]) * IO<Tin>::ex((G[r0 + m] - gej) * As[k]);
         },
-        [&](int k, int n) { return IO<Tin>::cv(kend[(16 * j + n) * P::LS + k]); });
+        [&](int k, int n) {
+          const int tau = 16 * j + n;
+          if constexpr (ACC)
+            return IO<Tin>::cv(sb[tau * P::LS + k]) * IO<Tin>::ex((gej - G[tau]) * As[k]);
+          else
+            return IO<Tin>::cv(kend[tau * P::LS + k]);
+        });
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
@@ -351,8 +362,8 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
   float* As = Gend + P::NW;
   float* declast = As + S;
   float* sdw = declast + 2 * P::NW * S + S;
-  float* misc = sdw + D;
 
+  __shared__ double dDacc;  // dD_skip partial (FP64)
   const int seg = blockIdx.x, bh = blockIdx.y, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
@@ -362,7 +373,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
 
   for (int s = tid; s < S; s += P::NTH) As[s] = -expf(p.A_log[h * S + s]);
   for (int d = tid; d < D; d += P::NTH) sdw[d] = 0.f;
-  if (tid == 0) misc[0] = 0.f;  // dD_skip partial
+  if (tid == 0) dDacc = 0.0;
   const float* st_in = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
   for (int i = tid; i < S * D; i += P::NTH) {
     const int s = i / D, d = i % D;
@@ -389,7 +400,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
     __syncthreads();
 
     if (MODE == MODE_OUT || (MODE == MODE_BPREP && FUSED)) {
-      intra_rows<Tin, S, D, C, true>(sm, sP, P::FC);
+      intra_rows<Tin, S, D, C, true, MODE == MODE_BPREP>(sm, sP, P::FC);
       __syncwarp();
       const int r0 = 16 * w;
       float acc[D / 8][4];
@@ -397,7 +408,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
       warp_mm<Tin, D / 8, 3>(
           acc, r0 + 16, [&](int m, int k) { return sP[(r0 + m) * P::FC + k]; },
           [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
-      warp_mm<Tin, D / 8, 2>(
+      warp_mm<Tin, D / 8, MODE == MODE_BPREP ? 4 : 2>(
           acc, S,
           [&](int m, int k) {
             return IO<Tin>::cv(sc[(r0 + m) * P::LS + k]) * IO<Tin>::ex(G[r0 + m] * As[k]);
@@ -413,22 +424,22 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
           }
       } else {
         // epilogue: yp = o + D_skip v; y = yp * rsqrt(mean yp^2 + eps) * w_y * silu(z)
-        float ss[2] = {0.f, 0.f};
-#pragma unroll
-        for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-            acc[nt][e] += dsk * IO<Tin>::cv(sv[t * P::LD + d]);
-            ss[e >> 1] += acc[nt][e] * acc[nt][e];
-          }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
-          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
-          ss[r] = rsqrtf(ss[r] / D + p.eps);
-        }
         if constexpr (MODE == MODE_OUT) {
+          float ss[2] = {0.f, 0.f};
+#pragma unroll
+          for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
+              acc[nt][e] += dsk * IO<Tin>::cv(sv[t * P::LD + d]);
+              ss[e >> 1] += acc[nt][e] * acc[nt][e];
+            }
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
+            ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
+            ss[r] = rsqrtf(ss[r] / D + p.eps);
+          }
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
@@ -442,8 +453,30 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
               }
             }
         } else {
-          // epilogue backward: dn = dy w silu(z); dyp = r (dn - n mean(dn n))
-          float dn[D / 8][4], m[2] = {0.f, 0.f}, dwl[D / 8][2];
+          // epilogue backward: dn = dy w silu(z); dyp = r (dn - n mean(dn n)).
+          // dD_skip = sum_t dyp_t . v_t cancels (RMSNorm makes dyp nearly orthogonal
+          // to yp = o + D_skip v): the FP32 variant evaluates this per-token algebra
+          // in FP64 (measured on the CPU twin: FP32 terms give 1.7e-5 at T = 4097,
+          // FP64 terms 2e-7); the BF16 path stays in FP32.
+          using Ac = typename std::conditional<sizeof(Tin) == 4, double, float>::type;
+          Ac yp[D / 8][4], ss[2] = {Ac(0), Ac(0)};
+#pragma unroll
+          for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
+              yp[nt][e] = Ac(acc[nt][e]) + Ac(dsk) * Ac(IO<Tin>::cv(sv[t * P::LD + d]));
+              ss[e >> 1] += yp[nt][e] * yp[nt][e];
+            }
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
+            ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
+            if constexpr (sizeof(Ac) == 8) ss[r] = 1.0 / sqrt(ss[r] / D + Ac(p.eps));
+            else ss[r] = rsqrtf(ss[r] / D + p.eps);
+          }
+          Ac dn[D / 8][4], m[2] = {Ac(0), Ac(0)};
+          float dwl[D / 8][2];
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt) dwl[nt][0] = dwl[nt][1] = 0.f;
 #pragma unroll
@@ -451,16 +484,17 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-              dn[nt][e] = 0.f;
+              dn[nt][e] = Ac(0);
               if (t < n) {
                 const size_t gi = ((tok0 + t) * p.H + h) * D + d;
-                const float zz = IO<Tin>::ld(reinterpret_cast<const Tin*>(p.z) + gi);
-                const float dy = IO<Tin>::ld(reinterpret_cast<const Tin*>(p.dout) + gi);
-                const float sg = 1.f / (1.f + expf(-zz)), sz = zz * sg;
-                const float nn = acc[nt][e] * ss[e >> 1], wy = p.w_y[d];
+                const Ac zz = IO<Tin>::ld(reinterpret_cast<const Tin*>(p.z) + gi);
+                const Ac dy = IO<Tin>::ld(reinterpret_cast<const Tin*>(p.dout) + gi);
+                const Ac sg = Ac(1) / (Ac(1) + exp(-zz)), sz = zz * sg;
+                const Ac nn = yp[nt][e] * ss[e >> 1], wy = p.w_y[d];
                 dn[nt][e] = dy * wy * sz;
-                dwl[nt][e & 1] += dy * nn * sz;
-                reinterpret_cast<Tin*>(p.dz)[gi] = IO<Tin>::mk(dy * nn * wy * (sg + zz * sg * (1.f - sg)));
+                dwl[nt][e & 1] += float(dy * nn * sz);
+                reinterpret_cast<Tin*>(p.dz)[gi] =
+                    IO<Tin>::mk(float(dy * nn * wy * (sg + zz * sg * (Ac(1) - sg))));
                 m[e >> 1] += dn[nt][e] * nn;
               }
             }
@@ -470,17 +504,17 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
             m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
             m[r] /= D;
           }
-          float dsum = 0.f;
+          Ac dsum = Ac(0);
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-              const float r = ss[e >> 1];
-              const float dyp = (t < n) ? r * (dn[nt][e] - acc[nt][e] * r * m[e >> 1]) : 0.f;
-              sdo[t * P::FD + d] = dyp;
-              if (t < n) p.dObuf[((tok0 + t) * p.H + h) * D + d] = dyp;
-              dsum += dyp * IO<Tin>::cv(sv[t * P::LD + d]);
+              const Ac r = ss[e >> 1];
+              const Ac dyp = (t < n) ? r * (dn[nt][e] - yp[nt][e] * r * m[e >> 1]) : Ac(0);
+              sdo[t * P::FD + d] = float(dyp);
+              if (t < n) p.dObuf[((tok0 + t) * p.H + h) * D + d] = float(dyp);
+              dsum += dyp * Ac(IO<Tin>::cv(sv[t * P::LD + d]));
             }
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt)
@@ -494,7 +528,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
             }
 #pragma unroll
           for (int off = 16; off; off >>= 1) dsum += __shfl_xor_sync(0xffffffffu, dsum, off);
-          if (lane == 0) atomicAdd(&misc[0], dsum);
+          if (lane == 0) atomicAdd(&dDacc, double(dsum));
         }
       }
     }
@@ -526,11 +560,17 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
             const int s = mt * 16 + gq + (e >> 1) * 8, d = nb + nt * 8 + 2 * tq + (e & 1);
             acc[nt][e] = hs[s * P::FD + d] * IO<Tin>::ex(Gl * As[s]);
           }
-        warp_mm<Tin, NTW, 1>(
+        // The states feed the backward's decay gradient (through the segment
+        // states and the per-chunk states): there the keys are scaled in FP32 and
+        // split (hi + lo); the output pass keeps the BF16 kend tile.
+        warp_mm<Tin, NTW, MODE == MODE_OUT ? 1 : 3>(
             acc, C,
             [&](int mm, int k) {
               const int s = mt * 16 + mm;
-              return IO<Tin>::cv(kend[k * P::LS + s]) * declast[(k >> 4) * S + s];
+              if constexpr (MODE == MODE_OUT)
+                return IO<Tin>::cv(kend[k * P::LS + s]) * declast[(k >> 4) * S + s];
+              else
+                return IO<Tin>::cv(sb[k * P::LS + s]) * IO<Tin>::ex((Gl - G[k]) * As[s]);
             },
             [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nb + nn]); });
         if constexpr (MODE == MODE_BPREP) {
@@ -542,7 +582,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
               const int s = mt * 16 + gq + (e >> 1) * 8, d = nb + nt * 8 + 2 * tq + (e & 1);
               acc2[nt][e] = dH[s * P::FD + d];
             }
-          warp_mm<Tin, NTW, 1>(
+          warp_mm<Tin, NTW, 4>(
               acc2, C,
               [&](int mm, int k) {
                 const int s = mt * 16 + mm;
@@ -581,7 +621,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
     for (int i = tid; i < S * D; i += P::NTH) dst[i] = dH[(i / D) * P::FD + (i % D)];
     if constexpr (FUSED) {
       for (int d = tid; d < D; d += P::NTH) p.dwpart[so * D + d] = sdw[d];
-      if (tid == 0) p.dDpart[so] = misc[0];
+      if (tid == 0) p.dDpart[so] = dDacc;
     }
   }
 }
@@ -716,7 +756,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     for (int j = 0; j <= w; ++j) {
       float acc[2][4];
       zero(acc);
-      warp_mm<Tin, 2, 1>(
+      warp_mm<Tin, 2, 3>(
           acc, D, [&](int m, int k) { return sdo[(r0 + m) * P::FD + k]; },
           [&](int k, int nn) { return IO<Tin>::cv(sv[(16 * j + nn) * P::LD + k]); });
 #pragma unroll
@@ -754,7 +794,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     {
       float acc[S / 8][4];
       zero(acc);
-      warp_mm<Tin, S / 8, 2>(
+      warp_mm<Tin, S / 8, 4>(
           acc, D, [&](int m, int k) { return sdo[(r0 + m) * P::FD + k]; },
           [&](int k, int nn) { return __ldg(h0 + nn * D + k); });
 #pragma unroll
@@ -928,7 +968,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
             const int s = mt * 16 + gq + (e >> 1) * 8, d = nb + nt * 8 + 2 * tq + (e & 1);
             acc[nt][e] = dh[s * P::FD + d] * IO<Tin>::ex(Gl * As[s]);
           }
-        warp_mm<Tin, NTW, 1>(
+        warp_mm<Tin, NTW, 4>(
             acc, C,
             [&](int mm, int k) {
               const int s = mt * 16 + mm;
