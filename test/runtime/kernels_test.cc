@@ -6,12 +6,14 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <set>
 #include <sstream>
 
 #include "plan_internal.h"
 #include "cpu/kernels.h"
+#include "cpu/vmath.h"
 #include "test_util.h"
 
 namespace hymo_test {
@@ -601,3 +603,31 @@ TEST(KernelsBf16, LinearRmsNormThroughF32) {
 
 }  // namespace
 }  // namespace hymo_test
+
+// The vectorisable f32 exp (cpu/vmath.h) against the f64 libm exp over its
+// whole range, including the subnormal results, overflow, NaN and infinities.
+TEST(VMath, ExpWithinTwoUlpEverywhere) {
+  double worst = 0;
+  float worst_x = 0;
+  for (float x = -110.0f; x < 90.0f; x = std::nextafter(x, 100.0f) + std::fabs(x) * 3e-5f) {
+    const float y = hymo::rt::vexp(x);
+    const double ref = std::exp(double(x));
+    if (ref > double(std::numeric_limits<float>::max())) {
+      EXPECT_TRUE(std::isinf(y)) << "x = " << x;
+      continue;
+    }
+    const float rf = float(ref);
+    const double ulp = double(std::nextafter(rf, std::numeric_limits<float>::infinity())) - double(rf);
+    const double err = std::fabs(double(y) - ref) / ulp;
+    if (err > worst) worst = err, worst_x = x;
+  }
+  EXPECT_LT(worst, 2.0) << "worst at x = " << worst_x;
+  EXPECT_TRUE(std::isnan(hymo::rt::vexp(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_EQ(hymo::rt::vexp(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(hymo::rt::vexp(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_EQ(hymo::rt::vexp(0.0f), 1.0f);
+  for (float x : {-90.0f, -30.0f, -1.0f, 0.0f, 0.5f, 30.0f, 90.0f}) {
+    const double ref = 1.0 / (1.0 + std::exp(-double(x)));
+    EXPECT_NEAR(hymo::rt::vsigmoid(x), ref, 2e-7 * ref + 1e-45) << "sigmoid " << x;
+  }
+}

@@ -4,20 +4,17 @@
 
 #include "cpu/bf16.h"
 #include "cpu/kernels.h"
+#include "cpu/vmath.h"
 
 namespace hymo::rt {
 namespace {
 
+// The same exp, sigmoid and silu as the fused kernel (cpu/vmath.h), so that
+// fusing a chain does not change its result.
 template <class T>
 T stable_softplus(T x) {
   // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))
-  return std::max(x, T(0)) + std::log1p(std::exp(-std::fabs(x)));
-}
-template <class T>
-T stable_sigmoid(T x) {
-  if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
-  T e = std::exp(x);
-  return e / (T(1) + e);
+  return std::max(x, T(0)) + std::log1p(vexp(-std::fabs(x)));
 }
 
 enum class Unary { kNeg, kExp, kLog, kSqrt, kRsqrt, kSquare, kAbs, kSigmoid, kSilu, kSoftplus, kSin, kCos, kIsfinite };
@@ -27,14 +24,14 @@ template <class T, Unary U>
 inline T unary_op(T x) {
   switch (U) {
     case Unary::kNeg: return -x;
-    case Unary::kExp: return std::exp(x);
+    case Unary::kExp: return vexp(x);
     case Unary::kLog: return std::log(x);
     case Unary::kSqrt: return std::sqrt(x);
     case Unary::kRsqrt: return T(1) / std::sqrt(x);
     case Unary::kSquare: return x * x;
     case Unary::kAbs: return std::fabs(x);
-    case Unary::kSigmoid: return stable_sigmoid(x);
-    case Unary::kSilu: return x * stable_sigmoid(x);
+    case Unary::kSigmoid: return vsigmoid(x);
+    case Unary::kSilu: return vsilu(x);
     case Unary::kSoftplus: return stable_softplus(x);
     case Unary::kSin: return std::sin(x);
     case Unary::kCos: return std::cos(x);

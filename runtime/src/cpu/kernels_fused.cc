@@ -10,17 +10,11 @@
 #include <vector>
 
 #include "cpu/kernels.h"
+#include "cpu/vmath.h"
 #include "fused_program.h"
 
 namespace hymo::rt {
 namespace {
-
-template <class T>
-T sigmoid(T x) {
-  if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
-  T e = std::exp(x);
-  return e / (T(1) + e);
-}
 
 // One operand of an instruction over a block: a pointer with stride 1, or a
 // scalar (stride 0).
@@ -76,16 +70,16 @@ template <class T>
 HYMO_ALWAYS_INLINE void run_instruction(const FusedInstruction& in, T* __restrict__ z, const Src<T>* s, int64_t n) {
   switch (in.op) {
     case FusedOp::kNeg: return loop1(z, s[0], n, [](T x) { return -x; });
-    case FusedOp::kExp: return loop1(z, s[0], n, [](T x) { return std::exp(x); });
+    case FusedOp::kExp: return loop1(z, s[0], n, [](T x) { return vexp(x); });
     case FusedOp::kLog: return loop1(z, s[0], n, [](T x) { return std::log(x); });
     case FusedOp::kSqrt: return loop1(z, s[0], n, [](T x) { return std::sqrt(x); });
     case FusedOp::kRsqrt: return loop1(z, s[0], n, [](T x) { return T(1) / std::sqrt(x); });
     case FusedOp::kSquare: return loop1(z, s[0], n, [](T x) { return x * x; });
     case FusedOp::kAbs: return loop1(z, s[0], n, [](T x) { return std::fabs(x); });
-    case FusedOp::kSigmoid: return loop1(z, s[0], n, [](T x) { return sigmoid(x); });
-    case FusedOp::kSilu: return loop1(z, s[0], n, [](T x) { return x * sigmoid(x); });
+    case FusedOp::kSigmoid: return loop1(z, s[0], n, [](T x) { return vsigmoid(x); });
+    case FusedOp::kSilu: return loop1(z, s[0], n, [](T x) { return vsilu(x); });
     case FusedOp::kSoftplus:
-      return loop1(z, s[0], n, [](T x) { return std::max(x, T(0)) + std::log1p(std::exp(-std::fabs(x))); });
+      return loop1(z, s[0], n, [](T x) { return std::max(x, T(0)) + std::log1p(vexp(-std::fabs(x))); });
     case FusedOp::kSin: return loop1(z, s[0], n, [](T x) { return std::sin(x); });
     case FusedOp::kCos: return loop1(z, s[0], n, [](T x) { return std::cos(x); });
     case FusedOp::kIsfinite: return loop1(z, s[0], n, [](T x) { return std::isfinite(x) ? T(1) : T(0); });
