@@ -27,11 +27,6 @@ struct Src {
 
 // A register row never aliases the operands of the instruction writing it
 // (it is a fresh row), hence __restrict__: the loops vectorise.
-#if defined(__GNUC__)
-#define HYMO_ALWAYS_INLINE __attribute__((always_inline)) inline
-#else
-#define HYMO_ALWAYS_INLINE inline
-#endif
 
 // Always inlined, so that each vector clone below gets its own copy of the
 // loops compiled for its instruction set.
@@ -113,11 +108,6 @@ HYMO_ALWAYS_INLINE void run_instruction(const FusedInstruction& in, T* __restric
 
 // One instruction over a block, compiled for the widest vector unit the CPU
 // has (the runtime ships to machines it was not built on, so no -march).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define HYMO_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define HYMO_VECTOR_CLONES
-#endif
 HYMO_VECTOR_CLONES void run_f32(const FusedInstruction& in, float* z, const Src<float>* s, int64_t n) {
   run_instruction<float>(in, z, s, n);
 }

@@ -9,6 +9,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/kernels.h"
+#include "cpu/vmath.h"
 
 namespace hymo::rt {
 namespace {
@@ -199,6 +200,123 @@ Status k_causal_attention_grad(const KernelArgs& a) {
 // States are kept in double. The forward states are checkpointed every
 // chunk_size steps and each chunk's states recomputed (bit-identically) on
 // the way back, so memory is O((T / chunk + chunk) S D) per worker.
+// sum_d x[d] y[d] with eight partial sums (one AVX-512 vector of doubles) in
+// a fixed order, so every vector clone gives the same bits.
+HYMO_ALWAYS_INLINE Acc dot8(const Acc* __restrict__ x, const Acc* __restrict__ y, int64_t n) {
+  Acc p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t d = 0;
+  for (; d + 8 <= n; d += 8)
+    for (int q = 0; q < 8; ++q) p[q] += x[d + q] * y[d + q];
+  for (int q = 0; d < n; ++d, ++q) p[q] += x[d] * y[d];
+  return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
+
+// One (b, h) of the backward below; compiled into each vector clone.
+template <class T>
+struct GdnGradIo {
+  const T *v, *bb, *cc, *g, *aa, *dout;
+  T *dv, *db, *dc, *dg;
+  int64_t Tn, H, D, S, C, nch;
+};
+struct GdnGradScratch {
+  std::vector<Acc> ckpt, local, dh, dov, vv, xv, decay;
+};
+
+template <class T>
+HYMO_ALWAYS_INLINE void gdn_grad_one(const GdnGradIo<T>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
+  const T *v = io.v, *bb = io.bb, *cc = io.cc, *g = io.g, *aa = io.aa, *dout = io.dout;
+  T *dv = io.dv, *db = io.db, *dc = io.dc, *dg = io.dg;
+  const int64_t Tn = io.Tn, H = io.H, D = io.D, S = io.S, C = io.C, nch = io.nch, SD = S * D;
+  std::vector<Acc>&ckpt = sc.ckpt, &local = sc.local, &dh = sc.dh, &dov = sc.dov, &vv = sc.vv, &xv = sc.xv,
+                 &decay = sc.decay;
+  const int64_t b = w / H, h = w % H;
+  const T* ah = aa + h * S;
+  auto bth = [&](int64_t t) { return (b * Tn + t) * H + h; };
+  // exp(g_t a_s) once per (t, s): the forward, its recomputation and
+  // the backward all read it.
+  for (int64_t t = 0; t < Tn; ++t) {
+    const Acc gt = Acc(g[bth(t)]);
+    for (int64_t s = 0; s < S; ++s) decay[size_t(t * S + s)] = decay_factor<T>(gt * Acc(ah[s]));
+  }
+  // One forward step on `st` (in place) at time t.
+  auto step = [&](Acc* st, int64_t t) {
+    const int64_t i = bth(t);
+    Acc* __restrict__ x = vv.data();
+    for (int64_t d = 0; d < D; ++d) x[d] = Acc(v[i * D + d]);
+    for (int64_t s = 0; s < S; ++s) {
+      const Acc dcy = decay[size_t(t * S + s)], bs = Acc(bb[i * S + s]);
+      Acc* __restrict__ row = st + s * D;
+      for (int64_t d = 0; d < D; ++d) row[d] = dcy * row[d] + bs * x[d];
+    }
+  };
+  // Forward: checkpoints at t = 0, C, 2C, ... (the state before step t).
+  std::fill(local.begin(), local.begin() + SD, 0.0);
+  for (int64_t t = 0; t < Tn; ++t) {
+    if (t % C == 0) std::copy(local.begin(), local.begin() + SD, ckpt.begin() + (t / C) * SD);
+    step(local.data(), t);
+  }
+  std::fill(dh.begin(), dh.end(), 0.0);
+  for (int64_t k = nch - 1; k >= 0; --k) {
+    const int64_t t0 = k * C, t1 = std::min(Tn, t0 + C);
+    // local[j] = the state after steps t0 .. t0+j-1 (local[0] = ckpt k).
+    std::copy(ckpt.begin() + k * SD, ckpt.begin() + (k + 1) * SD, local.begin());
+    for (int64_t t = t0; t < t1; ++t) {
+      Acc* nxt = local.data() + (t - t0 + 1) * SD;
+      std::copy(nxt - SD, nxt, nxt);
+      step(nxt, t);
+    }
+    for (int64_t t = t1 - 1; t >= t0; --t) {
+      const int64_t i = bth(t);
+      const Acc* ht = local.data() + (t - t0 + 1) * SD;  // h_t
+      const Acc* hp = ht - SD;                           // h_{t-1}
+      const T* dot = dout + i * D;
+      const T* vt = v + i * D;
+      const Acc gt = Acc(g[i]);
+      for (int64_t d = 0; d < D; ++d) {
+        dov[size_t(d)] = Acc(dot[d]);
+        vv[size_t(d)] = Acc(vt[d]);
+        xv[size_t(d)] = 0;
+      }
+      // One pass per state row s (unit stride over d): add c_t do_t^T
+      // to the adjoint state, then read dc, dv, db and the decay
+      // sensitivity off it, then decay it for step t-1.
+      Acc dgt = 0;
+      for (int64_t s = 0; s < S; ++s) {
+        const Acc cs = Acc(cc[i * S + s]), bs = Acc(bb[i * S + s]);
+        const Acc dcy = decay[size_t(t * S + s)];
+        const Acc* __restrict__ hs = ht + s * D;
+        const Acc* __restrict__ hps = hp + s * D;
+        const Acc* __restrict__ dv_ = dov.data();
+        const Acc* __restrict__ v_ = vv.data();
+        Acc* __restrict__ row = dh.data() + s * D;
+        Acc* __restrict__ x_ = xv.data();
+        for (int64_t d = 0; d < D; ++d) row[d] += cs * dv_[d];
+        dc[i * S + s] = T(dot8(hs, dv_, D));
+        db[i * S + s] = T(dot8(row, v_, D));
+        const Acc l = dot8(row, hps, D) * dcy;
+        for (int64_t d = 0; d < D; ++d) x_[d] += row[d] * bs;
+        for (int64_t d = 0; d < D; ++d) row[d] *= dcy;
+        dgt += l * Acc(ah[s]);
+        da[s] += l * gt;
+      }
+      for (int64_t d = 0; d < D; ++d) dv[i * D + d] = T(xv[size_t(d)]);
+      dg[i] = T(dgt);
+    }
+  }
+}
+HYMO_VECTOR_CLONES void gdn_grad_one_f32(const GdnGradIo<float>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
+  gdn_grad_one(io, w, sc, da);
+}
+HYMO_VECTOR_CLONES void gdn_grad_one_f64(const GdnGradIo<double>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
+  gdn_grad_one(io, w, sc, da);
+}
+inline void gdn_grad_one_any(const GdnGradIo<float>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
+  gdn_grad_one_f32(io, w, sc, da);
+}
+inline void gdn_grad_one_any(const GdnGradIo<double>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
+  gdn_grad_one_f64(io, w, sc, da);
+}
+
 Status k_gdn_recurrence_grad(const KernelArgs& a) {
   const int64_t chunk = a.attr_int("chunk_size");
   return dispatch_float(a.in[0].dtype, [&](auto tag) {
@@ -206,111 +324,17 @@ Status k_gdn_recurrence_grad(const KernelArgs& a) {
     const int64_t B = a.in[0].dim(0), Tn = a.in[0].dim(1), H = a.in[0].dim(2), D = a.in[0].dim(3);
     const int64_t S = a.in[1].dim(3);
     const int64_t C = std::min(chunk, Tn), nch = (Tn + C - 1) / C, SD = S * D;
-    const T* v = a.in[0].as<T>();
-    const T* bb = a.in[1].as<T>();
-    const T* cc = a.in[2].as<T>();
-    const T* g = a.in[3].as<T>();
-    const T* aa = a.in[4].as<T>();
-    const T* dout = a.in[5].as<T>();
-    T* dv = a.out[0].as<T>();
-    T* db = a.out[1].as<T>();
-    T* dc = a.out[2].as<T>();
-    T* dg = a.out[3].as<T>();
+    const GdnGradIo<T> io{a.in[0].as<T>(),  a.in[1].as<T>(),  a.in[2].as<T>(),  a.in[3].as<T>(),
+                          a.in[4].as<T>(),  a.in[5].as<T>(),  a.out[0].as<T>(), a.out[1].as<T>(),
+                          a.out[2].as<T>(), a.out[3].as<T>(), Tn, H, D, S, C, nch};
     // da partials per (b, h), reduced over b in order afterwards.
     std::vector<Acc> da_part(size_t(B * H * S), 0.0);
     a.pool.parallel_for(B * H, 1, [&](int64_t w0, int64_t w1) {
-      std::vector<Acc> ckpt(static_cast<size_t>(nch * SD)), local(static_cast<size_t>((C + 1) * SD)),
-          dh(static_cast<size_t>(SD)), dov(static_cast<size_t>(D)), vv(static_cast<size_t>(D)),
-          xv(static_cast<size_t>(D)), decay(static_cast<size_t>(Tn * S));
-      for (int64_t w = w0; w < w1; ++w) {
-        const int64_t b = w / H, h = w % H;
-        const T* ah = aa + h * S;
-        auto bth = [&](int64_t t) { return (b * Tn + t) * H + h; };
-        // exp(g_t a_s) once per (t, s): the forward, its recomputation and
-        // the backward all read it.
-        for (int64_t t = 0; t < Tn; ++t) {
-          const Acc gt = Acc(g[bth(t)]);
-          for (int64_t s = 0; s < S; ++s) decay[size_t(t * S + s)] = std::exp(gt * Acc(ah[s]));
-        }
-        // One forward step on `st` (in place) at time t.
-        auto step = [&](Acc* st, int64_t t) {
-          const int64_t i = bth(t);
-          for (int64_t s = 0; s < S; ++s) {
-            const Acc dcy = decay[size_t(t * S + s)], bs = Acc(bb[i * S + s]);
-            Acc* row = st + s * D;
-            for (int64_t d = 0; d < D; ++d) row[d] = dcy * row[d] + bs * Acc(v[i * D + d]);
-          }
-        };
-        // Forward: checkpoints at t = 0, C, 2C, ... (the state before step t).
-        std::fill(local.begin(), local.begin() + SD, 0.0);
-        for (int64_t t = 0; t < Tn; ++t) {
-          if (t % C == 0) std::copy(local.begin(), local.begin() + SD, ckpt.begin() + (t / C) * SD);
-          step(local.data(), t);
-        }
-        std::fill(dh.begin(), dh.end(), 0.0);
-        Acc* da = da_part.data() + w * S;
-        for (int64_t k = nch - 1; k >= 0; --k) {
-          const int64_t t0 = k * C, t1 = std::min(Tn, t0 + C);
-          // local[j] = the state after steps t0 .. t0+j-1 (local[0] = ckpt k).
-          std::copy(ckpt.begin() + k * SD, ckpt.begin() + (k + 1) * SD, local.begin());
-          for (int64_t t = t0; t < t1; ++t) {
-            Acc* nxt = local.data() + (t - t0 + 1) * SD;
-            std::copy(nxt - SD, nxt, nxt);
-            step(nxt, t);
-          }
-          for (int64_t t = t1 - 1; t >= t0; --t) {
-            const int64_t i = bth(t);
-            const Acc* ht = local.data() + (t - t0 + 1) * SD;  // h_t
-            const Acc* hp = ht - SD;                           // h_{t-1}
-            const T* dot = dout + i * D;
-            const T* vt = v + i * D;
-            const Acc gt = Acc(g[i]);
-            for (int64_t d = 0; d < D; ++d) {
-              dov[size_t(d)] = Acc(dot[d]);
-              vv[size_t(d)] = Acc(vt[d]);
-              xv[size_t(d)] = 0;
-            }
-            // One pass per state row s (unit stride over d): add c_t do_t^T
-            // to the adjoint state, then read dc, dv, db and the decay
-            // sensitivity off it, then decay it for step t-1.
-            Acc dgt = 0;
-            for (int64_t s = 0; s < S; ++s) {
-              const Acc cs = Acc(cc[i * S + s]), bs = Acc(bb[i * S + s]);
-              const Acc dcy = decay[size_t(t * S + s)];
-              const Acc* hs = ht + s * D;
-              const Acc* hps = hp + s * D;
-              Acc* row = dh.data() + s * D;
-              Acc pc[4] = {0, 0, 0, 0}, pb[4] = {0, 0, 0, 0}, pl[4] = {0, 0, 0, 0};
-              int64_t d = 0;
-              for (; d + 4 <= D; d += 4)
-                for (int q = 0; q < 4; ++q) {
-                  const int64_t k = d + q;
-                  pc[q] += hs[k] * dov[size_t(k)];
-                  const Acc r = row[k] + cs * dov[size_t(k)];
-                  xv[size_t(k)] += r * bs;
-                  pb[q] += r * vv[size_t(k)];
-                  pl[q] += r * hps[k];
-                  row[k] = r * dcy;
-                }
-              for (; d < D; ++d) {
-                pc[0] += hs[d] * dov[size_t(d)];
-                const Acc r = row[d] + cs * dov[size_t(d)];
-                xv[size_t(d)] += r * bs;
-                pb[0] += r * vv[size_t(d)];
-                pl[0] += r * hps[d];
-                row[d] = r * dcy;
-              }
-              dc[i * S + s] = T((pc[0] + pc[1]) + (pc[2] + pc[3]));
-              db[i * S + s] = T((pb[0] + pb[1]) + (pb[2] + pb[3]));
-              const Acc l = ((pl[0] + pl[1]) + (pl[2] + pl[3])) * dcy;
-              dgt += l * Acc(ah[s]);
-              da[s] += l * gt;
-            }
-            for (int64_t d = 0; d < D; ++d) dv[i * D + d] = T(xv[size_t(d)]);
-            dg[i] = T(dgt);
-          }
-        }
-      }
+      GdnGradScratch sc{std::vector<Acc>(size_t(nch * SD)), std::vector<Acc>(size_t((C + 1) * SD)),
+                        std::vector<Acc>(size_t(SD)),       std::vector<Acc>(size_t(D)),
+                        std::vector<Acc>(size_t(D)),        std::vector<Acc>(size_t(D)),
+                        std::vector<Acc>(size_t(Tn * S))};
+      for (int64_t w = w0; w < w1; ++w) gdn_grad_one_any(io, w, sc, da_part.data() + w * S);
     });
     T* da = a.out[4].as<T>();
     for (int64_t h = 0; h < H; ++h)

@@ -6,6 +6,7 @@
 
 #include "cpu/gemm.h"
 #include "cpu/kernels.h"
+#include "cpu/vmath.h"
 
 namespace hymo::rt {
 namespace {
@@ -126,46 +127,65 @@ Status k_causal_attention(const KernelArgs& a) {
 // Sequential reference of spec §2.1 (chunk_size does not change the
 // function, only how a chunked kernel computes it): per (b, h), state
 // h[S][D] = 0; for t: h = diag(exp(g_t a)) h + b_t v_t^T; o_t = c_t^T h.
+template <class T>
+struct GdnIo {
+  const T *v, *bb, *cc, *g, *aa;
+  T* o;
+  int64_t Tn, H, D, S;
+};
+
+// One (b, h); compiled into each vector clone.
+template <class T>
+HYMO_ALWAYS_INLINE void gdn_forward_one(const GdnIo<T>& io, int64_t w, double* st, double* out, double* vd) {
+  const int64_t Tn = io.Tn, H = io.H, D = io.D, S = io.S;
+  const int64_t b = w / H, h = w % H;
+  std::fill(st, st + S * D, 0.0);
+  for (int64_t t = 0; t < Tn; ++t) {
+    const int64_t bth = (b * Tn + t) * H + h;
+    const T* vt = io.v + bth * D;
+    const T* bt = io.bb + bth * S;
+    const T* ct = io.cc + bth * S;
+    const double gt = double(io.g[bth]);
+    std::fill(out, out + D, 0.0);
+    for (int64_t d = 0; d < D; ++d) vd[d] = double(vt[d]);
+    for (int64_t s = 0; s < S; ++s) {
+      const double decay = decay_factor<T>(gt * double(io.aa[h * S + s]));
+      const double bs = double(bt[s]), cs = double(ct[s]);
+      double* __restrict__ row = st + s * D;
+      double* __restrict__ o = out;
+      const double* __restrict__ x = vd;
+      for (int64_t d = 0; d < D; ++d) {
+        row[d] = decay * row[d] + bs * x[d];
+        o[d] += cs * row[d];
+      }
+    }
+    T* ot = io.o + bth * D;
+    for (int64_t d = 0; d < D; ++d) ot[d] = T(out[d]);
+  }
+}
+HYMO_VECTOR_CLONES void gdn_forward_one_f32(const GdnIo<float>& io, int64_t w, double* st, double* out, double* vd) {
+  gdn_forward_one(io, w, st, out, vd);
+}
+HYMO_VECTOR_CLONES void gdn_forward_one_f64(const GdnIo<double>& io, int64_t w, double* st, double* out, double* vd) {
+  gdn_forward_one(io, w, st, out, vd);
+}
+inline void gdn_forward_one_any(const GdnIo<float>& io, int64_t w, double* st, double* out, double* vd) {
+  gdn_forward_one_f32(io, w, st, out, vd);
+}
+inline void gdn_forward_one_any(const GdnIo<double>& io, int64_t w, double* st, double* out, double* vd) {
+  gdn_forward_one_f64(io, w, st, out, vd);
+}
+
 Status k_gdn_recurrence(const KernelArgs& a) {
   return dispatch_float(a.in[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     const int64_t B = a.in[0].dim(0), Tn = a.in[0].dim(1), H = a.in[0].dim(2), D = a.in[0].dim(3);
     const int64_t S = a.in[1].dim(3);
-    const T* v = a.in[0].as<T>();
-    const T* bb = a.in[1].as<T>();
-    const T* cc = a.in[2].as<T>();
-    const T* g = a.in[3].as<T>();
-    const T* aa = a.in[4].as<T>();
-    T* o = a.out[0].as<T>();
+    const GdnIo<T> io{a.in[0].as<T>(), a.in[1].as<T>(), a.in[2].as<T>(), a.in[3].as<T>(), a.in[4].as<T>(),
+                      a.out[0].as<T>(), Tn, H, D, S};
     a.pool.parallel_for(B * H, 1, [&](int64_t w0, int64_t w1) {
-      std::vector<double> st(static_cast<size_t>(S * D)), out(static_cast<size_t>(D)),
-          vd(static_cast<size_t>(D));
-      for (int64_t w = w0; w < w1; ++w) {
-        const int64_t b = w / H, h = w % H;
-        std::fill(st.begin(), st.end(), 0.0);
-        for (int64_t t = 0; t < Tn; ++t) {
-          const int64_t bth = (b * Tn + t) * H + h;
-          const T* vt = v + bth * D;
-          const T* bt = bb + bth * S;
-          const T* ct = cc + bth * S;
-          const double gt = double(g[bth]);
-          std::fill(out.begin(), out.end(), 0.0);
-          for (int64_t d = 0; d < D; ++d) vd[size_t(d)] = double(vt[d]);
-          for (int64_t s = 0; s < S; ++s) {
-            const double decay = std::exp(gt * double(aa[h * S + s]));
-            const double bs = double(bt[s]), cs = double(ct[s]);
-            double* __restrict__ row = st.data() + s * D;
-            double* __restrict__ o = out.data();
-            const double* __restrict__ x = vd.data();
-            for (int64_t d = 0; d < D; ++d) {
-              row[d] = decay * row[d] + bs * x[d];
-              o[d] += cs * row[d];
-            }
-          }
-          T* ot = o + bth * D;
-          for (int64_t d = 0; d < D; ++d) ot[d] = T(out[size_t(d)]);
-        }
-      }
+      std::vector<double> st(size_t(S * D)), out(static_cast<size_t>(D)), vd(static_cast<size_t>(D));
+      for (int64_t w = w0; w < w1; ++w) gdn_forward_one_any(io, w, st.data(), out.data(), vd.data());
     });
     return ok_status();
   });

@@ -1,5 +1,5 @@
-// Branch-free exp, sigmoid and silu that the compiler vectorises inside the
-// fused loops (libm's expf is a call per element, 5-10x slower there).
+// Vector clones, and branch-free exp, sigmoid and silu that the compiler
+// vectorises inside the fused loops (libm's expf is a call per element, 5-10x slower there).
 //
 // f32: exp(x) = 2^n exp(r), n = round(x log2 e), r = x - n ln 2 (|r| <= ln2/2,
 // ln 2 split in two so that r is exact to f32), exp(r) by its Taylor series to
@@ -14,6 +14,21 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+
+// Hot loops are compiled once per vector ISA and picked at load time (the
+// runtime ships to machines it was not built on, so no -march): a function
+// marked HYMO_VECTOR_CLONES gets avx512f, avx2 and baseline clones, and the
+// HYMO_ALWAYS_INLINE helpers it calls are compiled into each clone.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HYMO_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HYMO_VECTOR_CLONES
+#endif
+#if defined(__GNUC__)
+#define HYMO_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define HYMO_ALWAYS_INLINE inline
+#endif
 
 namespace hymo::rt {
 
@@ -49,6 +64,17 @@ inline float vexp(float x) {
 }
 
 inline double vexp(double x) { return std::exp(x); }
+
+// exp(x) at the precision of the tensors' type T (the GDN decays exp(g_t a_s),
+// one per token and state row): the f32 path takes the vector exp, the f64
+// path libm's.
+template <class T>
+inline double decay_factor(double x) {
+  if constexpr (sizeof(T) == sizeof(float))
+    return double(vexp(float(x)));
+  else
+    return std::exp(x);
+}
 
 // 1 / (1 + e^-x) without overflow: e = exp(-|x|) <= 1.
 template <class T>
