@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark kernels/gdn on the GPU machine in one call.
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
-# steps: build test bench py sass (default: all). Logs go under $OUT.
+# steps: build test bench py sass ncu ncut (default: build test bench py sass). Logs go under $OUT.
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
 mkdir -p "$OUT"
@@ -66,6 +66,14 @@ if has ncu; then
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncu.txt" 2>&1
   grep -E "seg_|Duration|Throughput|Registers|Achieved Occupancy|Theoretical Occupancy|Block Limit|Stall|Issue Slots Busy|Executed Ipc A|L1/TEX Hit|L2 Hit|Warp Cycles Per Issued|Dynamic Shared" "$OUT/ncu.txt" \
     | grep -v "^    ---" | head -150 | tee -a "$OUT/log"
+fi
+if has ncut; then
+  log "ncu durations (default shape: one fwd+bwd, every kernel)"
+  ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --launch-skip 19 -c 7 \
+      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncut.txt" 2>&1
+  grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
+    | head -120 | tee -a "$OUT/log"
 fi
 if has sass; then
   log "sass"

@@ -171,17 +171,19 @@ struct Plan {
   static constexpr size_t o_b = al(o_c + sizeof(Tin) * C * LS);
   static constexpr size_t o_v = al(o_b + sizeof(Tin) * C * LS);
   static constexpr size_t o_kend = al(o_v + sizeof(Tin) * C * LD);
-  static constexpr size_t o_P = al(o_kend + sizeof(Tin) * C * LS);
-  static constexpr size_t o_a = al(o_P + sizeof(float) * C * FC);
+  static constexpr size_t o_a = al(o_kend + sizeof(Tin) * C * LS);
   static constexpr size_t o_h = al(o_a + sizeof(float) * C * FS);    // state / adjoint
   static constexpr size_t o_vec = al(o_h + sizeof(float) * S * FD);
-  static constexpr size_t o_do = al(o_vec + sizeof(float) * vec_floats);  // bprep, bwd
+  // P last among the forward regions: the state pass needs none, the output pass
+  // keeps it in the io dtype (C x LP), the backward kernels in FP32 (C x FC)
+  static constexpr size_t o_P = al(o_vec + sizeof(float) * vec_floats);
+  static constexpr size_t o_do = al(o_P + sizeof(float) * C * FC);       // bprep, bwd
   static constexpr size_t o_h2 = al(o_do + sizeof(float) * C * FD);       // bprep only
   static constexpr size_t o_dP = o_h2;                                     // bwd only
   static constexpr size_t o_dc = al(o_dP + sizeof(float) * C * FC);
   static constexpr size_t o_db = al(o_dc + sizeof(float) * C * FS);
-  static constexpr size_t bytes_state = o_do;
-  static constexpr size_t bytes_out = o_do;
+  static constexpr size_t bytes_state = o_P;
+  static constexpr size_t bytes_out = al(o_P + sizeof(Tin) * C * LP);
   static constexpr size_t bytes_bprep = al(o_h2 + sizeof(float) * S * FD);
   static constexpr size_t bytes_bwd = al(o_db + sizeof(float) * C * FS);
 };
@@ -303,20 +305,42 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
       for (int e = 0; e < 4; ++e)
         put(r0 + gq + (e >> 1) * 8, 16 * j + nt * 8 + 2 * tq + (e & 1), acc[nt][e]);
   }
-  // diagonal block: lane = (tau, half of S); walk t upward multiplying per-step decays
+  // Diagonal block. Its 8x8 square below the diagonal (t in 8..15, tau in 0..7 of the
+  // block) is one product with both sides referenced to the sub-block boundary
+  // G_7 (factors <= 1; rows above it are zero, never exp of a positive number).
   {
-    const int tl = lane & 15, half = lane >> 4, tau = r0 + tl;
+    float acc[1][4];
+    zero(acc);
+    const float g7 = G[r0 + 7];
+    warp_mm<Tin, 1, ACC ? 4 : 1>(
+        acc, S,
+        [&](int m, int k) {
+          return m < 8 ? 0.f
+                       : IO<Tin>::cv(sc[(r0 + m) * P::LS + k]) * IO<Tin>::ex((G[r0 + m] - g7) * As[k]);
+        },
+        [&](int k, int n) {
+          return IO<Tin>::cv(sb[(r0 + n) * P::LS + k]) * IO<Tin>::ex((g7 - G[r0 + n]) * As[k]);
+        });
+    put(r0 + 8 + gq, r0 + 2 * tq, acc[0][2]);
+    put(r0 + 8 + gq, r0 + 2 * tq + 1, acc[0][3]);
+    put(r0 + gq, r0 + 8 + 2 * tq, 0.f);  // above the diagonal
+    put(r0 + gq, r0 + 9 + 2 * tq, 0.f);
+  }
+  // The two 8x8 triangles: lane = (tau, half of S); walk t upward inside tau's
+  // 8-row sub-block multiplying per-step decays.
+  {
+    const int tl = lane & 15, half = lane >> 4, tau = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
     constexpr int SH = S / 2;
-    float part[16];
+    float part[8];
 #pragma unroll
-    for (int k = 0; k < 16; ++k) part[k] = 0.f;
+    for (int k = 0; k < 8; ++k) part[k] = 0.f;
     for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
       float kb[8];
       ld8(sb + tau * P::LS + s0, kb);
 #pragma unroll
-      for (int k = 0; k < 16; ++k) {
-        const int t = r0 + k;
-        if (k > tl) {
+      for (int k = 0; k < 8; ++k) {
+        const int t = base + k;
+        if (k > t7) {
           float av[8];
           ld8(a + t * P::FS + s0, av);
 #pragma unroll
@@ -331,9 +355,9 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
       }
     }
 #pragma unroll
-    for (int k = 0; k < 16; ++k) {
+    for (int k = 0; k < 8; ++k) {
       const float tot = part[k] + __shfl_xor_sync(0xffffffffu, part[k], 16);
-      if (half == 0) put(r0 + k, tau, k >= tl ? tot : 0.f);
+      if (half == 0) put(base + k, tau, k >= t7 ? tot : 0.f);
     }
   }
   (void)G;
@@ -400,14 +424,25 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
     __syncthreads();
 
     if (MODE == MODE_OUT || (MODE == MODE_BPREP && FUSED)) {
-      intra_rows<Tin, S, D, C, true, MODE == MODE_BPREP>(sm, sP, P::FC);
-      __syncwarp();
       const int r0 = 16 * w;
       float acc[D / 8][4];
       zero(acc);
-      warp_mm<Tin, D / 8, 3>(
-          acc, r0 + 16, [&](int m, int k) { return sP[(r0 + m) * P::FC + k]; },
-          [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
+      if constexpr (MODE == MODE_OUT) {
+        // outputs only: P stored in the io dtype, one product (the backward's
+        // recomputation keeps P in FP32 with a split product)
+        Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_P);
+        intra_rows<Tin, S, D, C, false>(sm, sPt, P::LP);
+        __syncwarp();
+        warp_mm<Tin, D / 8, 1>(
+            acc, r0 + 16, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + m) * P::LP + k]); },
+            [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
+      } else {
+        intra_rows<Tin, S, D, C, true, true>(sm, sP, P::FC);
+        __syncwarp();
+        warp_mm<Tin, D / 8, 3>(
+            acc, r0 + 16, [&](int m, int k) { return sP[(r0 + m) * P::FC + k]; },
+            [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
+      }
       warp_mm<Tin, D / 8, MODE == MODE_BPREP ? 4 : 2>(
           acc, S,
           [&](int m, int k) {
@@ -822,6 +857,27 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
             acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((G[t] - gej) * As[s]);
           }
       }
+      {
+        // the 8x8 square inside the diagonal block (t in 8..15, tau in 0..7), both
+        // sides referenced to the sub-block boundary G_7
+        float tmp[S / 8][4];
+        zero(tmp);
+        const float g7 = G[r0 + 7];
+        warp_mm<Tin, S / 8, 4>(
+            tmp, 16,
+            [&](int m, int k) { return (m >= 8 && k < 8) ? dP[(r0 + m) * P::FC + r0 + k] : 0.f; },
+            [&](int k, int nn) {
+              return k < 8 ? IO<Tin>::cv(sb[(r0 + k) * P::LS + nn]) * IO<Tin>::ex((g7 - G[r0 + k]) * As[nn])
+                           : 0.f;
+            });
+#pragma unroll
+        for (int nt = 0; nt < S / 8; ++nt)
+#pragma unroll
+          for (int e = 2; e < 4; ++e) {
+            const int t = r0 + gq + 8, s = nt * 8 + 2 * tq + (e & 1);
+            acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((G[t] - g7) * As[s]);
+          }
+      }
 #pragma unroll
       for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
@@ -862,6 +918,26 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
             acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((gew - G[t]) * As[s]);
           }
       }
+      {
+        // the 8x8 square inside the diagonal block (tau in 0..7, t in 8..15)
+        float tmp[S / 8][4];
+        zero(tmp);
+        const float g7 = G[r0 + 7];
+        warp_mm<Tin, S / 8, 4>(
+            tmp, 16,
+            [&](int m, int k) { return (m < 8 && k >= 8) ? dP[(r0 + k) * P::FC + r0 + m] : 0.f; },
+            [&](int k, int nn) {
+              return k >= 8 ? IO<Tin>::cv(sc[(r0 + k) * P::LS + nn]) * IO<Tin>::ex((G[r0 + k] - g7) * As[nn])
+                            : 0.f;
+            });
+#pragma unroll
+        for (int nt = 0; nt < S / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int t = r0 + gq, s = nt * 8 + 2 * tq + e;
+            acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((g7 - G[t]) * As[s]);
+          }
+      }
 #pragma unroll
       for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
@@ -871,9 +947,9 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
         }
     }
     __syncwarp();
-    // diagonal blocks (elementwise, products of per-step decays)
+    // diagonal blocks, the two 8x8 triangles (elementwise, products of per-step decays)
     {
-      const int tl = lane & 15, half = lane >> 4, tt = r0 + tl;
+      const int tl = lane & 15, half = lane >> 4, tt = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
       constexpr int SH = S / 2;
       for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
         // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
@@ -881,8 +957,8 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 #pragma unroll
         for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
 #pragma unroll
-        for (int k = 0; k < 16; ++k) {
-          if (k <= tl) {
+        for (int k = 0; k < 8; ++k) {
+          if (k <= t7) {
             const int tau = tt - k;
             const float dp = dP[tt * P::FC + tau];
             ld8(sb + tau * P::LS + s0, xv);
@@ -900,11 +976,11 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 #pragma unroll
         for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
 #pragma unroll
-        for (int k = 0; k < 16; ++k) {
-          const int t = r0 + k;
-          if (k >= tl) {
+        for (int k = 0; k < 8; ++k) {
+          const int t = base + k;
+          if (k >= t7) {
             const float dp = dP[t * P::FC + tt];
-            if (k > tl) {
+            if (k > t7) {
               ld8(a + t * P::FS + s0, av);
 #pragma unroll
               for (int u = 0; u < 8; ++u) wv[u] *= av[u];
@@ -931,28 +1007,45 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       sdc[t * P::FS + s] = IO<Tin>::cv(sc[t * P::LS + s]) * dcv - IO<Tin>::cv(sb[t * P::LS + s]) * dbv;
     }
     __syncthreads();
-    // dl_t[s] = Rb[blk(t)][s] + sum_{t'>=t in blk(t)} q_t'[s];  dA_s += g_t dl_t[s]
-    for (int s = tid; s < S; s += P::NTH) {
-      float run = 0.f, x = 0.f;
-      for (int t = n - 1; t >= 0; --t) {
-        if (t == n - 1 || (t & 15) == 15) run = Rb[(t >> 4) * S + s];
-        run += sdc[t * P::FS + s];
-        const float dl = run;
-        sdc[t * P::FS + s] = dl;
-        x = fmaf(g[t], dl, x);
+    // dl_t[s] = Rb[blk(t)][s] + sum_{t'>=t in blk(t)} q_t'[s], one thread per (block, s);
+    // the block's share of dA_s = sum_t g_t dl_t[s] goes back into Rb (read once above).
+    for (int it = tid; it < P::NW * S; it += P::NTH) {
+      const int blk = it / S, s = it % S, tb = 16 * blk;
+      float x = 0.f;
+      if (tb < n) {
+        float run = Rb[it];
+        for (int t = min(tb + 15, n - 1); t >= tb; --t) {
+          run += sdc[t * P::FS + s];
+          sdc[t * P::FS + s] = run;
+          x = fmaf(g[t], run, x);
+        }
       }
-      dAx[s] += x;
+      Rb[it] = x;
     }
     __syncthreads();
-    // dg_t = sum_s A_s dl_t[s]; dgate = dg (or dg g (1-g) for gate_raw)
-    for (int t = tid; t < n; t += P::NTH) {
+    // dg_t = sum_s A_s dl_t[s] (two threads a token); dgate = dg (or dg g (1-g) for gate_raw)
+    for (int s = tid; s < S; s += P::NTH) {
+      float x = 0.f;
+      for (int blk = 0; blk < P::NW; ++blk) x += Rb[blk * S + s];
+      dAx[s] += x;
+    }
+    {
+      const int t = tid >> 1, hs0 = (tid & 1) * (S / 2);
       float dg = 0.f;
-      for (int s = 0; s < S; ++s) dg = fmaf(As[s], sdc[t * P::FS + s], dg);
-      if (FUSED) {
-        dg *= g[t] * (1.f - g[t]);
-        atomicAdd(&misc[0], dg);
+      if (t < n) {
+#pragma unroll 8
+        for (int s = hs0; s < hs0 + S / 2; ++s) dg = fmaf(As[s], sdc[t * P::FS + s], dg);
       }
-      reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
+      dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+      if (FUSED) dg *= g[t] * (1.f - g[t]);
+      if (t < n && (tid & 1) == 0)
+        reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
+      if (FUSED) {
+        float sum = (t < n && (tid & 1) == 0) ? dg : 0.f;
+#pragma unroll
+        for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+        if (lane == 0) atomicAdd(&misc[0], sum);
+      }
     }
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {

@@ -6,9 +6,13 @@ namespace hymo::gdn::dev {
 
 template <int S, int D> constexpr int chunk_of() { return (S <= 32 && D <= 32) ? 64 : 32; }
 
+// Dynamic shared memory above 48 KB needs an opt-in; the carveout preference asks for
+// the largest shared-memory split, so that as many CTAs as the bytes allow fit an SM.
 template <class K>
 inline cudaError_t set_smem(K kernel, size_t bytes) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
+  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                       int(cudaSharedmemCarveoutMaxShared));
+  if (e != cudaSuccess || bytes <= 48 * 1024) return e;
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
 }
 
