@@ -113,7 +113,7 @@ struct Math {
   Value select(Value c, Value x, Value y) { return SelectOp::create(b, loc, c, x, y); }
   /// x * s for a rank-0 s.
   Value scale(Value x, Value s) { return mul(x, spread(s, x)); }
-  Value scale(Value x, double s) { return mul(x, splatLike(x, s)); }
+  Value scale(Value x, double s) { return s == 1.0 ? x : mul(x, splatLike(x, s)); }
   /// a*x + c*y with scalar constants.
   Value axpby(double a, Value x, double c, Value y) {
     return add(scale(x, a), scale(y, c));
@@ -289,6 +289,12 @@ struct TrainStepPass : impl::HymoTrainStepBase<TrainStepPass> {
     func.setAllResultAttrs(resAttrs);
   }
 
+  /// True when a step accumulates several micro-batches' gradients: then
+  /// micro_step adds to acc.* and update zeroes them for the next step.
+  bool accumulatorsPersist() {
+    return cfg.num("training.gradient_accumulation_steps") != 1.0;
+  }
+
   DictionaryAttr updates(OpBuilder &b, StringRef name) {
     return b.getDictionaryAttr({b.getNamedAttr(::hymo::kNameAttr, b.getStringAttr(name)),
                                 b.getNamedAttr("hymo.update", b.getStringAttr(name))});
@@ -322,12 +328,16 @@ struct TrainStepPass : impl::HymoTrainStepBase<TrainStepPass> {
     Value ok = IsFiniteOp::create(b, m.loc, loss);
     double invG = 1.0 / cfg.num("training.gradient_accumulation_steps");
     SmallVector<std::pair<Value, DictionaryAttr>> results;
+    // With one micro-batch per step the accumulator is just this gradient
+    // (or 0 when skipped): no read of the old value, and `update` need not
+    // zero it (see accumulatorsPersist).
     for (const Param &p : params) {
       std::string name = "acc." + p.name;
       Value acc = addArg(func, argAttrs, p.type, name, "state");
       Value g = m.scale(result(p.gradResult), invG);
       Value okb = m.spread(ok, g);
-      results.push_back({m.add(acc, m.select(okb, g, m.splatLike(g, 0.0))), updates(b, name)});
+      Value kept = m.select(okb, g, m.splatLike(g, 0.0));
+      results.push_back({accumulatorsPersist() ? m.add(acc, kept) : kept, updates(b, name)});
     }
     auto accumulateScalar = [&](StringRef name, Value v) {
       Value acc = addArg(func, argAttrs, m.scalarType(), name, "state");
@@ -581,7 +591,8 @@ LogicalResult TrainStepPass::buildUpdate() {
       results.push_back({keep(newV, Vv), updates(b, "adamw.v." + prm.name)});
     }
     results.push_back({keep(newW, W), updates(b, prm.name)});
-    results.push_back({m.splatLike(acc[i], 0.0), updates(b, "acc." + prm.name)});
+    if (accumulatorsPersist())
+      results.push_back({m.splatLike(acc[i], 0.0), updates(b, "acc." + prm.name)});
   }
 
   // Gate-bias update per MoE layer (spec §2.3), outside autodiff.

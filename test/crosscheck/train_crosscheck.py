@@ -8,7 +8,7 @@ per-step loss and grad norm, must agree within --tol (relative). This checks
 hymo's compiled update (clip, WSD, NorMuon with batched Newton-Schulz,
 CautiousAdamW, gate-bias update) against an independent implementation.
 
-  train_crosscheck.py --hymo-run BIN --config CFG --data FILE --work DIR
+  train_crosscheck.py --hymo-run BIN --config CFG --data FILE --work DIR [--set K=V]...
 Exit 0 on agreement, 1 on a mismatch, 77 when torch is missing.
 """
 import argparse
@@ -40,16 +40,19 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--tol", type=float, default=1e-10)
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                    help="config override passed to both (e.g. training.gradient_accumulation_steps=2)")
     a = ap.parse_args()
+    sets = [x for kv in a.set for x in ("--set", kv)]
     subprocess.run(["rm", "-rf", a.work], check=True)
     os.makedirs(a.work)
     init = os.path.join(a.work, "init.safetensors")
     ref, hy = os.path.join(a.work, "ref"), os.path.join(a.work, "hymo")
     subprocess.run(["/usr/bin/python3", "-m", "bench.hymo_ref.cli", "train", "--config", a.config,
                     "--data", a.data, "--steps", str(a.steps), "--precision", "fp64",
-                    "--save-init", init, "--out", ref], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+                    "--save-init", init, "--out", ref] + sets, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
     subprocess.run([a.hymo_run, "train", "--config", a.config, "--data", a.data, "--steps", str(a.steps),
-                    "--precision", "fp64", "--init", init, "--out", hy], check=True,
+                    "--precision", "fp64", "--init", init, "--out", hy] + sets, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     name = "step_%d.safetensors" % a.steps
     tr, th = tensors(os.path.join(ref, "checkpoints", name)), tensors(os.path.join(hy, "checkpoints", name))
