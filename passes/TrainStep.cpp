@@ -372,24 +372,58 @@ struct TrainStepPass : impl::HymoTrainStepBase<TrainStepPass> {
   ///   tall: X <- X (a I + b G + c G^2),  G = X^T X
   /// A and G are symmetric, so A^2 = A A^T: the runtime computes the Gram
   /// matrices and their squares as symmetric rank-k products.
-  Value newtonSchulz(Math &m, Value X, bool tall) {
+  ///
+  /// Every B_j = p(A_j) is a polynomial in A_j, so it commutes with A_j and
+  /// the next Gram matrix needs no pass over X: A_{j+1} = B_j A_j B_j =
+  /// A_j B_j^2, and X_K = B_{K-1} ... B_0 X_0 (tall: X_0 B_0 ... B_{K-1}).
+  /// For a matrix much longer than wide (the FFN's 704 x 256) that replaces
+  /// K products of the long side by small n x n ones: it is used when it
+  /// costs fewer multiply-adds (docs/passes/train-step.md). Both forms are
+  /// the spec's iteration exactly in real arithmetic.
+  Value newtonSchulz(Math &m, Value X, int64_t rows, int64_t cols) {
+    bool tall = rows > cols;
     bool cubic = cfg.str("optimizer.ns_coefficients") == "cubic";
     int64_t iters = static_cast<int64_t>(cfg.num("optimizer.ns_iterations"));
+    auto gram = [&](Value Y) {
+      return tall ? m.matmul(Y, Y, true, false) : m.matmul(Y, Y, false, true);
+    };
     // a X + B X = (a I + B) X: the scalar term joins the small polynomial,
     // so the iteration makes no extra pass over X.
-    for (int64_t k = 0; k < iters; ++k) {
-      Value A = tall ? m.matmul(X, X, true, false) : m.matmul(X, X, false, true);
+    auto polynomial = [&](Value A) {
       Value I = EyeOp::create(m.b, m.loc, A.getType());
-      Value poly;
-      if (cubic) {
-        poly = m.axpby(1.5, I, -0.5, A);
-      } else {
-        Value Bm = m.axpby(-4.7750, A, 2.0315, m.matmul(A, A, false, true));
-        poly = m.add(m.scale(I, 3.4445), Bm);
-      }
-      X = tall ? m.matmul(X, poly, false, false) : m.matmul(poly, X, false, false);
+      if (cubic)
+        return m.axpby(1.5, I, -0.5, A);
+      Value Bm = m.axpby(-4.7750, A, 2.0315, m.matmul(A, A, false, true));
+      return m.add(m.scale(I, 3.4445), Bm);
+    };
+    auto apply = [&](Value Y, Value B) {
+      return tall ? m.matmul(Y, B, false, false) : m.matmul(B, Y, false, false);
+    };
+    if (!useGramRecursion(rows, cols, iters, cubic)) {
+      for (int64_t k = 0; k < iters; ++k)
+        X = apply(X, polynomial(gram(X)));
+      return X;
     }
-    return X;
+    Value A = gram(X), P;
+    for (int64_t k = 0; k < iters; ++k) {
+      Value B = polynomial(A);
+      P = k == 0 ? B : m.matmul(B, P, false, false);
+      if (k + 1 < iters)
+        A = m.matmul(A, m.matmul(B, B, false, true), false, false);
+    }
+    return apply(X, P);
+  }
+
+  /// Multiply-adds of the two Newton-Schulz forms for an m x n matrix
+  /// (l = max(m, n), s = min(m, n); a symmetric product counts half).
+  static bool useGramRecursion(int64_t rows, int64_t cols, int64_t iters, bool cubic) {
+    if (iters < 2)
+      return false;
+    double l = std::max(rows, cols), s = std::min(rows, cols), s3 = s * s * s;
+    double square = cubic ? 0.0 : 0.5 * s3;  // A^2
+    double direct = iters * (1.5 * l * s * s + square);
+    double recursion = 1.5 * l * s * s + iters * square + (iters - 1) * (0.5 + 1.0 + 1.0) * s3;
+    return recursion < direct;
   }
 };
 
@@ -509,7 +543,7 @@ LogicalResult TrainStepPass::buildUpdate() {
       X = ConcatOp::create(b, m.loc, RankedTensorType::get({k, rows, cols}, elt), parts,
                            b.getI64IntegerAttr(0));
     }
-    X = newtonSchulz(m, X, rows > cols);
+    X = newtonSchulz(m, X, rows, cols);
     for (int64_t j = 0; j < k; ++j) {
       Value O = X;
       if (k > 1) {
