@@ -166,25 +166,31 @@ struct Plan {
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // small vectors: g[C], G[C], Gend[NW], As[S], declast[NW][S], dAx[S], Rb[NW][S], dw[D], misc[8]
   static constexpr size_t vec_floats = 2 * C + NW + S + 2 * NW * S + S + D + 8;
-  // base regions (every kernel)
+  // base regions (every kernel): c, b, v tiles, per-step decays, state/adjoint, vectors
   static constexpr size_t o_c = 0;
   static constexpr size_t o_b = al(o_c + sizeof(Tin) * C * LS);
   static constexpr size_t o_v = al(o_b + sizeof(Tin) * C * LS);
-  static constexpr size_t o_kend = al(o_v + sizeof(Tin) * C * LD);
-  static constexpr size_t o_a = al(o_kend + sizeof(Tin) * C * LS);
+  static constexpr size_t o_a = al(o_v + sizeof(Tin) * C * LD);
   static constexpr size_t o_h = al(o_a + sizeof(float) * C * FS);    // state / adjoint
   static constexpr size_t o_vec = al(o_h + sizeof(float) * S * FD);
-  // P last among the forward regions: the state pass needs none, the output pass
-  // keeps it in the io dtype (C x LP), the backward kernels in FP32 (C x FC)
-  static constexpr size_t o_P = al(o_vec + sizeof(float) * vec_floats);
-  static constexpr size_t o_do = al(o_P + sizeof(float) * C * FC);       // bprep, bwd
-  static constexpr size_t o_h2 = al(o_do + sizeof(float) * C * FD);       // bprep only
-  static constexpr size_t o_dP = o_h2;                                     // bwd only
-  static constexpr size_t o_dc = al(o_dP + sizeof(float) * C * FC);
-  static constexpr size_t o_db = al(o_dc + sizeof(float) * C * FS);
-  static constexpr size_t bytes_state = o_P;
-  static constexpr size_t bytes_out = al(o_P + sizeof(Tin) * C * LP);
+  static constexpr size_t o_x = al(o_vec + sizeof(float) * vec_floats);
+  // state pass: nothing more (its keys are scaled in registers)
+  static constexpr size_t bytes_state = o_x;
+  // output pass: the kend tile and P in the io dtype
+  static constexpr size_t o_kend = o_x;
+  static constexpr size_t o_Pout = al(o_kend + sizeof(Tin) * C * LS);
+  static constexpr size_t bytes_out = al(o_Pout + sizeof(Tin) * C * LP);
+  // backward prologue: P in FP32 at o_x; dO aliases it (written after the barrier
+  // that ends P's use); the local segment adjoint
+  static constexpr size_t o_h2 = al(o_x + sizeof(float) * C * FC);
   static constexpr size_t bytes_bprep = al(o_h2 + sizeof(float) * S * FD);
+  // backward: P in the io dtype at o_x, dc aliasing it (after the barrier that ends
+  // dv); dO, dP, db
+  static constexpr size_t cmax(size_t a, size_t b) { return a > b ? a : b; }
+  static constexpr size_t o_dc = o_x;
+  static constexpr size_t o_do = al(o_x + cmax(sizeof(Tin) * C * LP, sizeof(float) * C * FS));
+  static constexpr size_t o_dP = al(o_do + sizeof(float) * C * FD);
+  static constexpr size_t o_db = al(o_dP + sizeof(float) * C * FC);
   static constexpr size_t bytes_bwd = al(o_db + sizeof(float) * C * FS);
 };
 
@@ -237,7 +243,7 @@ __device__ __forceinline__ void load_gate(float* g, float* G, const Tin* gate, s
 //   a[t][s]    = exp(g_t A_s)                      (per-step decay)
 //   kend[t][s] = b_t[s] exp((Gend_blk(t) - G_t) A_s)  (key referenced to its block end)
 //   declast[j][s] = exp((G_last - Gend_j) A_s)
-template <typename Tin, int S, int D, int C>
+template <typename Tin, int S, int D, int C, bool KEND>
 __device__ __forceinline__ void chunk_pre(char* sm) {
   using P = Plan<Tin, S, D, C>;
   const Tin* sb = reinterpret_cast<const Tin*>(sm + P::o_b);
@@ -251,8 +257,10 @@ __device__ __forceinline__ void chunk_pre(char* sm) {
   for (int i = threadIdx.x; i < C * S; i += P::NTH) {
     const int t = i / S, s = i % S;
     const float ge = G[(t | 15)];
+    (void)ge; (void)kend; (void)sb;
     a[t * P::FS + s] = IO<Tin>::ex(g[t] * As[s]);
-    kend[t * P::LS + s] = IO<Tin>::mk(IO<Tin>::cv(sb[t * P::LS + s]) * IO<Tin>::ex((ge - G[t]) * As[s]));
+    if constexpr (KEND)
+      kend[t * P::LS + s] = IO<Tin>::mk(IO<Tin>::cv(sb[t * P::LS + s]) * IO<Tin>::ex((ge - G[t]) * As[s]));
   }
   for (int i = threadIdx.x; i < P::NW * S; i += P::NTH) {
     const int j = i / S, s = i % S;
@@ -266,12 +274,14 @@ __device__ __forceinline__ void chunk_pre(char* sm) {
 // ACC: FP32-accurate off-diagonal blocks (both operands split hi + lo, keys scaled in
 // FP32 instead of the BF16 kend tile), for the backward, whose decay gradient needs o
 // to FP32 accuracy.
-template <typename Tin, int S, int D, int C, bool F32OUT, bool ACC = false>
+// KEND: keys from the kend tile (output pass), else scaled in registers.
+template <typename Tin, int S, int D, int C, bool F32OUT, bool ACC, bool KEND>
 __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
   using P = Plan<Tin, S, D, C>;
   const Tin* sc = reinterpret_cast<const Tin*>(sm + P::o_c);
   const Tin* sb = reinterpret_cast<const Tin*>(sm + P::o_b);
   const Tin* kend = reinterpret_cast<const Tin*>(sm + P::o_kend);
+  (void)kend;
   const float* a = reinterpret_cast<const float*>(sm + P::o_a);
   const float* vec = reinterpret_cast<const float*>(sm + P::o_vec);
   const float* G = vec + C;
@@ -294,10 +304,10 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
         },
         [&](int k, int n) {
           const int tau = 16 * j + n;
-          if constexpr (ACC)
-            return IO<Tin>::cv(sb[tau * P::LS + k]) * IO<Tin>::ex((gej - G[tau]) * As[k]);
-          else
+          if constexpr (KEND)
             return IO<Tin>::cv(kend[tau * P::LS + k]);
+          else
+            return IO<Tin>::cv(sb[tau * P::LS + k]) * IO<Tin>::ex((gej - G[tau]) * As[k]);
         });
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
@@ -374,9 +384,9 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
   Tin* sc = reinterpret_cast<Tin*>(sm + P::o_c);
   Tin* sb = reinterpret_cast<Tin*>(sm + P::o_b);
   Tin* sv = reinterpret_cast<Tin*>(sm + P::o_v);
-  Tin* kend = reinterpret_cast<Tin*>(sm + P::o_kend);
-  float* sP = reinterpret_cast<float*>(sm + P::o_P);
-  float* sdo = reinterpret_cast<float*>(sm + P::o_do);
+  Tin* kend = reinterpret_cast<Tin*>(sm + P::o_kend);   // output pass
+  float* sP = reinterpret_cast<float*>(sm + P::o_x);     // backward prologue (FP32 P)
+  float* sdo = reinterpret_cast<float*>(sm + P::o_x);    // backward prologue: aliases sP
   float* hs = reinterpret_cast<float*>(sm + P::o_h);
   float* dH = reinterpret_cast<float*>(sm + P::o_h2);
   float* vec = reinterpret_cast<float*>(sm + P::o_vec);
@@ -420,7 +430,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
       for (int i = tid; i < S * D; i += P::NTH) h0out[i] = hs[(i / D) * P::FD + (i % D)];
     }
     __syncthreads();
-    chunk_pre<Tin, S, D, C>(sm);
+    chunk_pre<Tin, S, D, C, MODE == MODE_OUT>(sm);
     __syncthreads();
 
     if (MODE == MODE_OUT || (MODE == MODE_BPREP && FUSED)) {
@@ -430,18 +440,19 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
       if constexpr (MODE == MODE_OUT) {
         // outputs only: P stored in the io dtype, one product (the backward's
         // recomputation keeps P in FP32 with a split product)
-        Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_P);
-        intra_rows<Tin, S, D, C, false>(sm, sPt, P::LP);
+        Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_Pout);
+        intra_rows<Tin, S, D, C, false, false, true>(sm, sPt, P::LP);
         __syncwarp();
         warp_mm<Tin, D / 8, 1>(
             acc, r0 + 16, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + m) * P::LP + k]); },
             [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
       } else {
-        intra_rows<Tin, S, D, C, true, true>(sm, sP, P::FC);
+        intra_rows<Tin, S, D, C, true, true, false>(sm, sP, P::FC);
         __syncwarp();
         warp_mm<Tin, D / 8, 3>(
             acc, r0 + 16, [&](int m, int k) { return sP[(r0 + m) * P::FC + k]; },
             [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
+        __syncthreads();  // P dead: dO (aliasing it) is written below
       }
       warp_mm<Tin, D / 8, MODE == MODE_BPREP ? 4 : 2>(
           acc, S,
@@ -690,8 +701,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   Tin* sc = reinterpret_cast<Tin*>(sm + P::o_c);
   Tin* sb = reinterpret_cast<Tin*>(sm + P::o_b);
   Tin* sv = reinterpret_cast<Tin*>(sm + P::o_v);
-  Tin* kend = reinterpret_cast<Tin*>(sm + P::o_kend);
-  float* sP = reinterpret_cast<float*>(sm + P::o_P);
+  Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_x);  // P (io dtype); dc aliases it
   float* a = reinterpret_cast<float*>(sm + P::o_a);
   float* sdo = reinterpret_cast<float*>(sm + P::o_do);
   float* dP = reinterpret_cast<float*>(sm + P::o_dP);
@@ -737,7 +747,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     load_rows<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * p.H + h) * D, tsD, n);
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
     __syncthreads();
-    chunk_pre<Tin, S, D, C>(sm);
+    chunk_pre<Tin, S, D, C, false>(sm);
     __syncthreads();
     const int r0 = 16 * w;
     // Rb[w][s] = <dh(e), h(e)>_s at e = end of block w: the decay sensitivity carried
@@ -802,18 +812,22 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           dP[t * P::FC + tau] = (tau <= t) ? acc[nt][e] : 0.f;
         }
     }
-    intra_rows<Tin, S, D, C, true>(sm, sP, P::FC);
+    intra_rows<Tin, S, D, C, false, false, false>(sm, sPt, P::LP);
     __syncthreads();
-    // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO
+    // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO (dv is off the decay-
+    // gradient path: P in the io dtype, one product)
     {
       float acc[D / 8][4];
       zero(acc);
-      warp_mm<Tin, D / 8, 3>(
-          acc, C - r0, [&](int m, int k) { return sP[(r0 + k) * P::FC + r0 + m]; },
+      warp_mm<Tin, D / 8, 1>(
+          acc, C - r0, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + k) * P::LP + r0 + m]); },
           [&](int k, int nn) { return sdo[(r0 + k) * P::FD + nn]; });
+      const float gl = G[C - 1];
       warp_mm<Tin, D / 8, 2>(
           acc, S,
-          [&](int m, int k) { return IO<Tin>::cv(kend[(r0 + m) * P::LS + k]) * declast[w * S + k]; },
+          [&](int m, int k) {
+            return IO<Tin>::cv(sb[(r0 + m) * P::LS + k]) * IO<Tin>::ex((gl - G[r0 + m]) * As[k]);
+          },
           [&](int k, int nn) { return dh[k * P::FD + nn]; });
 #pragma unroll
       for (int nt = 0; nt < D / 8; ++nt)
@@ -825,6 +839,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
                 IO<Tin>::mk(acc[nt][e] + dsk * sdo[t * P::FD + d]);
         }
     }
+    __syncthreads();  // P dead: dc (aliasing it) is written below
     // dc rows of block w: exp(G_t A) (h0 dO_t) + sum_{j<w} exp((G_t - Gend_j) A) (dP_wj K_end_j)
     {
       float acc[S / 8][4];
