@@ -152,9 +152,9 @@ size_t gdn_workspace_bytes(const Shape& s) {
   return layout(s).total;
 }
 
-int gdn_forward_launches(const Shape&) { return 3; }
+int gdn_forward_launches(const Shape&) { return 2; }
 int gdn_backward_launches(const Shape&, bool states_from_forward) {
-  return states_from_forward ? 4 : 6;
+  return states_from_forward ? 3 : 4;
 }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream) {

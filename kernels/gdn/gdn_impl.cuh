@@ -30,9 +30,6 @@ cudaError_t run_states(const KParams& p, cudaStream_t st) {
   HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
   const int BH = p.B * p.H;
   k1<<<dim3(p.NSEG, BH), P::NTH, P::bytes_state, st>>>(p);
-  HYMO_GDN_TRY(cudaGetLastError());
-  seg_scan_kernel<false><<<dim3((S * D + 255) / 256, BH), 256, 0, st>>>(p.segstate, p.seggsum,
-                                                                        p.A_log, p.H, S, D, p.NSEG);
   return cudaGetLastError();
 }
 
@@ -57,15 +54,12 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
   HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
   b1<<<dim3(p.NSEG, BH), P::NTH, P::bytes_bprep, st>>>(p);
   HYMO_GDN_TRY(cudaGetLastError());
-  seg_scan_kernel<true><<<dim3((S * D + 255) / 256, BH), 256, 0, st>>>(p.dHseg, p.seggsum, p.A_log,
-                                                                       p.H, S, D, p.NSEG);
-  HYMO_GDN_TRY(cudaGetLastError());
   auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
   HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
   b3<<<dim3(p.NSEG, BH), P::NTH, P::bytes_bwd, st>>>(p);
   HYMO_GDN_TRY(cudaGetLastError());
   const int nout = p.H * S + 2 * p.H + D;
-  param_grad_kernel<FUSED><<<(nout + 127) / 128, 128, 0, st>>>(p, S, D);
+  param_grad_kernel<FUSED><<<nout, 128, 0, st>>>(p, S, D);
   return cudaGetLastError();
 }
 
