@@ -2,7 +2,10 @@
 // into single hymo.fused_elementwise ops, so a chain such as the optimizer's
 // `W - lr * (u + wd * W * mask)` reads and writes memory once instead of once
 // per op, and scalars are broadcast inside the kernel instead of being
-// materialised.
+// materialised. A reduce_sum or reduce_mean over the trailing dims of a
+// chain's value (a norm's sum of squares, a row mean) is computed by the same
+// kernel on the way (`sums`), so the value itself is never written when
+// nothing else reads it.
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -55,6 +58,31 @@ RankedTensorType groupType(Operation *op) {
 
 bool isCompute(Operation *op) { return !isa<BroadcastInDimOp, ConstantOp>(op); }
 
+/// The number of elements a reduce_sum / reduce_mean folds into each result
+/// element when it reduces exactly the trailing dims of its operand (no
+/// keep_dims), else 0: such a reduction can join the fused kernel.
+int64_t trailingReductionCount(Operation *op) {
+  auto reduced = [](auto r) -> int64_t {
+    if (r.getKeepDims())
+      return 0;
+    auto t = tensorType(r.getX());
+    ArrayRef<int64_t> dims = r.getDims();
+    int64_t first = t.getRank() - static_cast<int64_t>(dims.size());
+    int64_t count = 1;
+    for (auto [i, d] : llvm::enumerate(dims)) {
+      if (d != first + static_cast<int64_t>(i))
+        return 0;
+      count *= t.getDimSize(d);
+    }
+    return dims.empty() ? 0 : count;
+  };
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    return reduced(r);
+  if (auto r = dyn_cast<ReduceMeanOp>(op))
+    return reduced(r);
+  return 0;
+}
+
 std::string literal(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -65,6 +93,9 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
   using HymoFuseElementwiseBase::HymoFuseElementwiseBase;
 
   int64_t fused = 0, replaced = 0;
+  /// Reductions absorbed into a kernel: erased when the block is done (the
+  /// block walk still holds them).
+  SmallVector<Operation *> absorbedReductions;
 
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp func) {
@@ -91,6 +122,8 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
     for (Operation &op : block)
       ops.push_back(&op);
     for (Operation *op : ops) {
+      if (llvm::is_contained(absorbedReductions, op))
+        continue;
       RankedTensorType t = groupType(op);
       if (t && (!type || t == type)) {
         group.push_back(op);
@@ -112,13 +145,25 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
       }
     }
     close();
+    for (Operation *op : absorbedReductions)
+      op->erase();
+    absorbedReductions.clear();
   }
 
   void emit(ArrayRef<Operation *> group, const llvm::SmallPtrSetImpl<Operation *> &inGroup) {
-    // Worth a kernel: two computing ops, or one that would otherwise read a
-    // materialised broadcast or splat constant.
+    // Reductions of the group's values that the kernel can compute.
+    SmallVector<Operation *> reductions;
+    for (Operation *op : group)
+      if (isCompute(op))
+        for (Operation *u : op->getResult(0).getUsers())
+          if (!inGroup.contains(u) && trailingReductionCount(u) > 0 && !llvm::is_contained(reductions, u))
+            reductions.push_back(u);
+    llvm::sort(reductions, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    // Worth a kernel: two computing ops, one that would otherwise read a
+    // materialised broadcast or splat constant, or one with a reduction.
     int64_t compute = llvm::count_if(group, isCompute);
-    if (compute < 1 || (compute < 2 && compute == static_cast<int64_t>(group.size())))
+    if (compute < 1 ||
+        (compute < 2 && compute == static_cast<int64_t>(group.size()) && reductions.empty()))
       return;
     // Inputs: values from outside the group (broadcasts contribute their
     // scalar operand; constants become literals).
@@ -131,12 +176,14 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
           inputs.insert(v);
     }
     llvm::DenseMap<Value, std::string> name;
+    llvm::DenseMap<Value, int64_t> reg;
     for (auto [i, v] : llvm::enumerate(inputs))
       name[v] = "%" + std::to_string(i);
     int64_t next = inputs.size();
     std::string program;
     SmallVector<Value> exported;
     SmallVector<int64_t> outputs;
+    auto absorbed = [&](Operation *u) { return llvm::is_contained(reductions, u); };
     for (Operation *op : group) {
       Value r = op->getResult(0);
       if (auto c = dyn_cast<ConstantOp>(op)) {
@@ -154,28 +201,50 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
       for (Value v : op->getOperands())
         program += " " + name[v];
       name[r] = "%" + std::to_string(next);
-      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inGroup.contains(u); })) {
+      reg[r] = next;
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inGroup.contains(u) && !absorbed(u); })) {
         exported.push_back(r);
         outputs.push_back(next);
       }
       ++next;
     }
-    if (exported.empty())
+    if (exported.empty() && reductions.empty())
       return;
     OpBuilder b(group.back());
     b.setInsertionPointAfter(group.back());
-    SmallVector<Type> types(exported.size(), exported.front().getType());
-    auto fusedOp = FusedElementwiseOp::create(b, group.back()->getLoc(), types,
-                                              inputs.getArrayRef(), b.getStringAttr(program),
-                                              b.getDenseI64ArrayAttr(outputs));
+    SmallVector<Type> types(exported.size(), exported.empty() ? Type() : exported.front().getType());
+    SmallVector<int64_t> sums;
+    for (Operation *u : reductions) {
+      sums.push_back(reg.lookup(u->getOperand(0)));
+      types.push_back(u->getResult(0).getType());
+    }
+    auto fusedOp = FusedElementwiseOp::create(
+        b, group.back()->getLoc(), types, inputs.getArrayRef(), b.getStringAttr(program),
+        b.getDenseI64ArrayAttr(outputs), sums.empty() ? DenseI64ArrayAttr() : b.getDenseI64ArrayAttr(sums));
     for (auto [old, repl] : llvm::zip(exported, fusedOp.getResults()))
       old.replaceUsesWithIf(repl, [&](OpOperand &use) { return use.getOwner() != fusedOp; });
+    // Each absorbed reduction becomes the kernel's sum (times 1/count for a
+    // mean: a product on the small result).
+    for (auto [k, u] : llvm::enumerate(reductions)) {
+      Value sum = fusedOp.getResult(exported.size() + k);
+      if (isa<ReduceMeanOp>(u)) {
+        b.setInsertionPoint(u);
+        auto t = cast<RankedTensorType>(sum.getType());
+        double inv = 1.0 / static_cast<double>(trailingReductionCount(u));
+        Value c = ConstantOp::create(b, u->getLoc(),
+                                     DenseElementsAttr::get(t, b.getFloatAttr(t.getElementType(), inv)));
+        sum = MulOp::create(b, u->getLoc(), sum, c);
+      }
+      u->getResult(0).replaceAllUsesWith(sum);
+      u->dropAllReferences();  // its operand may now be dead
+      absorbedReductions.push_back(u);
+    }
     for (Operation *op : llvm::reverse(group)) {
       if (op->use_empty()) {
         op->erase();
       }
     }
-    replaced += llvm::count_if(program, [](char c) { return c == ';'; }) + 1;
+    replaced += llvm::count_if(program, [](char c) { return c == ';'; }) + 1 + reductions.size();
     ++fused;
   }
 };

@@ -47,7 +47,11 @@ def HymoFuseElementwise : Pass<"hymo-fuse-elementwise", "::mlir::ModuleOp"> {
     group ends it, and an unrelated op in between does not. A group with at
     least two computing ops becomes one hymo.fused_elementwise placed at its
     last member, returning the values used outside it. Scalars reach the
-    kernel unbroadcast; constants become literals.
+    kernel unbroadcast; constants become literals. A reduce_sum or
+    reduce_mean over the trailing dims of a group value becomes one of the
+    kernel's `sums` (a mean times 1/count), so a single op feeding such a
+    reduction is fused too, and a value read only by reductions is never
+    materialised.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

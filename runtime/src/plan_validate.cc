@@ -730,34 +730,54 @@ Status v_cross_entropy_grad(const CallCheck& c) {
 
 Status v_fused_elementwise(const CallCheck& c) {
   if (c.num_in() < 1) return plan_error(c.path() + ".operands", "op fused_elementwise expects at least one operand");
-  HYMO_RETURN_IF_ERROR(c.only_attrs({"program", "outputs"}));
+  HYMO_RETURN_IF_ERROR(c.only_attrs({"program", "outputs", "sums"}));
   const Attr* program = c.attr("program");
   if (!program || program->kind != Attr::Kind::kString)
     return c.attr_err("program", "missing required attribute (a string) of op fused_elementwise");
   const Attr* outputs = c.attr("outputs");
   if (!outputs || outputs->kind != Attr::Kind::kIntList)
     return c.attr_err("outputs", "missing required attribute (a list of registers) of op fused_elementwise");
+  const Attr* sums = c.attr("sums");
+  if (sums && sums->kind != Attr::Kind::kIntList)
+    return c.attr_err("sums", "expected a list of registers");
+  const size_t n_out = outputs->ints.size(), n_sum = sums ? sums->ints.size() : 0;
   std::vector<FusedInstruction> prog;
   Status st = parse_fused_program(program->s, int64_t(c.num_in()), &prog);
   if (!st.ok()) return c.attr_err("program", st.message());
-  HYMO_RETURN_IF_ERROR(c.result_count(outputs->ints.size()));
-  if (outputs->ints.empty()) return c.attr_err("outputs", "expected at least one output register");
+  HYMO_RETURN_IF_ERROR(c.result_count(n_out + n_sum));
+  if (n_out + n_sum == 0) return c.attr_err("outputs", "expected at least one output or sum register");
   int64_t defined = int64_t(c.num_in() + prog.size());
   for (int64_t r : outputs->ints)
     if (r < int64_t(c.num_in()) || r >= defined)
       return c.attr_err("outputs", "expected registers of instructions, %" + std::to_string(c.num_in()) + " to %" +
                                        std::to_string(defined - 1) + ", found %" + std::to_string(r));
-  const BufferDesc& first = c.out(0);
-  if (!dtype_is_float(first.dtype)) return c.out_err(0, "expected a float result, found " + type_str(first.dtype, first.shape));
-  for (size_t i = 0; i < outputs->ints.size(); ++i)
-    HYMO_RETURN_IF_ERROR(c.out_is(i, first.dtype, first.shape));
+  for (size_t k = 0; k < n_sum; ++k)
+    if (sums->ints[k] < 0 || sums->ints[k] >= defined)
+      return c.attr_err("sums", "expected registers below %" + std::to_string(defined) + ", found %" +
+                                    std::to_string(sums->ints[k]));
+  // The domain: the outputs' type, or with none the input of highest rank.
+  const BufferDesc* domain = n_out ? &c.out(0) : &c.in(0);
+  if (!n_out)
+    for (size_t i = 1; i < c.num_in(); ++i)
+      if (c.in(i).shape.size() > domain->shape.size()) domain = &c.in(i);
+  if (!dtype_is_float(domain->dtype))
+    return n_out ? c.out_err(0, "expected a float result, found " + type_str(domain->dtype, domain->shape))
+                 : c.in_err(0, "expected a float input, found " + type_str(domain->dtype, domain->shape));
+  for (size_t i = 0; i < n_out; ++i) HYMO_RETURN_IF_ERROR(c.out_is(i, domain->dtype, domain->shape));
+  auto is_prefix = [&](const std::vector<int64_t>& s) {
+    return s.size() < domain->shape.size() && std::equal(s.begin(), s.end(), domain->shape.begin());
+  };
   for (size_t i = 0; i < c.num_in(); ++i) {
     const BufferDesc& b = c.in(i);
-    bool prefix = b.shape.size() < first.shape.size() &&
-                  std::equal(b.shape.begin(), b.shape.end(), first.shape.begin());
-    if (b.dtype != first.dtype || (b.shape != first.shape && !prefix))
-      return c.in_err(i, "expected " + type_str(first.dtype, first.shape) +
+    if (b.dtype != domain->dtype || (b.shape != domain->shape && !is_prefix(b.shape)))
+      return c.in_err(i, "expected " + type_str(domain->dtype, domain->shape) +
                              ", its scalar or a prefix of its shape, found " + type_str(b.dtype, b.shape));
+  }
+  for (size_t k = 0; k < n_sum; ++k) {
+    const BufferDesc& r = c.out(n_out + k);
+    if (r.dtype != domain->dtype || !is_prefix(r.shape))
+      return c.out_err(n_out + k, "expected a sum over trailing dims of " + type_str(domain->dtype, domain->shape) +
+                                      " (a shorter prefix of its shape), found " + type_str(r.dtype, r.shape));
   }
   return ok_status();
 }

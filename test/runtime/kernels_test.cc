@@ -235,6 +235,44 @@ TEST_P(Kernels, FusedElementwise) {
   }
   r = run_op("eye", {}, {{dt(), {2, 3, 3}}});
   expect_close(r[0], {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1}, 0, "eye");
+  // Sums over trailing dims (`sums`): the whole tensor and per row, rows
+  // shorter and longer than the kernel's block, with and without full-shape
+  // outputs, against sums in double of the same rounded values.
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 347}, {2, 3000}, {5000}}) {
+    Tensor xs = random_tensor(rng, dt(), shape);
+    const int64_t rows = shape.size() == 2 ? shape[0] : 1, cols = shape.back();
+    std::vector<double> sq, total(1, 0.0), per_row(size_t(rows), 0.0);
+    for (size_t i = 0; i < xs.v.size(); ++i) {
+      double q = round_to(dt(), xs.v[i] * xs.v[i]);
+      sq.push_back(q);
+      total[0] += q;
+      per_row[i / size_t(cols)] += q;
+    }
+    program.s = "square %0";
+    std::map<std::string, Attr> sattrs = {{"program", program}, {"outputs", attr_ints({1})}};
+    if (shape.size() == 2) {
+      sattrs["sums"] = attr_ints({1, 1});
+      r = run_op("fused_elementwise", {xs}, {{dt(), shape}, {dt(), {}}, {dt(), {rows}}}, sattrs);
+      ASSERT_EQ(r.size(), 3u);
+      expect_close(r[0], sq, 0, "fused square");
+      expect_close(r[1], total, tol(), "fused sum");
+      expect_close(r[2], per_row, tol(), "fused row sums");
+    }
+    sattrs["outputs"] = attr_ints({});
+    sattrs["sums"] = attr_ints({1});
+    r = run_op("fused_elementwise", {xs}, {{dt(), {}}}, sattrs);
+    expect_close(r[0], total, tol(), "fused sum without outputs");
+    // Deterministic: the same bits whatever the thread count.
+    hymo_test::ScopedThreads one(1);
+    expect_close(run_op("fused_elementwise", {xs}, {{dt(), {}}}, sattrs)[0], r[0].v, 0, "fused sum, 1 thread");
+  }
+  // A sum whose shape is not a prefix is a plan error naming it.
+  {
+    std::string err;
+    run_op("fused_elementwise", {x}, {{dt(), {347}}},
+           {{"program", program}, {"outputs", attr_ints({})}, {"sums", attr_ints({1})}}, &err);
+    EXPECT_NE(err.find("expected a sum over trailing dims of"), std::string::npos) << err;
+  }
   // A per-row input (a prefix of the shape) is broadcast over the rows.
   Tensor rowv = random_tensor(rng, dt(), {3});
   program.s = "div %0 %1";

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,27 @@ inline Tensor random_tensor(std::mt19937_64& rng, DType dt, Shape shape, double 
 }
 
 inline Tensor int_tensor(Shape shape, std::vector<double> v) { return Tensor{DType::kI32, std::move(shape), std::move(v)}; }
+
+// Sets HYMO_NUM_THREADS (the executors' default thread count) while alive.
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int n) {
+    if (const char* v = std::getenv("HYMO_NUM_THREADS")) saved_ = v, had_ = true;
+    setenv("HYMO_NUM_THREADS", std::to_string(n).c_str(), 1);
+  }
+  ~ScopedThreads() {
+    if (had_)
+      setenv("HYMO_NUM_THREADS", saved_.c_str(), 1);
+    else
+      unsetenv("HYMO_NUM_THREADS");
+  }
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
 
 // Builds a plan with one function "f" holding one call: operands are input
 // buffers in0.., results state buffers out0..; runs it and returns the

@@ -553,8 +553,23 @@ int mlir::hymo::fusedOpArity(StringRef op) {
 LogicalResult FusedElementwiseOp::verify() {
   if (getResults().empty())
     return emitOpError() << "fused_c1: expected at least one result";
-  auto type = tt(getResults().front());
-  for (Value r : getResults())
+  ArrayRef<int64_t> sums = getSums() ? *getSums() : ArrayRef<int64_t>();
+  size_t nOut = getOutputs().size();
+  if (nOut + sums.size() != getResults().size())
+    return emitOpError() << "fused_c2: expected " << getResults().size()
+                         << " outputs and sums, got " << nOut << " + " << sums.size();
+  // The domain: the outputs' type, or with none the input of highest rank.
+  RankedTensorType type;
+  if (nOut > 0) {
+    type = tt(getResults().front());
+  } else {
+    for (Value in : getInputs())
+      if (!type || tt(in).getRank() > type.getRank())
+        type = tt(in);
+    if (!type)
+      return emitOpError() << "fused_c1: expected an output or an input to give the domain";
+  }
+  for (Value r : getResults().take_front(nOut))
     if (r.getType() != type)
       return emitOpError() << "fused_c1: expected every result of type " << type
                            << ", got " << r.getType();
@@ -599,13 +614,20 @@ LogicalResult FusedElementwiseOp::verify() {
     }
     ++defined;
   }
-  if (getOutputs().size() != getResults().size())
-    return emitOpError() << "fused_c2: expected " << getResults().size()
-                         << " outputs, got " << getOutputs().size();
   for (int64_t o : getOutputs())
     if (o < 0 || o >= defined)
       return emitOpError() << "fused_c2: expected output registers below %" << defined
                            << ", got %" << o;
+  for (auto [i, reg] : llvm::enumerate(sums)) {
+    if (reg < 0 || reg >= defined)
+      return emitOpError() << "fused_c3: expected sum registers below %" << defined
+                           << ", got %" << reg;
+    auto t = tt(getResult(nOut + i));
+    if (t.getElementType() != type.getElementType() || t.getRank() >= type.getRank() ||
+        t.getShape() != type.getShape().take_front(t.getRank()))
+      return emitOpError() << "fused_c3: expected sum " << i << " to be a shorter prefix of "
+                           << type << ", got " << t;
+  }
   return success();
 }
 

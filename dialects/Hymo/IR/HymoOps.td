@@ -591,17 +591,26 @@ def Hymo_FusedElementwiseOp : Hymo_Op<"fused_elementwise", [Pure]> {
     prefix of the shape, broadcast over the trailing dims); instruction `i`
     defines register `%(n+i)`. `outputs` names
     the register of each result. All values share one element type.
+    `sums` (optional) names registers whose sums are further results, after
+    the `outputs` ones: the sum over the trailing dims that the result's
+    shape (a prefix of the domain's, rank 0 for the whole tensor) leaves
+    out, accumulated in FP64 (at least FP32) in a fixed order. The domain
+    is the outputs' type, or with no outputs the input of highest rank.
     ```mlir
     %r = hymo.fused_elementwise %x, %g, %s {program = "mul %1 %2; add %0 %3", outputs = array<i64: 4>}
         : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    %q = hymo.fused_elementwise %x {program = "square %0", outputs = array<i64>, sums = array<i64: 1>}
+        : (tensor<4x8xf32>) -> tensor<4xf32>
     ```
-    fused_c1: at least one result; every result has one type and every
-    input that type, its scalar or a prefix of its shape. fused_c2: the program parses, each
-    instruction has its op's arity and reads only defined registers, and
-    every output names a defined register.
+    fused_c1: at least one result; the `outputs` results have one type (the
+    domain) and every input the domain's type, its scalar or a prefix of its
+    shape. fused_c2: the program parses, each instruction has its op's arity
+    and reads only defined registers, and every output names a defined
+    register. fused_c3: one `sums` result per sum register, each of the
+    domain's element type and a shorter prefix of its shape.
   }];
   let arguments = (ins Variadic<Hymo_FloatTensor>:$inputs, StrAttr:$program,
-                   DenseI64ArrayAttr:$outputs);
+                   DenseI64ArrayAttr:$outputs, OptionalAttr<DenseI64ArrayAttr>:$sums);
   let results = (outs Variadic<Hymo_FloatTensor>:$results);
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -188,24 +188,49 @@ int64_t block_elements(int64_t rows) {
   return std::clamp<int64_t>(fit / 64 * 64, 64, 1024);
 }
 
+// Sum of x[0..n) in double with eight partial sums in a fixed order (so
+// every vector clone, and every thread count, gives the same bits).
+template <class T>
+HYMO_ALWAYS_INLINE double block_sum(const T* __restrict__ x, int64_t n) {
+  double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int q = 0; q < 8; ++q) p[q] += double(x[i + q]);
+  for (int q = 0; i < n; ++i, ++q) p[q] += double(x[i]);
+  return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
+HYMO_VECTOR_CLONES double block_sum_f32(const float* x, int64_t n) { return block_sum(x, n); }
+HYMO_VECTOR_CLONES double block_sum_f64(const double* x, int64_t n) { return block_sum(x, n); }
+inline double block_sum_any(const float* x, int64_t n) { return block_sum_f32(x, n); }
+inline double block_sum_any(const double* x, int64_t n) { return block_sum_f64(x, n); }
+
 Status k_fused(const KernelArgs& a) {
   Status st = ok_status();
   std::vector<int64_t> outputs = a.attr_ints("outputs");
-  const CompiledProgram* compiled = cached_program(a, outputs, &st);
+  const std::vector<int64_t> sums = a.call.attrs.count("sums") ? a.attr_ints("sums") : std::vector<int64_t>();
+  std::vector<int64_t> live_out = outputs;
+  live_out.insert(live_out.end(), sums.begin(), sums.end());
+  const CompiledProgram* compiled = cached_program(a, live_out, &st);
   if (!compiled) return a.error(st.message());
   const std::vector<FusedInstruction>& prog = compiled->prog;
   const std::vector<int32_t>& slot = compiled->slot;
-  return dispatch_float(a.out[0].dtype, [&](auto tag) {
+  // The domain iterated over: the outputs' type, or with none (only sums)
+  // the input of highest rank.
+  const TensorRef* dom = outputs.empty() ? &a.in[0] : &a.out[0];
+  if (outputs.empty())
+    for (const TensorRef& t : a.in)
+      if (t.shape.size() > dom->shape.size()) dom = &t;
+  return dispatch_float(dom->dtype, [&](auto tag) {
     using T = decltype(tag);
     const int64_t n_in = int64_t(a.in.size());
-    const int64_t numel = a.out[0].numel();
+    const int64_t numel = dom->numel();
     thread_local std::vector<T> literals;
     literals.clear();
     literals.reserve(prog.size() * 3);
     for (const FusedInstruction& in : prog)
       for (int k = 0; k < in.arity; ++k) literals.push_back(T(in.operand[k].value));
-    // eye: the last two dims of the results.
-    const auto& oshape = a.out[0].shape;
+    // eye: the last two dims of the domain.
+    const auto& oshape = dom->shape;
     const int64_t eye_cols = oshape.size() >= 2 ? oshape.back() : 1;
     const int64_t eye_mat = oshape.size() >= 2 ? oshape[oshape.size() - 2] * eye_cols : 1;
     // Inputs with a prefix of the shape repeat each value over `inner`
@@ -226,7 +251,19 @@ Status k_fused(const KernelArgs& a) {
     // register file per call cost more than the work on small tensors).
     const int64_t block = block_elements<T>(compiled->n_slots + n_prefix);
     const int64_t row_len = std::min<int64_t>(block, std::max<int64_t>(numel, 1));
-    a.pool.parallel_for((numel + block - 1) / block, 1, [&](int64_t b0, int64_t b1) {
+    const int64_t n_blocks = (numel + block - 1) / block;
+    // Sums: each block stores the partial sum of every output element it
+    // touches (`seg` slots per block); they are added up in block order after.
+    const size_t n_sum = sums.size();
+    std::vector<int64_t> sum_inner(n_sum), seg(n_sum);
+    std::vector<std::vector<double>> partial(n_sum);
+    for (size_t k = 0; k < n_sum; ++k) {
+      const TensorRef& r = a.out[outputs.size() + k];
+      sum_inner[k] = std::max<int64_t>(1, numel / std::max<int64_t>(1, r.numel()));
+      seg[k] = (block + sum_inner[k] - 1) / sum_inner[k] + 1;
+      partial[k].assign(size_t(n_blocks * seg[k]), 0.0);
+    }
+    a.pool.parallel_for(n_blocks, 1, [&](int64_t b0, int64_t b1) {
       thread_local std::vector<T> regs_scratch, expanded_scratch;
       thread_local std::vector<const T*> rows_scratch;
       const size_t need = size_t(compiled->n_slots) * size_t(row_len), need_e = size_t(n_prefix) * size_t(row_len);
@@ -289,8 +326,30 @@ Status k_fused(const KernelArgs& a) {
           else
             std::memcpy(dst, s.p, size_t(n) * sizeof(T));
         }
+        for (size_t k = 0; k < n_sum; ++k) {
+          Src<T> s = reg_src(sums[k]);
+          const int64_t inner = sum_inner[k], first = start / inner;
+          double* part = partial[k].data() + blk * seg[k];
+          for (int64_t pos = start; pos < start + n;) {
+            const int64_t o = pos / inner, end = std::min((o + 1) * inner, start + n);
+            part[o - first] = s.scalar ? double(*s.p) * double(end - pos) : block_sum_any(s.p + (pos - start), end - pos);
+            pos = end;
+          }
+        }
       }
     });
+    for (size_t k = 0; k < n_sum; ++k) {
+      const TensorRef& r = a.out[outputs.size() + k];
+      std::vector<double> total(size_t(std::max<int64_t>(1, r.numel())), 0.0);
+      const int64_t inner = sum_inner[k];
+      for (int64_t blk = 0; blk < n_blocks; ++blk) {
+        const int64_t start = blk * block, n = std::min(block, numel - start);
+        const int64_t first = start / inner, last = (start + n - 1) / inner;
+        for (int64_t o = first; o <= last; ++o) total[size_t(o)] += partial[k][size_t(blk * seg[k] + (o - first))];
+      }
+      T* out = r.as<T>();
+      for (int64_t o = 0; o < r.numel(); ++o) out[o] = T(total[size_t(o)]);
+    }
     return ok_status();
   });
 }

@@ -561,8 +561,24 @@ func.func @fused_c2_empty(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @fused_c3_register(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{fused_c3: expected sum registers below %2, got %2}}
+  %0 = hymo.fused_elementwise %x {program = "neg %0", outputs = array<i64>, sums = array<i64: 2>} : (tensor<4x8xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @fused_c3_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{fused_c3: expected sum 0 to be a shorter prefix of 'tensor<4x8xf32>', got 'tensor<8xf32>'}}
+  %0 = hymo.fused_elementwise %x {program = "neg %0", outputs = array<i64>, sums = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @fused_c2_outputs(%x: tensor<4xf32>) {
-  // expected-error @+1 {{fused_c2: expected 1 outputs, got 2}}
+  // expected-error @+1 {{fused_c2: expected 1 outputs and sums, got 2 + 0}}
   %0 = hymo.fused_elementwise %x {program = "neg %0", outputs = array<i64: 1, 1>} : (tensor<4xf32>) -> tensor<4xf32>
   return
 }

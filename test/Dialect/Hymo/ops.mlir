@@ -138,6 +138,8 @@ func.func @eye() -> tensor<3x4x4xf32> {
 func.func @fused(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>, %s: tensor<f32>) -> tensor<4x8xf32> {
   // CHECK: %{{.*}}:2 = hymo.fused_elementwise %{{.*}}, %{{.*}}, %{{.*}} {outputs = array<i64: 4, 5>, program = "mul %1 %2; add %0 %3; select %4 %3 -1.5"} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
   %r:2 = hymo.fused_elementwise %x, %g, %s {program = "mul %1 %2; add %0 %3; select %4 %3 -1.5", outputs = array<i64: 4, 5>} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  // CHECK: hymo.fused_elementwise %{{.*}} {outputs = array<i64: 4>, program = "mul %1 %2; square %3", sums = array<i64: 3, 4>} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<f32>, tensor<4xf32>)
+  %q:3 = hymo.fused_elementwise %x, %g, %s {program = "mul %1 %2; square %3", outputs = array<i64: 4>, sums = array<i64: 3, 4>} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>) -> (tensor<4x8xf32>, tensor<f32>, tensor<4xf32>)
   return %r#0 : tensor<4x8xf32>
 }
 
