@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark kernels/gdn on the GPU machine in one call.
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
-# steps: build test bench py sass ncu ncut (default: build test bench py sass). Logs go under $OUT.
+# steps: build test bench py sass ncu ncut ncus (default: build test bench py sass). Logs go under $OUT.
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
 mkdir -p "$OUT"
@@ -70,10 +70,20 @@ fi
 if has ncut; then
   log "ncu durations (default shape: one fwd+bwd, every kernel)"
   ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --launch-skip 19 -c 7 \
+      --launch-skip 13 -c 5 \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncut.txt" 2>&1
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
     | head -120 | tee -a "$OUT/log"
+fi
+if has ncus; then
+  log "ncu stalls (default shape: output pass, prologue, backward main)"
+  M=smsp__inst_executed.sum,smsp__cycles_active.avg,sm__warps_active.avg.pct_of_peak_sustained_active
+  for r in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait not_selected lg_throttle no_instruction dispatch_stall branch_resolving; do
+    M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
+  done
+  ncu --clock-control none --metrics "$M" -k regex:'seg_(fwd|bwd)' --launch-skip 9 -c 3 \
+      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncus.txt" 2>&1
+  grep -E "seg_|inst_executed|cycles_active|warps_active|stalled" "$OUT/ncus.txt" | tee -a "$OUT/log"
 fi
 if has sass; then
   log "sass"

@@ -74,6 +74,39 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// ldmatrix: four 8x8 BF16 tiles from shared memory; lane l gives the address of
+// row (l & 7) of tile (l >> 3). .trans delivers the transposed tiles.
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void* p) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+
+// acc (16 x 8*NT) += A (16 x K, row-major BF16 tile, leading dimension lda) *
+// B (K x 8*NT, row-major BF16 tile, ldb), both read with ldmatrix (B transposed on
+// the fly). NT even; rows 16-byte aligned.
+template <int NT>
+__device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const __nv_bfloat16* A,
+                                             int lda, const __nv_bfloat16* B, int ldb) {
+  const int lane = threadIdx.x & 31;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    uint32_t a[4];
+    ldsm_x4(a, A + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t b[4];
+      ldsm_x4_t(b, B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ldb + np * 16 + (lane >> 4) * 8);
+      mma_bf16(acc[2 * np], a, b[0], b[1]);
+      mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
+    }
+  }
+}
+
 // acc (16 x 8*NT, mma C layout) += A (16 x K) * B (K x 8*NT); fa(m,k), fb(k,n) give
 // FP32 element values. BF16 path: tensor cores (mma.sync m16n8k16), SPLIT=2 adds
 // the BF16 remainder of B as a second product (B ~ hi + lo, for FP32 states),
@@ -155,6 +188,18 @@ __device__ __forceinline__ void ld8(const __nv_bfloat16* p, float (&x)[8]) {
 __device__ __forceinline__ void ld8(const float* p, float (&x)[8]) {
   const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
   x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
+}
+
+// Two consecutive elements (4- or 8-byte aligned) as floats, and back.
+__device__ __forceinline__ float2 ld2(const __nv_bfloat16* p) {
+  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+}
+__device__ __forceinline__ float2 ld2(const float* p) { return *reinterpret_cast<const float2*>(p); }
+__device__ __forceinline__ void st2(__nv_bfloat16* p, float x, float y) {
+  *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x, y);
+}
+__device__ __forceinline__ void st2(float* p, float x, float y) {
+  *reinterpret_cast<float2*>(p) = make_float2(x, y);
 }
 
 // Shared-memory plan (offsets in bytes), same on host and device.
@@ -278,7 +323,8 @@ __device__ __forceinline__ void load_gate(float* g, float* G, const Tin* gate, s
 //   a[t][s]    = exp(g_t A_s)                      (per-step decay)
 //   kend[t][s] = b_t[s] exp((Gend_blk(t) - G_t) A_s)  (key referenced to its block end)
 //   declast[j][s] = exp((G_last - Gend_j) A_s)
-template <typename Tin, int S, int D, int C, bool KEND>
+// DECAYS = false (state pass): only Gend (its keys are scaled in registers).
+template <typename Tin, int S, int D, int C, bool KEND, bool DECAYS = true>
 __device__ __forceinline__ void chunk_pre(char* sm) {
   using P = Plan<Tin, S, D, C>;
   const Tin* sb = reinterpret_cast<const Tin*>(sm + P::o_b);
@@ -289,6 +335,7 @@ __device__ __forceinline__ void chunk_pre(char* sm) {
   float* Gend = vec + 2 * C;
   const float* As = Gend + P::NW;
   float* declast = Gend + P::NW + S;
+  if constexpr (DECAYS)
   for (int i = threadIdx.x; i < C * S; i += P::NTH) {
     const int t = i / S, s = i % S;
     const float ge = G[(t | 15)];
@@ -297,6 +344,7 @@ __device__ __forceinline__ void chunk_pre(char* sm) {
     if constexpr (KEND)
       kend[t * P::LS + s] = IO<Tin>::mk(IO<Tin>::cv(sb[t * P::LS + s]) * IO<Tin>::ex((ge - G[t]) * As[s]));
   }
+  if constexpr (DECAYS)
   for (int i = threadIdx.x; i < P::NW * S; i += P::NTH) {
     const int j = i / S, s = i % S;
     declast[i] = IO<Tin>::ex((G[C - 1] - G[16 * j + 15]) * As[s]);
@@ -304,8 +352,9 @@ __device__ __forceinline__ void chunk_pre(char* sm) {
   if (threadIdx.x < P::NW) Gend[threadIdx.x] = G[16 * threadIdx.x + 15];
 }
 
-// Intra-chunk attention rows of block i = warp: P[t][tau] = sum_s c_t b_tau exp((G_t-G_tau)A_s)
-// for tau <= t (tau in blocks 0..i), written to sP (Tin) or, when F32OUT, to fP (float).
+// Intra-chunk attention P[t][tau] = sum_s c_t b_tau exp((G_t-G_tau)A_s) for tau <= t,
+// written to dst (Tin) or, when F32OUT, as float: the diagonal block of row block
+// i = warp, and a round-robin share of the off-diagonal blocks.
 // ACC: FP32-accurate off-diagonal blocks (both operands split hi + lo, keys scaled in
 // FP32 instead of the BF16 kend tile), for the backward, whose decay gradient needs o
 // to FP32 accuracy.
@@ -328,14 +377,19 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
     if constexpr (F32OUT) reinterpret_cast<float*>(dst)[t * ldd + tau] = x;
     else reinterpret_cast<Tin*>(dst)[t * ldd + tau] = IO<Tin>::mk(x);
   };
-  for (int j = 0; j < w; ++j) {
+  // Off-diagonal blocks (i, j < i), dealt round-robin over the warps so that every
+  // warp does about the same number (the caller syncs the CTA before reading P).
+  for (int pr = w; pr < P::NW * (P::NW - 1) / 2; pr += P::NW) {
+    int i = 1;
+    while (pr >= i * (i + 1) / 2) ++i;
+    const int j = pr - i * (i - 1) / 2, ri = 16 * i;
     float acc[2][4];
     zero(acc);
     const float gej = Gend[j];
     warp_mm<Tin, 2, ACC ? 4 : 1>(
         acc, S,
         [&](int m, int k) {
-          return IO<Tin>::cv(sc[(r0 + m) * P::LS + k]) * IO<Tin>::ex((G[r0 + m] - gej) * As[k]);
+          return IO<Tin>::cv(sc[(ri + m) * P::LS + k]) * IO<Tin>::ex((G[ri + m] - gej) * As[k]);
         },
         [&](int k, int n) {
           const int tau = 16 * j + n;
@@ -348,7 +402,7 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        put(r0 + gq + (e >> 1) * 8, 16 * j + nt * 8 + 2 * tq + (e & 1), acc[nt][e]);
+        put(ri + gq + (e >> 1) * 8, 16 * j + nt * 8 + 2 * tq + (e & 1), acc[nt][e]);
   }
   // Diagonal block. Its 8x8 square below the diagonal (t in 8..15, tau in 0..7 of the
   // block) is one product with both sides referenced to the sub-block boundary
@@ -458,6 +512,20 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
   for (int ch = c0; ch < c1; ++ch) {
     const int t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
+    // output pass: this lane's z pairs (epilogue layout), loaded now so that their
+    // latency hides behind the chunk's products
+    [[maybe_unused]] float2 zq[D / 8][2];
+    if constexpr (MODE == MODE_OUT && FUSED) {
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = 16 * w + gq + hr * 8;
+          zq[nt][hr] = t < n ? ld2(reinterpret_cast<const Tin*>(p.z) +
+                                   ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq)
+                             : make_float2(0.f, 0.f);
+        }
+    }
     __syncthreads();
     load_rows<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
     load_rows<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
@@ -469,7 +537,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
       for (int i = tid; i < S * D; i += P::NTH) h0out[i] = hs[(i / D) * P::FD + (i % D)];
     }
     __syncthreads();
-    chunk_pre<Tin, S, D, C, MODE == MODE_OUT>(sm);
+    chunk_pre<Tin, S, D, C, MODE == MODE_OUT, MODE != MODE_STATE>(sm);
     __syncthreads();
 
     if (MODE == MODE_OUT || (MODE == MODE_BPREP && FUSED)) {
@@ -481,13 +549,16 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
         // recomputation keeps P in FP32 with a split product)
         Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_Pout);
         intra_rows<Tin, S, D, C, false, false, true>(sm, sPt, P::LP);
-        __syncwarp();
-        warp_mm<Tin, D / 8, 1>(
-            acc, r0 + 16, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + m) * P::LP + k]); },
-            [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
+        __syncthreads();
+        if constexpr (sizeof(Tin) == 2)
+          warp_mm_ldsm<D / 8>(acc, r0 + 16, sPt + r0 * P::LP, P::LP, sv, P::LD);
+        else
+          warp_mm<Tin, D / 8, 1>(
+              acc, r0 + 16, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + m) * P::LP + k]); },
+              [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
       } else {
         intra_rows<Tin, S, D, C, true, true, false>(sm, sP, P::FC);
-        __syncwarp();
+        __syncthreads();
         warp_mm<Tin, D / 8, 3>(
             acc, r0 + 16, [&](int m, int k) { return sP[(r0 + m) * P::FC + k]; },
             [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
@@ -526,17 +597,20 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
             ss[r] = rsqrtf(ss[r] / D + p.eps);
           }
 #pragma unroll
-          for (int nt = 0; nt < D / 8; ++nt)
+          for (int nt = 0; nt < D / 8; ++nt) {
+            const int d = nt * 8 + 2 * tq;
+            const float2 wy = make_float2(p.w_y[d], p.w_y[d + 1]);
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
+            for (int hr = 0; hr < 2; ++hr) {
+              const int t = r0 + gq + hr * 8;
               if (t < n) {
-                const size_t gi = ((tok0 + t) * p.H + h) * D + d;
-                const float zz = IO<Tin>::ld(reinterpret_cast<const Tin*>(p.z) + gi);
-                const float sz = zz / (1.f + expf(-zz));
-                reinterpret_cast<Tin*>(p.out)[gi] = IO<Tin>::mk(acc[nt][e] * ss[e >> 1] * p.w_y[d] * sz);
+                const float2 zz = zq[nt][hr];
+                const float s0 = zz.x / (1.f + expf(-zz.x)), s1 = zz.y / (1.f + expf(-zz.y));
+                st2(reinterpret_cast<Tin*>(p.out) + ((tok0 + t) * p.H + h) * D + d,
+                    acc[nt][2 * hr] * ss[hr] * wy.x * s0, acc[nt][2 * hr + 1] * ss[hr] * wy.y * s1);
               }
             }
+          }
         } else {
           // epilogue backward: dn = dy w silu(z); dyp = r (dn - n mean(dn n)).
           // dD_skip = sum_t dyp_t . v_t cancels (RMSNorm makes dyp nearly orthogonal
@@ -567,20 +641,26 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-              dn[nt][e] = Ac(0);
+            for (int hr = 0; hr < 2; ++hr) {
+              const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+              dn[nt][2 * hr] = dn[nt][2 * hr + 1] = Ac(0);
               if (t < n) {
                 const size_t gi = ((tok0 + t) * p.H + h) * D + d;
-                const Ac zz = IO<Tin>::ld(reinterpret_cast<const Tin*>(p.z) + gi);
-                const Ac dy = IO<Tin>::ld(reinterpret_cast<const Tin*>(p.dout) + gi);
-                const Ac sg = Ac(1) / (Ac(1) + exp(-zz)), sz = zz * sg;
-                const Ac nn = yp[nt][e] * ss[e >> 1], wy = p.w_y[d];
-                dn[nt][e] = dy * wy * sz;
-                dwl[nt][e & 1] += float(dy * nn * sz);
-                reinterpret_cast<Tin*>(p.dz)[gi] =
-                    IO<Tin>::mk(float(dy * nn * wy * (sg + zz * sg * (Ac(1) - sg))));
-                m[e >> 1] += dn[nt][e] * nn;
+                const float2 z2 = ld2(reinterpret_cast<const Tin*>(p.z) + gi);
+                const float2 y2 = ld2(reinterpret_cast<const Tin*>(p.dout) + gi);
+                float dzv[2];
+#pragma unroll
+                for (int u = 0; u < 2; ++u) {
+                  const int e = 2 * hr + u;
+                  const Ac zz = u ? z2.y : z2.x, dy = u ? y2.y : y2.x;
+                  const Ac sg = Ac(1) / (Ac(1) + exp(-zz)), sz = zz * sg;
+                  const Ac nn = yp[nt][e] * ss[hr], wy = p.w_y[d + u];
+                  dn[nt][e] = dy * wy * sz;
+                  dwl[nt][u] += float(dy * nn * sz);
+                  dzv[u] = float(dy * nn * wy * (sg + zz * sg * (Ac(1) - sg)));
+                  m[hr] += dn[nt][e] * nn;
+                }
+                st2(reinterpret_cast<Tin*>(p.dz) + gi, dzv[0], dzv[1]);
               }
             }
 #pragma unroll
@@ -593,13 +673,19 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-              const Ac r = ss[e >> 1];
-              const Ac dyp = (t < n) ? r * (dn[nt][e] - yp[nt][e] * r * m[e >> 1]) : Ac(0);
-              sdo[t * P::FD + d] = float(dyp);
-              if (t < n) p.dObuf[((tok0 + t) * p.H + h) * D + d] = float(dyp);
-              dsum += dyp * Ac(IO<Tin>::cv(sv[t * P::LD + d]));
+            for (int hr = 0; hr < 2; ++hr) {
+              const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+              const Ac r = ss[hr];
+              float dypf[2];
+#pragma unroll
+              for (int u = 0; u < 2; ++u) {
+                const int e = 2 * hr + u;
+                const Ac dyp = (t < n) ? r * (dn[nt][e] - yp[nt][e] * r * m[hr]) : Ac(0);
+                dypf[u] = float(dyp);
+                dsum += dyp * Ac(IO<Tin>::cv(sv[t * P::LD + d + u]));
+              }
+              st2(sdo + t * P::FD + d, dypf[0], dypf[1]);
+              if (t < n) st2(p.dObuf + ((tok0 + t) * p.H + h) * D + d, dypf[0], dypf[1]);
             }
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt)
@@ -835,18 +921,21 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
         }
       }
     }
-    // dP[t][tau] = dO_t . v_tau (tau <= t), rows of block w
-    for (int j = 0; j <= w; ++j) {
+    // dP[t][tau] = dO_t . v_tau (tau <= t), blocks (i, j <= i) dealt round-robin over warps
+    for (int pr = w; pr < P::NW * (P::NW + 1) / 2; pr += P::NW) {
+      int i = 0;
+      while (pr >= (i + 1) * (i + 2) / 2) ++i;
+      const int j = pr - i * (i + 1) / 2, ri = 16 * i;
       float acc[2][4];
       zero(acc);
       warp_mm<Tin, 2, 3>(
-          acc, D, [&](int m, int k) { return sdo[(r0 + m) * P::FD + k]; },
+          acc, D, [&](int m, int k) { return sdo[(ri + m) * P::FD + k]; },
           [&](int k, int nn) { return IO<Tin>::cv(sv[(16 * j + nn) * P::LD + k]); });
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int t = r0 + gq + (e >> 1) * 8, tau = 16 * j + nt * 8 + 2 * tq + (e & 1);
+          const int t = ri + gq + (e >> 1) * 8, tau = 16 * j + nt * 8 + 2 * tq + (e & 1);
           dP[t * P::FC + tau] = (tau <= t) ? acc[nt][e] : 0.f;
         }
     }
@@ -870,11 +959,13 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 #pragma unroll
       for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int t = r0 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-          if (t < n)
-            reinterpret_cast<Tin*>(p.dv)[((tok0 + t) * p.H + h) * D + d] =
-                IO<Tin>::mk(acc[nt][e] + dsk * sdo[t * P::FD + d]);
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          if (t < n) {
+            const float2 o2 = ld2(sdo + t * P::FD + d);
+            st2(reinterpret_cast<Tin*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
+                acc[nt][2 * hr] + dsk * o2.x, acc[nt][2 * hr + 1] + dsk * o2.y);
+          }
         }
     }
     __syncthreads();  // P dead: dc (aliasing it) is written below
