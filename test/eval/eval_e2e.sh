@@ -26,15 +26,15 @@ case $case_name in
     out=$("$run" eval --ckpt run/checkpoints/step_6.safetensors --data "$heldout" --max-tokens 2000 2>err.txt) ||
       fail "eval failed: $(cat err.txt)"
     echo "$out"
-    echo "$out" | grep -q '^eval .*loss_main [0-9.]* *perplexity' || fail "no text line"
+    grep -q '^eval .*loss_main [0-9.]* *perplexity' <<< "$out" || fail "no text line"
     grep -q "plan run/plan.json (next to the checkpoint)" err.txt || fail "did not reuse run/plan.json: $(cat err.txt)"
     loss=$(echo "$out" | tail -1 | json_field loss_main)
     ppl=$(echo "$out" | tail -1 | json_field perplexity)
     awk -v l="$loss" -v p="$ppl" 'BEGIN { d = exp(l) - p; if (d < 0) d = -d; exit !(l > 1 && l < 6 && d < 1e-6 * p) }' ||
       fail "loss $loss / perplexity $ppl implausible"
     # 2000 tokens: 31 rows of 64 (the tail is dropped), 16 batches of 2 (one padded row).
-    echo "$out" | tail -1 | grep -q '"predictions":1953,"tokens":1984,' || fail "wrong token count"
-    echo "$out" | tail -1 | grep -q '"padded_rows":1' || fail "expected one padded row"
+    tail -1 <<< "$out" | grep -q '"predictions":1953,"tokens":1984,' || fail "wrong token count"
+    tail -1 <<< "$out" | grep -q '"padded_rows":1' || fail "expected one padded row"
     # --json: only the JSON line; a run directory picks its latest checkpoint; the same numbers.
     j=$("$run" eval --ckpt run --data "$heldout" --max-tokens 2000 --json 2>/dev/null) || fail "eval --json failed"
     [ "$(echo "$j" | wc -l)" -eq 1 ] || fail "--json printed more than one line: $j"

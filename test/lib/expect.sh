@@ -8,6 +8,6 @@ expect_error() {
   out=$("$@" 2>&1)
   local rc=$?
   [ $rc -ne 0 ] || fail "$what: expected a failure, got exit 0; output: $out"
-  echo "$out" | grep -q -E -- "$pat" || fail "$what: expected /$pat/ in: $out"
+  grep -q -E -- "$pat" <<< "$out" || fail "$what: expected /$pat/ in: $out"
   echo "ok: $what: $(echo "$out" | grep -E -- "$pat" | head -1)"
 }

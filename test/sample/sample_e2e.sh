@@ -7,7 +7,7 @@ expect_error() {  # expect_error REGEX ARGS...: exits 1 with REGEX in stderr
   local re=$1; shift
   local err; err=$("$run" sample "$@" 2>&1 >/dev/null); local rc=$?
   [ $rc -ne 0 ] || fail "expected a failure for: sample $*"
-  echo "$err" | grep -Eq -- "$re" || fail "expected /$re/ for: sample $*; got: $err"
+  grep -Eq -- "$re" <<< "$err" || fail "expected /$re/ for: sample $*; got: $err"
   echo "ok: $err"
 }
 ckpt_setup() {
@@ -23,7 +23,7 @@ case $case_ in
   help)
     out=$("$run" sample --help) || fail "--help failed"
     for opt in --ckpt --prompt --max-new-tokens --temperature --top-k --seed --max-len; do
-      echo "$out" | grep -q -- "$opt" || fail "--help lacks $opt"
+      grep -q -- "$opt" <<< "$out" || fail "--help lacks $opt"
     done ;;
   missing_ckpt)
     expect_error "ckpt is required" --prompt hi
