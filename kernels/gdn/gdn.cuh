@@ -90,13 +90,17 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void* p) {
 // acc (16 x 8*NT) += A (16 x K, row-major BF16 tile, leading dimension lda) *
 // B (K x 8*NT, row-major BF16 tile, ldb), both read with ldmatrix (B transposed on
 // the fly). NT even; rows 16-byte aligned.
-template <int NT>
+// A_T: A is stored transposed (K x 16 row-major, i.e. A^T), read with ldmatrix.trans.
+template <int NT, bool A_T = false>
 __device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const __nv_bfloat16* A,
                                              int lda, const __nv_bfloat16* B, int ldb) {
   const int lane = threadIdx.x & 31;
   for (int k0 = 0; k0 < K; k0 += 16) {
     uint32_t a[4];
-    ldsm_x4(a, A + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+    if constexpr (A_T)
+      ldsm_x4_t(a, A + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * lda + ((lane >> 3) & 1) * 8);
+    else
+      ldsm_x4(a, A + (lane & 15) * lda + k0 + (lane >> 4) * 8);
 #pragma unroll
     for (int np = 0; np < NT / 2; ++np) {
       uint32_t b[4];
@@ -251,6 +255,25 @@ __device__ __forceinline__ void load_rows(T* dst, int ld, const T* src, size_t t
     if (t < n) val = *reinterpret_cast<const int4*>(src + size_t(t) * tok_stride + q * VE);
     *reinterpret_cast<int4*>(dst + t * ld + q * VE) = val;
   }
+}
+
+// The same with cp.async (16 bytes, through L2), zero-filling rows n..C-1; the caller
+// commits and waits (cp_async_wait_all) and syncs before reading.
+template <typename T, int X, int C, int NTH>
+__device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, size_t tok_stride,
+                                                int n) {
+  constexpr int VE = 16 / sizeof(T), VR = X / VE;
+  for (int i = threadIdx.x; i < C * VR; i += NTH) {
+    const int t = i / VR, q = i % VR;
+    const T* g = src + size_t(t < n ? t : 0) * tok_stride + q * VE;
+    const uint32_t sa = static_cast<uint32_t>(__cvta_generic_to_shared(dst + t * ld + q * VE));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g),
+                 "r"(t < n ? 16 : 0));
+  }
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
 // Combine per-segment local states into the one entering segment `seg` (forward,
@@ -509,6 +532,28 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
     for (int i = tid; i < S * D; i += P::NTH) dH[(i / D) * P::FD + (i % D)] = 0.f;
   float gseg = 0.f;  // cumulative g of the segment before the current chunk
 
+  // Output pass: b and c of the next chunk are fetched with cp.async as soon as the
+  // current chunk is done with them (b after the intra-chunk blocks, c after the
+  // inter-chunk product), so only v and the gate load at the top of a chunk.
+  auto fetch_b = [&](int chn) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+    cp_async_commit();
+  };
+  auto fetch_c = [&](int chn) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    cp_async_commit();
+  };
+  if constexpr (MODE == MODE_OUT) {
+    if (c0 < c1) {
+      fetch_b(c0);
+      fetch_c(c0);
+    }
+  }
+
   for (int ch = c0; ch < c1; ++ch) {
     const int t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
@@ -527,11 +572,17 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
         }
     }
     __syncthreads();
-    load_rows<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
-    load_rows<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
-    if (MODE != MODE_STATE)
-      load_rows<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
+    if constexpr (MODE == MODE_OUT) {
+      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
+      cp_async_commit();
+    } else {
+      load_rows<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
+      load_rows<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
+      if (MODE != MODE_STATE)
+        load_rows<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
+    }
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
+    if constexpr (MODE == MODE_OUT) cp_async_wait_all();
     if (MODE == MODE_BPREP) {
       float* h0out = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
       for (int i = tid; i < S * D; i += P::NTH) h0out[i] = hs[(i / D) * P::FD + (i % D)];
@@ -550,6 +601,12 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
         Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_Pout);
         intra_rows<Tin, S, D, C, false, false, true>(sm, sPt, P::LP);
         __syncthreads();
+        if (ch + 1 < c1) fetch_b(ch + 1);  // b is dead for this chunk (kend holds the keys)
+        // kend is dead too: turn it into the state update's keys b exp((G_last - G_tau) A)
+        for (int i = tid; i < C * S; i += P::NTH) {
+          const int t = i / S, s = i % S;
+          kend[t * P::LS + s] = IO<Tin>::mk(IO<Tin>::cv(kend[t * P::LS + s]) * declast[(t >> 4) * S + s]);
+        }
         if constexpr (sizeof(Tin) == 2)
           warp_mm_ldsm<D / 8>(acc, r0 + 16, sPt + r0 * P::LP, P::LP, sv, P::LD);
         else
@@ -716,6 +773,8 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
       }
     }
     __syncthreads();
+    if constexpr (MODE == MODE_OUT)
+      if (ch + 1 < c1) fetch_c(ch + 1);  // c is dead for this chunk
     // state update  h = exp(G_last A) h + sum_tau (b_tau exp((G_last - G_tau) A)) v_tau^T
     // and (bprep) local adjoint dH += sum_t (c_t exp((gseg + G_t) A)) dO_t^T
     {
@@ -734,16 +793,19 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
         // The states feed the backward's decay gradient (through the segment
         // states and the per-chunk states): there the keys are scaled in FP32 and
         // split (hi + lo); the output pass keeps the BF16 kend tile.
-        warp_mm<Tin, NTW, MODE == MODE_OUT ? 1 : 3>(
-            acc, C,
-            [&](int mm, int k) {
-              const int s = mt * 16 + mm;
-              if constexpr (MODE == MODE_OUT)
-                return IO<Tin>::cv(kend[k * P::LS + s]) * declast[(k >> 4) * S + s];
-              else
-                return IO<Tin>::cv(sb[k * P::LS + s]) * IO<Tin>::ex((Gl - G[k]) * As[s]);
-            },
-            [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nb + nn]); });
+        if constexpr (MODE == MODE_OUT && sizeof(Tin) == 2 && NTW % 2 == 0)
+          warp_mm_ldsm<NTW, true>(acc, C, kend + mt * 16, P::LS, sv + nb, P::LD);
+        else
+          warp_mm<Tin, NTW, MODE == MODE_OUT ? 1 : 3>(
+              acc, C,
+              [&](int mm, int k) {
+                const int s = mt * 16 + mm;
+                if constexpr (MODE == MODE_OUT)
+                  return IO<Tin>::cv(kend[k * P::LS + s]);
+                else
+                  return IO<Tin>::cv(sb[k * P::LS + s]) * IO<Tin>::ex((Gl - G[k]) * As[s]);
+              },
+              [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nb + nn]); });
         if constexpr (MODE == MODE_BPREP) {
           float acc2[NTW][4];
 #pragma unroll
