@@ -280,7 +280,13 @@ Status k_fused(const KernelArgs& a) {
           if (!inner[size_t(r)]) continue;
           const T* p = a.in[size_t(r)].as<T>();
           T* row = expanded + size_t(e++) * row_len;
-          for (int64_t i = 0; i < n; ++i) row[i] = p[(start + i) / inner[size_t(r)]];
+          // Runs of one value each, without a division per element.
+          const int64_t in_r = inner[size_t(r)];
+          for (int64_t i = 0, idx = start / in_r, off = start % in_r; i < n; ++idx, off = 0) {
+            const int64_t len = std::min(in_r - off, n - i);
+            std::fill(row + i, row + i + len, p[idx]);
+            i += len;
+          }
           rows[size_t(r)] = row;
         }
         auto reg_src = [&](int64_t r) -> Src<T> {
