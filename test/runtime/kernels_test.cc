@@ -204,6 +204,19 @@ TEST_P(Kernels, FusedElementwise) {
   // In place: the first result is operand 0's buffer.
   r = run_op("fused_elementwise", {x, g, s}, {{dt(), {3, 347}}, {dt(), {3, 347}}}, attrs, nullptr, {0, -1});
   expect_close(r[0], r4, tol(), "fused in place");
+  // A result written over an operand that a later instruction still reads:
+  // the later instruction must see the old values (%0 read after %4 = x + g s
+  // is stored over x).
+  {
+    Attr late = program;
+    late.s = "mul %1 %2; add %0 %3; sub %0 %4";
+    std::vector<double> r5;
+    for (size_t i = 0; i < x.v.size(); ++i) r5.push_back(round_to(dt(), x.v[i] - r4[i]));
+    auto rl = run_op("fused_elementwise", {x, g, s}, {{dt(), {3, 347}}, {dt(), {3, 347}}},
+                     {{"program", late}, {"outputs", attr_ints({4, 5})}}, nullptr, {0, -1});
+    expect_close(rl[0], r4, tol(), "fused in place, read later");
+    expect_close(rl[1], r5, tol(), "fused in place, the later reader");
+  }
   // A bad program is a plan error naming the attribute.
   program.s = "mul %1 %9";
   std::string err;

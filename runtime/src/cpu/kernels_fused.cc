@@ -249,9 +249,35 @@ Status k_fused(const KernelArgs& a) {
     // Register rows as long as a block, or the whole tensor when it is
     // smaller; the scratch is per thread and reused across calls (a fresh
     // register file per call cost more than the work on small tensors).
-    const int64_t block = block_elements<T>(compiled->n_slots + n_prefix);
+    // An instruction whose register is an output writes straight into that
+    // result (no row in the scratch, no copy after) unless the result's
+    // memory is an input that this or a later instruction reads (a result
+    // donated to an operand it updates: that operand must stay unchanged
+    // until its last reader).
+    std::vector<T*> direct(prog.size(), nullptr);
+    auto overlaps = [](const TensorRef& x, const TensorRef& y) {
+      const char* xa = static_cast<const char*>(x.data);
+      const char* ya = static_cast<const char*>(y.data);
+      return xa < ya + y.numel() * int64_t(sizeof(T)) && ya < xa + x.numel() * int64_t(sizeof(T));
+    };
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const int64_t r = outputs[k];
+      if (r < n_in || direct[size_t(r - n_in)]) continue;
+      bool clash = false;
+      for (size_t j = size_t(r - n_in); j < prog.size() && !clash; ++j)
+        for (int q = 0; q < prog[j].arity; ++q) {
+          const FusedOperand& op = prog[j].operand[q];
+          if (op.is_register && op.reg < n_in && overlaps(a.in[size_t(op.reg)], a.out[k])) clash = true;
+        }
+      if (!clash) direct[size_t(r - n_in)] = a.out[k].as<T>();
+    }
+    // Direct outputs leave their scratch rows untouched: only the others
+    // count towards the block's L1 footprint.
+    const int64_t n_direct = std::count_if(direct.begin(), direct.end(), [](T* p) { return p != nullptr; });
+    const int64_t block = block_elements<T>(std::max<int64_t>(1, compiled->n_slots - n_direct) + n_prefix);
     const int64_t row_len = std::min<int64_t>(block, std::max<int64_t>(numel, 1));
     const int64_t n_blocks = (numel + block - 1) / block;
+
     // Sums: each block stores the partial sum of every output element it
     // touches (`seg` slots per block); they are added up in block order after.
     const size_t n_sum = sums.size();
@@ -296,14 +322,15 @@ Status k_fused(const KernelArgs& a) {
             bool scalar = t.shape.empty();
             return {t.as<T>() + (scalar ? 0 : start), scalar};
           }
-          return {regs + size_t(slot[size_t(r - n_in)]) * row_len, false};
+          const size_t i = size_t(r - n_in);
+          return {direct[i] ? direct[i] + start : regs + size_t(slot[i]) * row_len, false};
         };
         size_t lit = 0;
         for (size_t i = 0; i < prog.size(); ++i) {
           Src<T> s[3];
           for (int k = 0; k < prog[i].arity; ++k, ++lit)
             s[k] = prog[i].operand[k].is_register ? reg_src(prog[i].operand[k].reg) : Src<T>{lits + lit, true};
-          T* z = regs + size_t(slot[i]) * row_len;
+          T* z = direct[i] ? direct[i] + start : regs + size_t(slot[i]) * row_len;
           if (prog[i].op == FusedOp::kEye) {
             // Zeros, then the diagonal entries that fall in [start, start + n):
             // row r of the matrix starting at `base` has its 1 at base + r (cols + 1).
@@ -327,6 +354,7 @@ Status k_fused(const KernelArgs& a) {
         for (size_t o = 0; o < outputs.size(); ++o) {
           Src<T> s = reg_src(outputs[o]);
           T* dst = a.out[o].as<T>() + start;
+          if (s.p == dst) continue;  // written in place by its instruction
           if (s.scalar)
             std::fill(dst, dst + n, *s.p);
           else
