@@ -40,8 +40,10 @@ Layout layout(const Shape& s) {
   if (g_cps_override > 0) {
     L.cps = g_cps_override;
   } else {
-    // aim at about 1024 CTAs (several per SM on 132 SMs) without over-splitting
-    long nseg = (1024 + BH - 1) / BH;
+    // aim at about 1400 CTAs (several waves of 3..5 CTAs per SM on 132 SMs); measured
+    // at the default shape (notes/gdn-measurements.md, run 9): 13 segments of 5 chunks
+    // beat 10 of 7 by 3% fwd+bwd
+    long nseg = (1400 + BH - 1) / BH;
     if (nseg < 1) nseg = 1;
     L.cps = int((L.NC + nseg - 1) / nseg);
   }

@@ -490,7 +490,10 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
 // MODE_BPREP (backward prologue: o recomputed, epilogue backward, dO, per-chunk
 // states, local segment adjoint).
 template <typename Tin, int S, int D, int C, bool FUSED, int MODE>
-__global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
+__global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32)
+                                                 ? (MODE == MODE_OUT ? 5 : MODE == MODE_BPREP ? 4 : 1)
+                                                 : 1)
+    seg_fwd_kernel(KParams p) {
   using P = Plan<Tin, S, D, C>;
   extern __shared__ __align__(16) char sm[];
   Tin* sc = reinterpret_cast<Tin*>(sm + P::o_c);
@@ -559,16 +562,18 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
     const size_t tok0 = size_t(bb) * p.T + t0;
     // output pass: this lane's z pairs (epilogue layout), loaded now so that their
     // latency hides behind the chunk's products
-    [[maybe_unused]] float2 zq[D / 8][2];
-    if constexpr (MODE == MODE_OUT && FUSED) {
+    // (and the backward prologue's z and dy pairs)
+    [[maybe_unused]] float2 zq[D / 8][2], yq[D / 8][2];
+    if constexpr ((MODE == MODE_OUT || MODE == MODE_BPREP) && FUSED) {
 #pragma unroll
       for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = 16 * w + gq + hr * 8;
-          zq[nt][hr] = t < n ? ld2(reinterpret_cast<const Tin*>(p.z) +
-                                   ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq)
-                             : make_float2(0.f, 0.f);
+          const size_t gi = ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq;
+          zq[nt][hr] = t < n ? ld2(reinterpret_cast<const Tin*>(p.z) + gi) : make_float2(0.f, 0.f);
+          if constexpr (MODE == MODE_BPREP)
+            yq[nt][hr] = t < n ? ld2(reinterpret_cast<const Tin*>(p.dout) + gi) : make_float2(0.f, 0.f);
         }
     }
     __syncthreads();
@@ -703,8 +708,7 @@ __global__ void __launch_bounds__(2 * C) seg_fwd_kernel(KParams p) {
               dn[nt][2 * hr] = dn[nt][2 * hr + 1] = Ac(0);
               if (t < n) {
                 const size_t gi = ((tok0 + t) * p.H + h) * D + d;
-                const float2 z2 = ld2(reinterpret_cast<const Tin*>(p.z) + gi);
-                const float2 y2 = ld2(reinterpret_cast<const Tin*>(p.dout) + gi);
+                const float2 z2 = zq[nt][hr], y2 = yq[nt][hr];
                 float dzv[2];
 #pragma unroll
                 for (int u = 0; u < 2; ++u) {
@@ -870,6 +874,9 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   Tin* sb = reinterpret_cast<Tin*>(sm + P::o_b);
   Tin* sv = reinterpret_cast<Tin*>(sm + P::o_v);
   Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_x);  // P (io dtype); dc aliases it
+  // h0 staged (FP32, S x FD) in the same region at the start of a chunk, where it fits
+  constexpr bool H0S = size_t(S) * P::FD * 4 <= P::o_do - P::o_x;
+  float* sh0 = reinterpret_cast<float*>(sm + P::o_x);
   float* a = reinterpret_cast<float*>(sm + P::o_a);
   float* sdo = reinterpret_cast<float*>(sm + P::o_do);
   float* dP = reinterpret_cast<float*>(sm + P::o_dP);
@@ -912,11 +919,35 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     load_rows<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
     load_rows<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
     load_rows<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * p.H + h) * D, tsD, n);
+    if constexpr (H0S) load_rows<float, D, S, P::NTH>(sh0, P::FD, h0, D, S);
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
     __syncthreads();
     chunk_pre<Tin, S, D, C, false>(sm);
     __syncthreads();
     const int r0 = 16 * w;
+    // the inter-chunk part of dc, exp(G_t A) (h0 dO_t): early, while h0 sits in the P
+    // region (staged with the chunk's loads), kept in registers until dc is assembled
+    auto dc_inter = [&](float (&acc)[S / 8][4]) {
+      zero(acc);
+      warp_mm<Tin, S / 8, 4>(
+          acc, D, [&](int m, int k) { return sdo[(r0 + m) * P::FD + k]; },
+          [&](int k, int nn) {
+            if constexpr (H0S) return sh0[nn * P::FD + k];
+            else return __ldg(h0 + nn * D + k);
+          });
+#pragma unroll
+      for (int nt = 0; nt < S / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
+          acc[nt][e] *= IO<Tin>::ex(G[t] * As[s]);
+        }
+    };
+    [[maybe_unused]] float dci[S / 8][4];
+    if constexpr (H0S) {
+      dc_inter(dci);
+      __syncthreads();  // h0's staging is P's region, written below
+    }
     // Rb[w][s] = <dh(e), h(e)>_s at e = end of block w: the decay sensitivity carried
     // in from everything after the block, so that the per-token suffix sums of
     // q = c dc - b db stay short (a sequence-long suffix loses all precision to
@@ -1034,17 +1065,14 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     // dc rows of block w: exp(G_t A) (h0 dO_t) + sum_{j<w} exp((G_t - Gend_j) A) (dP_wj K_end_j)
     {
       float acc[S / 8][4];
-      zero(acc);
-      warp_mm<Tin, S / 8, 4>(
-          acc, D, [&](int m, int k) { return sdo[(r0 + m) * P::FD + k]; },
-          [&](int k, int nn) { return __ldg(h0 + nn * D + k); });
+      if constexpr (H0S) {
 #pragma unroll
-      for (int nt = 0; nt < S / 8; ++nt)
+        for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-          acc[nt][e] *= IO<Tin>::ex(G[t] * As[s]);
-        }
+          for (int e = 0; e < 4; ++e) acc[nt][e] = dci[nt][e];
+      } else {
+        dc_inter(acc);
+      }
       for (int j = 0; j < w; ++j) {
         float tmp[S / 8][4];
         zero(tmp);
