@@ -159,12 +159,6 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
           if (!inGroup.contains(u) && trailingReductionCount(u) > 0 && !llvm::is_contained(reductions, u))
             reductions.push_back(u);
     llvm::sort(reductions, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-    // Worth a kernel: two computing ops, one that would otherwise read a
-    // materialised broadcast or splat constant, or one with a reduction.
-    int64_t compute = llvm::count_if(group, isCompute);
-    if (compute < 1 ||
-        (compute < 2 && compute == static_cast<int64_t>(group.size()) && reductions.empty()))
-      return;
     // Inputs: values from outside the group (broadcasts contribute their
     // scalar operand; constants become literals).
     llvm::SetVector<Value> inputs;
@@ -175,6 +169,23 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
         if (!v.getDefiningOp() || !inGroup.contains(v.getDefiningOp()))
           inputs.insert(v);
     }
+    // A kernel with only sums takes its domain from a full-shape input; a
+    // group of broadcasts alone has none, so its reductions stay.
+    Type groupTy = group.back()->getResult(0).getType();
+    bool fullInput = llvm::any_of(inputs, [&](Value v) { return v.getType() == groupTy; });
+    bool anyOutput = llvm::any_of(group, [&](Operation *op) {
+      return isCompute(op) && llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) {
+               return !inGroup.contains(u) && !llvm::is_contained(reductions, u);
+             });
+    });
+    if (!fullInput && !anyOutput)
+      reductions.clear();
+    // Worth a kernel: two computing ops, one that would otherwise read a
+    // materialised broadcast or splat constant, or one with a reduction.
+    int64_t compute = llvm::count_if(group, isCompute);
+    if (compute < 1 ||
+        (compute < 2 && compute == static_cast<int64_t>(group.size()) && reductions.empty()))
+      return;
     llvm::DenseMap<Value, std::string> name;
     llvm::DenseMap<Value, int64_t> reg;
     for (auto [i, v] : llvm::enumerate(inputs))

@@ -89,3 +89,18 @@ func.func @interleaved(%x: tensor<4xf32>, %y: tensor<8xf32>, %s: tensor<f32>) ->
   %n = hymo.neg %y : tensor<8xf32>
   return %q, %n, %t : tensor<4xf32>, tensor<8xf32>, tensor<f32>
 }
+
+// -----
+
+// A chain from a broadcast scalar whose only reader is a sum has no
+// full-shape input to iterate over: the chain is fused and the sum stays.
+// CHECK-LABEL: func.func @sum_of_broadcast(
+// CHECK: %[[F:.*]] = hymo.fused_elementwise %{{.*}} {outputs = array<i64: 2>, program = "exp %0; neg %1"} : (tensor<f32>) -> tensor<4x8xf32>
+// CHECK: hymo.reduce_sum %[[F]] {dims = array<i64: 0, 1>}
+func.func @sum_of_broadcast(%s: tensor<f32>) -> tensor<f32> {
+  %b = hymo.broadcast_in_dim %s {dims = array<i64>} : (tensor<f32>) -> tensor<4x8xf32>
+  %e = hymo.exp %b : tensor<4x8xf32>
+  %n = hymo.neg %e : tensor<4x8xf32>
+  %r = hymo.reduce_sum %n {dims = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
