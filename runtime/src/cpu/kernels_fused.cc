@@ -246,9 +246,6 @@ Status k_fused(const KernelArgs& a) {
     }
     // The caller's literals (thread_local: the workers must not name it).
     const T* lits = literals.data();
-    // Register rows as long as a block, or the whole tensor when it is
-    // smaller; the scratch is per thread and reused across calls (a fresh
-    // register file per call cost more than the work on small tensors).
     // An instruction whose register is an output writes straight into that
     // result (no row in the scratch, no copy after) unless the result's
     // memory is an input that this or a later instruction reads (a result
@@ -271,6 +268,9 @@ Status k_fused(const KernelArgs& a) {
         }
       if (!clash) direct[size_t(r - n_in)] = a.out[k].as<T>();
     }
+    // Register rows as long as a block, or the whole tensor when it is
+    // smaller; the scratch is per thread and reused across calls (a fresh
+    // register file per call cost more than the work on small tensors).
     // Direct outputs leave their scratch rows untouched: only the others
     // count towards the block's L1 footprint.
     const int64_t n_direct = std::count_if(direct.begin(), direct.end(), [](T* p) { return p != nullptr; });
