@@ -244,21 +244,9 @@ struct Plan {
   static constexpr size_t bytes_bwd = al(o_db + sizeof(float) * C * FS);
 };
 
-// Copy rows [t0, t0+n) of a [B,T,H,X] tensor (token stride H*X) into smem rows of
-// stride ld elements; rows n..C-1 are zero. 16-byte vectors.
-template <typename T, int X, int C, int NTH>
-__device__ __forceinline__ void load_rows(T* dst, int ld, const T* src, size_t tok_stride, int n) {
-  constexpr int VE = 16 / sizeof(T), VR = X / VE;
-  for (int i = threadIdx.x; i < C * VR; i += NTH) {
-    const int t = i / VR, q = i % VR;
-    int4 val = make_int4(0, 0, 0, 0);
-    if (t < n) val = *reinterpret_cast<const int4*>(src + size_t(t) * tok_stride + q * VE);
-    *reinterpret_cast<int4*>(dst + t * ld + q * VE) = val;
-  }
-}
-
-// The same with cp.async (16 bytes, through L2), zero-filling rows n..C-1; the caller
-// commits and waits (cp_async_wait_all) and syncs before reading.
+// Copy rows [0, n) of a [B,T,H,X] tensor (token stride H*X, in elements) into smem rows
+// of stride ld elements with cp.async (16 bytes, through L2), zero-filling rows n..C-1;
+// the caller commits, waits (cp_async_wait_all) and syncs before reading.
 template <typename T, int X, int C, int NTH>
 __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, size_t tok_stride,
                                                 int n) {
@@ -577,17 +565,16 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
         }
     }
     __syncthreads();
-    if constexpr (MODE == MODE_OUT) {
-      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
-      cp_async_commit();
-    } else {
-      load_rows<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
-      load_rows<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
-      if (MODE != MODE_STATE)
-        load_rows<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
+    // the chunk's tiles in flight together (cp.async), the gate meanwhile
+    load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
+    if constexpr (MODE != MODE_OUT) {
+      load_rows_async<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
+      if constexpr (MODE != MODE_STATE)
+        load_rows_async<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
     }
+    cp_async_commit();
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
-    if constexpr (MODE == MODE_OUT) cp_async_wait_all();
+    cp_async_wait_all();
     if (MODE == MODE_BPREP) {
       float* h0out = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
       for (int i = tid; i < S * D; i += P::NTH) h0out[i] = hs[(i / D) * P::FD + (i % D)];
@@ -915,12 +902,15 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     const size_t tok0 = size_t(bb) * p.T + t0;
     const float* h0 = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
     __syncthreads();
-    load_rows<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
-    load_rows<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
-    load_rows<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
-    load_rows<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * p.H + h) * D, tsD, n);
-    if constexpr (H0S) load_rows<float, D, S, P::NTH>(sh0, P::FD, h0, D, S);
+    // the chunk's tiles in flight together (cp.async), the gate meanwhile
+    load_rows_async<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
+    load_rows_async<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
+    load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
+    load_rows_async<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * p.H + h) * D, tsD, n);
+    if constexpr (H0S) load_rows_async<float, D, S, P::NTH>(sh0, P::FD, h0, D, S);
+    cp_async_commit();
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
+    cp_async_wait_all();
     __syncthreads();
     chunk_pre<Tin, S, D, C, false>(sm);
     __syncthreads();
