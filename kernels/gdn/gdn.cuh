@@ -863,6 +863,8 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_x);  // P (io dtype); dc aliases it
   // h0 staged (FP32, S x FD) in the same region at the start of a chunk, where it fits
   constexpr bool H0S = size_t(S) * P::FD * 4 <= P::o_do - P::o_x;
+  // BF16: the chunk-end <dh, h_next> takes one (s, quarter of D) item a thread
+  constexpr bool HNPF = !RB_PRODUCTS && 4 * S <= P::NTH && D / 4 <= 16;
   float* sh0 = reinterpret_cast<float*>(sm + P::o_x);
   float* a = reinterpret_cast<float*>(sm + P::o_a);
   float* sdo = reinterpret_cast<float*>(sm + P::o_do);
@@ -905,10 +907,21 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     // the chunk's tiles in flight together (cp.async), the gate meanwhile
     load_rows_async<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
     load_rows_async<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
-    load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
+    if (ch == c1 - 1)  // later chunks' v was fetched during the previous chunk
+      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
     load_rows_async<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * p.H + h) * D, tsD, n);
     if constexpr (H0S) load_rows_async<float, D, S, P::NTH>(sh0, P::FD, h0, D, S);
     cp_async_commit();
+    // the next chunk's entering state (for the chunk-end decay sensitivity below), this
+    // thread's share, into registers while the tiles are in flight
+    [[maybe_unused]] float hnr[HNPF ? D / 4 : 1];
+    if constexpr (HNPF) {
+      if (tid < 4 * S && ch + 1 < p.NC) {
+        const float* hn = p.h0buf + (size_t(bh) * p.NC + ch + 1) * S * D + (tid >> 2) * D + (tid & 3) * (D / 4);
+#pragma unroll
+        for (int u = 0; u < D / 4; ++u) hnr[u] = __ldg(hn + u);
+      }
+    }
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
     cp_async_wait_all();
     __syncthreads();
@@ -952,10 +965,16 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       for (int r = tid; r < 4 * S; r += P::NTH) {
         const int s = r >> 2, q = r & 3;
         float x = 0.f;
-        if (!last)
+        if (!last) {
+          if constexpr (HNPF) {
 #pragma unroll
-          for (int d = q * (D / 4); d < (q + 1) * (D / 4); ++d)
-            x = fmaf(dh[s * P::FD + d], __ldg(hn + s * D + d), x);
+            for (int u = 0; u < D / 4; ++u) x = fmaf(dh[s * P::FD + q * (D / 4) + u], hnr[u], x);
+          } else {
+#pragma unroll
+            for (int d = q * (D / 4); d < (q + 1) * (D / 4); ++d)
+              x = fmaf(dh[s * P::FD + d], __ldg(hn + s * D + d), x);
+          }
+        }
         x += __shfl_xor_sync(0xffffffffu, x, 1);
         x += __shfl_xor_sync(0xffffffffu, x, 2);
         if (q == 0) Rb[(P::NW - 1) * S + s] = x;
@@ -1219,6 +1238,11 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       }
     }
     __syncthreads();
+    if (ch > c0) {  // v is dead for this chunk: fetch the next one's (chunks run backwards)
+      const int tp = (ch - 1) * C;
+      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + ((size_t(bb) * p.T + tp) * p.H + h) * D, tsD, min(C, p.T - tp));
+      cp_async_commit();
+    }
     // write dc, db; q = c dc - b db (in place in sdc)
     for (int i = tid; i < C * S; i += P::NTH) {
       const int t = i / S, s = i % S;
