@@ -1,7 +1,7 @@
 // hymo GDN chunked gated recurrence: CUDA kernels (sm_90a). See docs/kernels/gdn.md.
 //
 // One CTA owns one (b, h, segment) where a segment is `cps` consecutive
-// chunks of C tokens (C = 64, or 32 when S or D is 128); NW = C/16 warps, warp i
+// chunks of C tokens (C = 64 when S, D <= 32, else 32); NW = C/16 warps, warp i
 // owns the 16-row block i of a chunk. Forward: (1) local segment states,
 // (2) outputs (each CTA first combines the earlier segments' local states into
 // its entering state). Backward: (1) recompute o, epilogue backward, per-chunk
