@@ -26,6 +26,7 @@ enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
 struct KParams {
   int B, T, H, NC, cps, NSEG;
+  int bh0;  // (b, h) of blockIdx.y = 0: grids over more than 65535 pairs launch in slices
   float eps;
   const void *v, *b, *c, *gate, *z, *dout;
   const float *dt_bias, *A_log, *D_skip, *w_y;
@@ -501,7 +502,7 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   float* sdw = declast + 2 * P::NW * S + S;
 
   __shared__ double dDacc;  // dD_skip partial (FP64)
-  const int seg = blockIdx.x, bh = blockIdx.y, bb = bh / p.H, h = bh % p.H;
+  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
@@ -882,7 +883,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   float* Rb = dAx + S;
   float* misc = Rb + P::NW * S + D;
 
-  const int seg = blockIdx.x, bh = blockIdx.y, bb = bh / p.H, h = bh % p.H;
+  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;

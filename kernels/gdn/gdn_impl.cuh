@@ -1,5 +1,6 @@
 // Launch sequences of the GDN kernels for one (dtype, S, D, fused) variant.
 #pragma once
+#include <algorithm>
 #include "gdn.cuh"
 
 namespace hymo::gdn::dev {
@@ -22,15 +23,27 @@ inline cudaError_t set_smem(K kernel, size_t bytes) {
     if (_e != cudaSuccess) return _e;    \
   } while (0)
 
+// Launches kernel k over a (segment, (b, h)) grid; gridDim.y is at most
+// 65535, so more (b, h) pairs go in slices that start at p.bh0.
+template <typename K>
+cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st) {
+  constexpr int kMaxGridY = 65535;
+  const int BH = p.B * p.H;
+  for (int bh0 = 0; bh0 < BH; bh0 += kMaxGridY) {
+    p.bh0 = bh0;
+    k<<<dim3(p.NSEG, std::min(kMaxGridY, BH - bh0)), threads, smem, st>>>(p);
+    HYMO_GDN_TRY(cudaGetLastError());
+  }
+  return cudaSuccess;
+}
+
 template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_states(const KParams& p, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
   auto k1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_STATE>;
   HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
-  const int BH = p.B * p.H;
-  k1<<<dim3(p.NSEG, BH), P::NTH, P::bytes_state, st>>>(p);
-  return cudaGetLastError();
+  return launch_bh(k1, p, P::NTH, P::bytes_state, st);
 }
 
 template <typename Tin, int S, int D, bool FUSED>
@@ -40,24 +53,20 @@ cudaError_t run_fwd(const KParams& p, cudaStream_t st) {
   HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
   auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
   HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
-  k3<<<dim3(p.NSEG, p.B * p.H), P::NTH, P::bytes_out, st>>>(p);
-  return cudaGetLastError();
+  return launch_bh(k3, p, P::NTH, P::bytes_out, st);
 }
 
 template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
-  const int BH = p.B * p.H;
   if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
   auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
   HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
-  b1<<<dim3(p.NSEG, BH), P::NTH, P::bytes_bprep, st>>>(p);
-  HYMO_GDN_TRY(cudaGetLastError());
+  HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st));
   auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
   HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
-  b3<<<dim3(p.NSEG, BH), P::NTH, P::bytes_bwd, st>>>(p);
-  HYMO_GDN_TRY(cudaGetLastError());
+  HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st));
   const int nout = p.H * S + 2 * p.H + D;
   param_grad_kernel<FUSED><<<nout, 128, 0, st>>>(p, S, D);
   return cudaGetLastError();

@@ -178,6 +178,8 @@ int main(int argc, char** argv) {
       {1, 150, 2, 16, 64, DType::BF16, true, 0, lg, false},
       {1, 150, 2, 128, 32, DType::BF16, true, 0, lg, false},
       {1, 150, 2, 32, 128, DType::BF16, false, 0, lg, false},
+      // More (b, h) pairs than a grid's y dimension holds (65535): sliced launches.
+      {3, 5, 22000, 16, 16, DType::BF16, true, 0, lg, false},
       // FP32 test variant (no TF32)
       {2, 1, 2, 32, 32, DType::F32, true, 0, lg, false},
       {2, 63, 2, 32, 32, DType::F32, true, 0, lg, false},
