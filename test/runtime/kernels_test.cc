@@ -8,10 +8,13 @@
 #include <fstream>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <set>
 #include <sstream>
 
 #include "plan_internal.h"
+#include "thread_pool.h"
+#include "cpu/gemm.h"
 #include "cpu/kernels.h"
 #include "cpu/vmath.h"
 #include "test_util.h"
@@ -654,6 +657,31 @@ TEST(KernelsBf16, LinearRmsNormThroughF32) {
 
 }  // namespace
 }  // namespace hymo_test
+
+// X X^T and X^T X through syrk (upper triangle, then mirrored in tiles) at
+// sizes that cross the 32-wide mirror tiles, against a plain triple loop.
+TEST(Gemm, SyrkBothTriangles) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> nd;
+  hymo::rt::ThreadPool pool(2);
+  for (int64_t n : {1, 31, 70}) {
+    const int64_t k = 37;
+    for (bool trans : {false, true}) {
+      std::vector<double> a(size_t(n * k)), c(size_t(n * n), -1.0);
+      for (double& v : a) v = nd(rng);
+      const int64_t lda = trans ? n : k;  // trans: A stored k x n
+      hymo::rt::syrk<double>(trans, n, k, a.data(), lda, c.data(), n, pool);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (int64_t p = 0; p < k; ++p)
+            want += (trans ? a[size_t(p * n + i)] * a[size_t(p * n + j)] : a[size_t(i * k + p)] * a[size_t(j * k + p)]);
+          ASSERT_NEAR(c[size_t(i * n + j)], want, 1e-12 * (1 + std::fabs(want))) << "n=" << n << " trans=" << trans
+                                                                                 << " at " << i << "," << j;
+        }
+    }
+  }
+}
 
 // The vectorisable f32 exp (cpu/vmath.h) against the f64 libm exp over its
 // whole range, including the subnormal results, overflow, NaN and infinities.

@@ -39,11 +39,15 @@ void loop_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
   });
 }
 
-// Copies the upper triangle onto the lower one.
+// Copies the upper triangle onto the lower one, in 32 x 32 tiles (a
+// transposed copy row by row strides through memory).
 template <class T>
 void mirror_upper(int64_t n, T* c, int64_t ldc) {
-  for (int64_t i = 1; i < n; ++i)
-    for (int64_t j = 0; j < i; ++j) c[i * ldc + j] = c[j * ldc + i];
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < n; i0 += kTile)
+    for (int64_t j0 = 0; j0 <= i0; j0 += kTile)
+      for (int64_t i = i0; i < std::min(n, i0 + kTile); ++i)
+        for (int64_t j = j0; j < std::min(i, j0 + kTile); ++j) c[i * ldc + j] = c[j * ldc + i];
 }
 
 }  // namespace
