@@ -61,8 +61,10 @@ HYMO_ALWAYS_INLINE void loop2(T* __restrict__ z, Src<T> a, Src<T> b, int64_t n, 
   }
 }
 
+// One instruction over a block, compiled for the widest vector unit the CPU
+// has (the runtime ships to machines it was not built on, so no -march).
 template <class T>
-HYMO_ALWAYS_INLINE void run_instruction(const FusedInstruction& in, T* __restrict__ z, const Src<T>* s, int64_t n) {
+HYMO_VECTOR_CLONES void run_instruction(const FusedInstruction& in, T* __restrict__ z, const Src<T>* s, int64_t n) {
   switch (in.op) {
     case FusedOp::kNeg: return loop1(z, s[0], n, [](T x) { return -x; });
     case FusedOp::kExp: return loop1(z, s[0], n, [](T x) { return vexp(x); });
@@ -105,17 +107,6 @@ HYMO_ALWAYS_INLINE void run_instruction(const FusedInstruction& in, T* __restric
     }
   }
 }
-
-// One instruction over a block, compiled for the widest vector unit the CPU
-// has (the runtime ships to machines it was not built on, so no -march).
-HYMO_VECTOR_CLONES void run_f32(const FusedInstruction& in, float* z, const Src<float>* s, int64_t n) {
-  run_instruction<float>(in, z, s, n);
-}
-HYMO_VECTOR_CLONES void run_f64(const FusedInstruction& in, double* z, const Src<double>* s, int64_t n) {
-  run_instruction<double>(in, z, s, n);
-}
-inline void run_any(const FusedInstruction& in, float* z, const Src<float>* s, int64_t n) { run_f32(in, z, s, n); }
-inline void run_any(const FusedInstruction& in, double* z, const Src<double>* s, int64_t n) { run_f64(in, z, s, n); }
 
 // A parsed program with its register rows assigned: instruction i writes row
 // slot[i]; a row is reused once its last reader has run (outputs stay live to
@@ -188,21 +179,11 @@ int64_t block_elements(int64_t rows) {
   return std::clamp<int64_t>(fit / 64 * 64, 64, 1024);
 }
 
-// Sum of x[0..n) in double with eight partial sums in a fixed order (so
-// every vector clone, and every thread count, gives the same bits).
+// Sum of x[0..n) in double, in sum8's fixed order.
 template <class T>
-HYMO_ALWAYS_INLINE double block_sum(const T* __restrict__ x, int64_t n) {
-  double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int q = 0; q < 8; ++q) p[q] += double(x[i + q]);
-  for (int q = 0; i < n; ++i, ++q) p[q] += double(x[i]);
-  return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+HYMO_VECTOR_CLONES double block_sum(const T* __restrict__ x, int64_t n) {
+  return sum8(n, [&](int64_t i) { return double(x[i]); });
 }
-HYMO_VECTOR_CLONES double block_sum_f32(const float* x, int64_t n) { return block_sum(x, n); }
-HYMO_VECTOR_CLONES double block_sum_f64(const double* x, int64_t n) { return block_sum(x, n); }
-inline double block_sum_any(const float* x, int64_t n) { return block_sum_f32(x, n); }
-inline double block_sum_any(const double* x, int64_t n) { return block_sum_f64(x, n); }
 
 Status k_fused(const KernelArgs& a) {
   Status st = ok_status();
@@ -349,7 +330,7 @@ Status k_fused(const KernelArgs& a) {
             }
             continue;
           }
-          run_any(prog[i], z, s, n);
+          run_instruction<T>(prog[i], z, s, n);
         }
         for (size_t o = 0; o < outputs.size(); ++o) {
           Src<T> s = reg_src(outputs[o]);
@@ -366,7 +347,7 @@ Status k_fused(const KernelArgs& a) {
           double* part = partial[k].data() + blk * seg[k];
           for (int64_t pos = start; pos < start + n;) {
             const int64_t o = pos / inner, end = std::min((o + 1) * inner, start + n);
-            part[o - first] = s.scalar ? double(*s.p) * double(end - pos) : block_sum_any(s.p + (pos - start), end - pos);
+            part[o - first] = s.scalar ? double(*s.p) * double(end - pos) : block_sum<T>(s.p + (pos - start), end - pos);
             pos = end;
           }
         }

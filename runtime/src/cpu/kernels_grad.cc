@@ -190,28 +190,11 @@ Status k_causal_attention_grad(const KernelArgs& a) {
   });
 }
 
-// Forward (per (b, h), state h[S][D], h_0 = 0):
-//   h_t = diag(decay_t) h_{t-1} + b_t v_t^T, decay_t[s] = exp(g_t a[s]),
-//   o_t = c_t^T h_t.
-// Backward, t = T..1 with the adjoint state dh (dh = 0 after the last step):
-//   dh += c_t do_t^T;  dc_t = h_t do_t;  dv_t = dh^T b_t;  db_t = dh v_t;
-//   l[s] = decay_t[s] sum_d dh[s,d] h_{t-1}[s,d]  (the adjoint of g_t a[s]);
-//   dg_t = sum_s l[s] a[s];  da[s] += l[s] g_t;  dh = diag(decay_t) dh.
-// States are kept in double. The forward states are checkpointed every
-// chunk_size steps and each chunk's states recomputed (bit-identically) on
-// the way back, so memory is O((T / chunk + chunk) S D) per worker.
-// sum_d x[d] y[d] with eight partial sums (one AVX-512 vector of doubles) in
-// a fixed order, so every vector clone gives the same bits.
+// sum_d x[d] y[d], in sum8's fixed order.
 HYMO_ALWAYS_INLINE Acc dot8(const Acc* __restrict__ x, const Acc* __restrict__ y, int64_t n) {
-  Acc p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t d = 0;
-  for (; d + 8 <= n; d += 8)
-    for (int q = 0; q < 8; ++q) p[q] += x[d + q] * y[d + q];
-  for (int q = 0; d < n; ++d, ++q) p[q] += x[d] * y[d];
-  return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+  return sum8(n, [&](int64_t d) { return x[d] * y[d]; });
 }
 
-// One (b, h) of the backward below; compiled into each vector clone.
 template <class T>
 struct GdnGradIo {
   const T *v, *bb, *cc, *g, *aa, *dout;
@@ -222,8 +205,19 @@ struct GdnGradScratch {
   std::vector<Acc> ckpt, local, dh, dov, vv, xv, decay;
 };
 
+// Forward (per (b, h), state h[S][D], h_0 = 0):
+//   h_t = diag(decay_t) h_{t-1} + b_t v_t^T, decay_t[s] = exp(g_t a[s]),
+//   o_t = c_t^T h_t.
+// Backward, t = T..1 with the adjoint state dh (dh = 0 after the last step):
+//   dh += c_t do_t^T;  dc_t = h_t do_t;  dv_t = dh^T b_t;  db_t = dh v_t;
+//   l[s] = decay_t[s] sum_d dh[s,d] h_{t-1}[s,d]  (the adjoint of g_t a[s]);
+//   dg_t = sum_s l[s] a[s];  da[s] += l[s] g_t;  dh = diag(decay_t) dh.
+// States are kept in double. The forward states are checkpointed every
+// chunk_size steps and each chunk's states recomputed (bit-identically) on
+// the way back, so memory is O((T / chunk + chunk) S D) per worker.
+// One (b, h) of it, per vector ISA (a clone each).
 template <class T>
-HYMO_ALWAYS_INLINE void gdn_grad_one(const GdnGradIo<T>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
+HYMO_VECTOR_CLONES void gdn_grad_one(const GdnGradIo<T>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
   const T *v = io.v, *bb = io.bb, *cc = io.cc, *g = io.g, *aa = io.aa, *dout = io.dout;
   T *dv = io.dv, *db = io.db, *dc = io.dc, *dg = io.dg;
   const int64_t Tn = io.Tn, H = io.H, D = io.D, S = io.S, C = io.C, nch = io.nch, SD = S * D;
@@ -304,19 +298,6 @@ HYMO_ALWAYS_INLINE void gdn_grad_one(const GdnGradIo<T>& io, int64_t w, GdnGradS
     }
   }
 }
-HYMO_VECTOR_CLONES void gdn_grad_one_f32(const GdnGradIo<float>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
-  gdn_grad_one(io, w, sc, da);
-}
-HYMO_VECTOR_CLONES void gdn_grad_one_f64(const GdnGradIo<double>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
-  gdn_grad_one(io, w, sc, da);
-}
-inline void gdn_grad_one_any(const GdnGradIo<float>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
-  gdn_grad_one_f32(io, w, sc, da);
-}
-inline void gdn_grad_one_any(const GdnGradIo<double>& io, int64_t w, GdnGradScratch& sc, Acc* da) {
-  gdn_grad_one_f64(io, w, sc, da);
-}
-
 Status k_gdn_recurrence_grad(const KernelArgs& a) {
   const int64_t chunk = a.attr_int("chunk_size");
   return dispatch_float(a.in[0].dtype, [&](auto tag) {
@@ -334,7 +315,7 @@ Status k_gdn_recurrence_grad(const KernelArgs& a) {
                         std::vector<Acc>(size_t(SD)),       std::vector<Acc>(size_t(D)),
                         std::vector<Acc>(size_t(D)),        std::vector<Acc>(size_t(D)),
                         std::vector<Acc>(size_t(Tn * S))};
-      for (int64_t w = w0; w < w1; ++w) gdn_grad_one_any(io, w, sc, da_part.data() + w * S);
+      for (int64_t w = w0; w < w1; ++w) gdn_grad_one<T>(io, w, sc, da_part.data() + w * S);
     });
     T* da = a.out[4].as<T>();
     for (int64_t h = 0; h < H; ++h)

@@ -134,9 +134,9 @@ struct GdnIo {
   int64_t Tn, H, D, S;
 };
 
-// One (b, h); compiled into each vector clone.
+// One (b, h), per vector ISA (a clone each).
 template <class T>
-HYMO_ALWAYS_INLINE void gdn_forward_one(const GdnIo<T>& io, int64_t w, double* st, double* out, double* vd) {
+HYMO_VECTOR_CLONES void gdn_forward_one(const GdnIo<T>& io, int64_t w, double* st, double* out, double* vd) {
   const int64_t Tn = io.Tn, H = io.H, D = io.D, S = io.S;
   const int64_t b = w / H, h = w % H;
   std::fill(st, st + S * D, 0.0);
@@ -163,18 +163,6 @@ HYMO_ALWAYS_INLINE void gdn_forward_one(const GdnIo<T>& io, int64_t w, double* s
     for (int64_t d = 0; d < D; ++d) ot[d] = T(out[d]);
   }
 }
-HYMO_VECTOR_CLONES void gdn_forward_one_f32(const GdnIo<float>& io, int64_t w, double* st, double* out, double* vd) {
-  gdn_forward_one(io, w, st, out, vd);
-}
-HYMO_VECTOR_CLONES void gdn_forward_one_f64(const GdnIo<double>& io, int64_t w, double* st, double* out, double* vd) {
-  gdn_forward_one(io, w, st, out, vd);
-}
-inline void gdn_forward_one_any(const GdnIo<float>& io, int64_t w, double* st, double* out, double* vd) {
-  gdn_forward_one_f32(io, w, st, out, vd);
-}
-inline void gdn_forward_one_any(const GdnIo<double>& io, int64_t w, double* st, double* out, double* vd) {
-  gdn_forward_one_f64(io, w, st, out, vd);
-}
 
 Status k_gdn_recurrence(const KernelArgs& a) {
   return dispatch_float(a.in[0].dtype, [&](auto tag) {
@@ -185,7 +173,7 @@ Status k_gdn_recurrence(const KernelArgs& a) {
                       a.out[0].as<T>(), Tn, H, D, S};
     a.pool.parallel_for(B * H, 1, [&](int64_t w0, int64_t w1) {
       std::vector<double> st(size_t(S * D)), out(static_cast<size_t>(D)), vd(static_cast<size_t>(D));
-      for (int64_t w = w0; w < w1; ++w) gdn_forward_one_any(io, w, st.data(), out.data(), vd.data());
+      for (int64_t w = w0; w < w1; ++w) gdn_forward_one<T>(io, w, st.data(), out.data(), vd.data());
     });
     return ok_status();
   });

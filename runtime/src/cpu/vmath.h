@@ -17,8 +17,9 @@
 
 // Hot loops are compiled once per vector ISA and picked at load time (the
 // runtime ships to machines it was not built on, so no -march): a function
-// marked HYMO_VECTOR_CLONES gets avx512f, avx2 and baseline clones, and the
-// HYMO_ALWAYS_INLINE helpers it calls are compiled into each clone.
+// (or function template) marked HYMO_VECTOR_CLONES gets avx512f, avx2 and
+// baseline clones, and the HYMO_ALWAYS_INLINE helpers it calls are compiled
+// into each clone.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define HYMO_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -64,6 +65,19 @@ inline float vexp(float x) {
 }
 
 inline double vexp(double x) { return std::exp(x); }
+
+// sum_{i < n} term(i) in double with eight partial sums in a fixed order (one
+// AVX-512 vector of doubles), so every vector clone and every thread count
+// gives the same bits.
+template <class F>
+HYMO_ALWAYS_INLINE double sum8(int64_t n, F term) {
+  double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int q = 0; q < 8; ++q) p[q] += term(i + q);
+  for (int q = 0; i < n; ++i, ++q) p[q] += term(i);
+  return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
 
 // exp(x) at the precision of the tensors' type T (the GDN decays exp(g_t a_s),
 // one per token and state row): the f32 path takes the vector exp, the f64
