@@ -268,10 +268,13 @@ struct CpuExecutor::Impl {
     int64_t calls = 0;
     double seconds = 0;
   };
-  bool profile = [] {
+  int profile_level = [] {
     const char* v = std::getenv("HYMO_PROFILE");
-    return v && *v && std::string(v) != "0";
+    if (!v || !*v || std::string(v) == "0") return 0;
+    return std::string(v) == "2" ? 2 : 1;
   }();
+  bool profile = profile_level >= 1;
+  bool profile_calls = profile_level >= 2;
   // HYMO_PROFILE_CLOCK=cpu: the process's CPU time (all threads) instead of
   // wall time; steadier than wall time on a machine shared with other work.
   bool profile_cpu_clock = [] {
@@ -286,10 +289,6 @@ struct CpuExecutor::Impl {
     }
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   }
-  bool profile_calls = [] {
-    const char* v = std::getenv("HYMO_PROFILE");
-    return v && std::string(v) == "2";
-  }();
   std::map<std::string, ProfileEntry> profile_by_op;
   std::map<std::pair<std::string, int64_t>, ProfileEntry> profile_by_call;
 

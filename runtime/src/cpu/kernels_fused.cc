@@ -112,6 +112,7 @@ HYMO_VECTOR_CLONES void run_instruction(const FusedInstruction& in, T* __restric
 // slot[i]; a row is reused once its last reader has run (outputs stay live to
 // the end of the block), so the rows of a long program fit in the L1 cache.
 struct CompiledProgram {
+  std::vector<int64_t> outputs, sums;  // the call's attributes
   std::vector<FusedInstruction> prog;
   std::vector<int32_t> slot;
   int32_t n_slots = 0;
@@ -152,21 +153,33 @@ void assign_slots(int64_t n_in, const std::vector<int64_t>& outputs, CompiledPro
 
 // Parsed programs by call: a plan's calls live as long as its executor, and
 // the parse costs more than a small kernel. Keyed by the Call's address and
-// checked against the text, so a reused address never returns a stale parse.
-const CompiledProgram* cached_program(const KernelArgs& a, const std::vector<int64_t>& outputs, Status* st) {
+// checked against the attributes the entry was built from (program, outputs,
+// sums), so a reused address never returns a stale parse or slot plan.
+const CompiledProgram* cached_program(const KernelArgs& a, Status* st) {
   struct Entry {
     std::string text;
     CompiledProgram compiled;
   };
   thread_local std::unordered_map<const Call*, Entry> cache;
   const std::string& text = a.call.attrs.at("program").s;
+  const std::vector<int64_t>& outputs = a.call.attrs.at("outputs").ints;
+  auto sums_it = a.call.attrs.find("sums");
+  static const std::vector<int64_t> kNone;
+  const std::vector<int64_t>& sums = sums_it == a.call.attrs.end() ? kNone : sums_it->second.ints;
   auto it = cache.find(&a.call);
-  if (it != cache.end() && it->second.text == text) return &it->second.compiled;
+  if (it != cache.end() && it->second.text == text && it->second.compiled.outputs == outputs &&
+      it->second.compiled.sums == sums)
+    return &it->second.compiled;
   Entry e{text, {}};
   const int64_t n_in = int64_t(a.in.size());
   *st = parse_fused_program(text, n_in, &e.compiled.prog);
   if (!st->ok()) return nullptr;
-  assign_slots(n_in, outputs, &e.compiled);
+  e.compiled.outputs = outputs;
+  e.compiled.sums = sums;
+  // Outputs and sums are read after the last instruction: live to the end.
+  std::vector<int64_t> live_out = e.compiled.outputs;
+  live_out.insert(live_out.end(), e.compiled.sums.begin(), e.compiled.sums.end());
+  assign_slots(n_in, live_out, &e.compiled);
   if (cache.size() > 65536) cache.clear();
   return &(cache[&a.call] = std::move(e)).compiled;
 }
@@ -187,12 +200,10 @@ HYMO_VECTOR_CLONES double block_sum(const T* __restrict__ x, int64_t n) {
 
 Status k_fused(const KernelArgs& a) {
   Status st = ok_status();
-  std::vector<int64_t> outputs = a.attr_ints("outputs");
-  const std::vector<int64_t> sums = a.call.attrs.count("sums") ? a.attr_ints("sums") : std::vector<int64_t>();
-  std::vector<int64_t> live_out = outputs;
-  live_out.insert(live_out.end(), sums.begin(), sums.end());
-  const CompiledProgram* compiled = cached_program(a, live_out, &st);
+  const CompiledProgram* compiled = cached_program(a, &st);
   if (!compiled) return a.error(st.message());
+  const std::vector<int64_t>& outputs = compiled->outputs;
+  const std::vector<int64_t>& sums = compiled->sums;
   const std::vector<FusedInstruction>& prog = compiled->prog;
   const std::vector<int32_t>& slot = compiled->slot;
   // The domain iterated over: the outputs' type, or with none (only sums)
