@@ -169,16 +169,18 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
         if (!v.getDefiningOp() || !inGroup.contains(v.getDefiningOp()))
           inputs.insert(v);
     }
+    // A computing op's value leaves the kernel as an output when something
+    // outside the group other than an absorbed reduction reads it.
+    auto isOutput = [&](Operation *op) {
+      return isCompute(op) && llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) {
+               return !inGroup.contains(u) && !llvm::is_contained(reductions, u);
+             });
+    };
     // A kernel with only sums takes its domain from a full-shape input; a
     // group of broadcasts alone has none, so its reductions stay.
     Type groupTy = group.back()->getResult(0).getType();
     bool fullInput = llvm::any_of(inputs, [&](Value v) { return v.getType() == groupTy; });
-    bool anyOutput = llvm::any_of(group, [&](Operation *op) {
-      return isCompute(op) && llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) {
-               return !inGroup.contains(u) && !llvm::is_contained(reductions, u);
-             });
-    });
-    if (!fullInput && !anyOutput)
+    if (!fullInput && !llvm::any_of(group, isOutput))
       reductions.clear();
     // Worth a kernel: two computing ops, one that would otherwise read a
     // materialised broadcast or splat constant, or one with a reduction.
@@ -194,7 +196,6 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
     std::string program;
     SmallVector<Value> exported;
     SmallVector<int64_t> outputs;
-    auto absorbed = [&](Operation *u) { return llvm::is_contained(reductions, u); };
     for (Operation *op : group) {
       Value r = op->getResult(0);
       if (auto c = dyn_cast<ConstantOp>(op)) {
@@ -213,7 +214,7 @@ struct FuseElementwisePass : impl::HymoFuseElementwiseBase<FuseElementwisePass> 
         program += " " + name[v];
       name[r] = "%" + std::to_string(next);
       reg[r] = next;
-      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !inGroup.contains(u) && !absorbed(u); })) {
+      if (isOutput(op)) {
         exported.push_back(r);
         outputs.push_back(next);
       }
