@@ -331,13 +331,14 @@ struct TrainStepPass : impl::HymoTrainStepBase<TrainStepPass> {
     // With one micro-batch per step the accumulator is just this gradient
     // (or 0 when skipped): no read of the old value, and `update` need not
     // zero it (see accumulatorsPersist).
+    const bool persist = accumulatorsPersist();
     for (const Param &p : params) {
       std::string name = "acc." + p.name;
       Value acc = addArg(func, argAttrs, p.type, name, "state");
       Value g = m.scale(result(p.gradResult), invG);
       Value okb = m.spread(ok, g);
       Value kept = m.select(okb, g, m.splatLike(g, 0.0));
-      results.push_back({accumulatorsPersist() ? m.add(acc, kept) : kept, updates(b, name)});
+      results.push_back({persist ? m.add(acc, kept) : kept, updates(b, name)});
     }
     auto accumulateScalar = [&](StringRef name, Value v) {
       Value acc = addArg(func, argAttrs, m.scalarType(), name, "state");
@@ -556,6 +557,7 @@ LogicalResult TrainStepPass::buildUpdate() {
     }
   }
 
+  const bool persist = accumulatorsPersist();
   for (size_t i = 0; i < params.size(); ++i) {
     const Param &prm = params[i];
     Value W = w[i];
@@ -625,7 +627,7 @@ LogicalResult TrainStepPass::buildUpdate() {
       results.push_back({keep(newV, Vv), updates(b, "adamw.v." + prm.name)});
     }
     results.push_back({keep(newW, W), updates(b, prm.name)});
-    if (accumulatorsPersist())
+    if (persist)
       results.push_back({m.splatLike(acc[i], 0.0), updates(b, "acc." + prm.name)});
   }
 
