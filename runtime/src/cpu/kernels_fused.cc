@@ -118,7 +118,7 @@ struct CompiledProgram {
   int32_t n_slots = 0;
 };
 
-void assign_slots(int64_t n_in, const std::vector<int64_t>& outputs, CompiledProgram* c) {
+void assign_slots(int64_t n_in, CompiledProgram* c) {
   const size_t n = c->prog.size();
   constexpr size_t kNever = ~size_t(0);
   std::vector<size_t> last_use(n, kNever);
@@ -127,8 +127,10 @@ void assign_slots(int64_t n_in, const std::vector<int64_t>& outputs, CompiledPro
       const FusedOperand& o = c->prog[i].operand[k];
       if (o.is_register && o.reg >= n_in) last_use[size_t(o.reg - n_in)] = i;
     }
-  for (int64_t o : outputs)
-    if (o >= n_in && o - n_in < int64_t(n)) last_use[size_t(o - n_in)] = n;
+  // Outputs and sums are read after the last instruction: live to the end.
+  for (const std::vector<int64_t>* live : {&c->outputs, &c->sums})
+    for (int64_t o : *live)
+      if (o >= n_in && o - n_in < int64_t(n)) last_use[size_t(o - n_in)] = n;
   c->slot.assign(n, -1);
   std::vector<int32_t> free_slots;
   auto release = [&](int32_t s) {
@@ -176,10 +178,7 @@ const CompiledProgram* cached_program(const KernelArgs& a, Status* st) {
   if (!st->ok()) return nullptr;
   e.compiled.outputs = outputs;
   e.compiled.sums = sums;
-  // Outputs and sums are read after the last instruction: live to the end.
-  std::vector<int64_t> live_out = e.compiled.outputs;
-  live_out.insert(live_out.end(), e.compiled.sums.begin(), e.compiled.sums.end());
-  assign_slots(n_in, live_out, &e.compiled);
+  assign_slots(n_in, &e.compiled);
   if (cache.size() > 65536) cache.clear();
   return &(cache[&a.call] = std::move(e)).compiled;
 }
