@@ -9,14 +9,8 @@
 namespace hymo::rt {
 namespace {
 
-// The same exp, sigmoid and silu as the fused kernel (cpu/vmath.h), so that
-// fusing a chain does not change its result.
-template <class T>
-T stable_softplus(T x) {
-  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))
-  return std::max(x, T(0)) + std::log1p(vexp(-std::fabs(x)));
-}
-
+// exp, sigmoid, silu and softplus are the fused kernel's (cpu/vmath.h), so
+// that fusing a chain does not change its result.
 enum class Unary { kNeg, kExp, kLog, kSqrt, kRsqrt, kSquare, kAbs, kSigmoid, kSilu, kSoftplus, kSin, kCos, kIsfinite };
 enum class Binary { kAdd, kSub, kMul, kDiv, kMax, kMin, kGreater };
 
@@ -32,7 +26,7 @@ inline T unary_op(T x) {
     case Unary::kAbs: return std::fabs(x);
     case Unary::kSigmoid: return vsigmoid(x);
     case Unary::kSilu: return vsilu(x);
-    case Unary::kSoftplus: return stable_softplus(x);
+    case Unary::kSoftplus: return vsoftplus(x);
     case Unary::kSin: return std::sin(x);
     case Unary::kCos: return std::cos(x);
     case Unary::kIsfinite: return std::isfinite(x) ? T(1) : T(0);

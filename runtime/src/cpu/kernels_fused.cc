@@ -75,8 +75,7 @@ HYMO_VECTOR_CLONES void run_instruction(const FusedInstruction& in, T* __restric
     case FusedOp::kAbs: return loop1(z, s[0], n, [](T x) { return std::fabs(x); });
     case FusedOp::kSigmoid: return loop1(z, s[0], n, [](T x) { return vsigmoid(x); });
     case FusedOp::kSilu: return loop1(z, s[0], n, [](T x) { return vsilu(x); });
-    case FusedOp::kSoftplus:
-      return loop1(z, s[0], n, [](T x) { return std::max(x, T(0)) + std::log1p(vexp(-std::fabs(x))); });
+    case FusedOp::kSoftplus: return loop1(z, s[0], n, [](T x) { return vsoftplus(x); });
     case FusedOp::kSin: return loop1(z, s[0], n, [](T x) { return std::sin(x); });
     case FusedOp::kCos: return loop1(z, s[0], n, [](T x) { return std::cos(x); });
     case FusedOp::kIsfinite: return loop1(z, s[0], n, [](T x) { return std::isfinite(x) ? T(1) : T(0); });

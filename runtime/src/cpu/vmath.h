@@ -10,6 +10,7 @@
 // f64 keeps libm: the f64 path is the reference, not the fast path.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -101,6 +102,12 @@ inline T vsigmoid(T x) {
 template <class T>
 inline T vsilu(T x) {
   return x * vsigmoid(x);
+}
+
+// log(1 + e^x) = max(x, 0) + log1p(e^-|x|), without overflow.
+template <class T>
+inline T vsoftplus(T x) {
+  return std::max(x, T(0)) + std::log1p(vexp(-std::fabs(x)));
 }
 
 }  // namespace hymo::rt
