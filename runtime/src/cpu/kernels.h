@@ -109,4 +109,17 @@ using Acc = double;
 // Elementwise work below this many items runs on one thread.
 inline constexpr int64_t kParallelGrain = 1 << 14;
 
+// Every i32 of `ids` (token ids, targets, expert indices) lies in [lo, hi),
+// else the error names the first that does not:
+// "<what> <value> at <where> <i> out of range [lo, hi)".
+inline Status check_ids_in_range(const KernelArgs& a, const TensorRef& ids, int64_t lo, int64_t hi,
+                                 const char* what, const char* where = "index") {
+  const int32_t* id = ids.as<int32_t>();
+  for (int64_t i = 0; i < ids.numel(); ++i)
+    if (id[i] < lo || id[i] >= hi)
+      return a.error(std::string(what) + " " + std::to_string(id[i]) + " at " + where + " " + std::to_string(i) +
+                     " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  return ok_status();
+}
+
 }  // namespace hymo::rt

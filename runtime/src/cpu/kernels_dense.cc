@@ -10,11 +10,8 @@ Status k_embedding(const KernelArgs& a) {
   const TensorRef& table = a.in[0];
   const TensorRef& ids = a.in[1];
   const int64_t v = table.dim(0), d = table.dim(1), n = ids.numel();
+  HYMO_RETURN_IF_ERROR(check_ids_in_range(a, ids, 0, v, "id"));
   const int32_t* id = ids.as<int32_t>();
-  for (int64_t i = 0; i < n; ++i)
-    if (id[i] < 0 || id[i] >= v)
-      return a.error("id " + std::to_string(id[i]) + " at index " + std::to_string(i) +
-                     " out of range [0, " + std::to_string(v) + ")");
   const int64_t es = dtype_size(table.dtype);
   const char* src = static_cast<const char*>(table.data);
   char* dst = static_cast<char*>(a.out[0].data);

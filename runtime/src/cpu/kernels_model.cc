@@ -181,11 +181,8 @@ Status k_gdn_recurrence(const KernelArgs& a) {
 
 Status k_cross_entropy(const KernelArgs& a) {
   const int64_t n = a.in[0].dim(0), v = a.in[0].dim(1);
+  HYMO_RETURN_IF_ERROR(check_ids_in_range(a, a.in[1], 0, v, "target"));
   const int32_t* tg = a.in[1].as<int32_t>();
-  for (int64_t i = 0; i < n; ++i)
-    if (tg[i] < 0 || tg[i] >= v)
-      return a.error("target " + std::to_string(tg[i]) + " at index " + std::to_string(i) + " out of range [0, " +
-                     std::to_string(v) + ")");
   return dispatch_float(a.in[0].dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = a.in[0].as<T>();

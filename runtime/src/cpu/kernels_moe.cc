@@ -40,20 +40,11 @@ Status k_moe_route(const KernelArgs& a) {
   });
 }
 
-Status check_indices(const KernelArgs& a, const TensorRef& t, int64_t e) {
-  const int32_t* id = t.as<int32_t>();
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (id[i] < 0 || id[i] >= e)
-      return a.error("expert index " + std::to_string(id[i]) + " at flat index " + std::to_string(i) +
-                     " out of range [0, " + std::to_string(e) + ")");
-  return ok_status();
-}
-
 // Assignments in order (token-major, then slot); each expert keeps its first
 // C; slot = e*C + position or -1; unused rows of xe are 0.
 Status k_moe_dispatch(const KernelArgs& a) {
   const int64_t e = a.attr_int("num_experts"), cap = a.attr_int("capacity");
-  HYMO_RETURN_IF_ERROR(check_indices(a, a.in[1], e));
+  HYMO_RETURN_IF_ERROR(check_ids_in_range(a, a.in[1], 0, e, "expert index", "flat index"));
   const int64_t n = a.in[0].dim(0), d = a.in[0].dim(1), k = a.in[1].dim(1);
   const int64_t es = dtype_size(a.in[0].dtype);
   const int32_t* idx = a.in[1].as<int32_t>();
@@ -109,7 +100,7 @@ Status k_moe_combine(const KernelArgs& a) {
 
 Status k_moe_count(const KernelArgs& a) {
   const int64_t e = a.attr_int("num_experts");
-  HYMO_RETURN_IF_ERROR(check_indices(a, a.in[0], e));
+  HYMO_RETURN_IF_ERROR(check_ids_in_range(a, a.in[0], 0, e, "expert index", "flat index"));
   std::vector<int64_t> cnt(size_t(e), 0);
   const int32_t* idx = a.in[0].as<int32_t>();
   for (int64_t i = 0; i < a.in[0].numel(); ++i) ++cnt[size_t(idx[i])];
