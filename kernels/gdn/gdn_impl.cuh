@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include "gdn.cuh"
+#include "gdn_fwd_bf16.cuh"
 
 namespace hymo::gdn::dev {
 
@@ -37,9 +38,20 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st)
   return cudaSuccess;
 }
 
+// The BF16 forward passes with staged operands (gdn_fwd_bf16.cuh) serve S, D <= 64;
+// the FP32 test variant and S or D = 128 use the generic kernels.
+template <typename Tin, int S, int D>
+constexpr bool staged_fwd() { return sizeof(Tin) == 2 && S <= 64 && D <= 64; }
+
 template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_states(const KParams& p, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
+  if constexpr (staged_fwd<Tin, S, D>()) {
+    using PF = PlanF<S, D, C>;
+    auto k = state_bf16_kernel<S, D, C, FUSED>;
+    HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
+    return launch_bh(k, p, PF::NTH, PF::bytes_state, st);
+  }
   using P = Plan<Tin, S, D, C>;
   auto k1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_STATE>;
   HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
@@ -51,6 +63,12 @@ cudaError_t run_fwd(const KParams& p, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
   HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+  if constexpr (staged_fwd<Tin, S, D>()) {
+    using PF = PlanF<S, D, C>;
+    auto k = out_bf16_kernel<S, D, C, FUSED>;
+    HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
+    return launch_bh(k, p, PF::NTH, PF::bytes_out, st);
+  }
   auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
   HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
   return launch_bh(k3, p, P::NTH, P::bytes_out, st);

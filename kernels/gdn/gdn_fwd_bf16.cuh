@@ -1,0 +1,520 @@
+// hymo GDN: the BF16 forward passes with staged operands (S, D <= 64).
+//
+// The generic kernels in gdn.cuh build every mma fragment element by element (a
+// shared load, an exp, a multiply and a pack per element, repeated by every warp
+// that needs it). Here each chunk's decay-scaled operands are computed once, by
+// all threads together, into BF16 tiles in shared memory, and every product reads
+// its fragments with ldmatrix:
+//   Qs[t]      = c_t exp(G_t A)                  (queries against the entering state)
+//   Qi[t]      = c_t exp((G_t - G_{16i-1}) A)    (row block i = t/16: referenced to
+//                                                  the end of the previous block)
+//   Kref_i[tau] = b_tau exp((G_{16i-1} - G_tau) A), tau < 16 i, i = 1..NW
+//                (keys of the blocks before row block i, referenced to that same point;
+//                 Kref_NW are the state update's keys, referenced to the chunk end)
+// so that an off-diagonal block P[i][j] = Qi_i Kref_i[j]^T and the state update
+// h' = exp(G_last A) h + Kref_NW^T V. Every exponent is (G_hi - G_lo) A with
+// G_hi >= G_lo: <= 0. The diagonal blocks keep the generic kernel's split (an 8x8
+// square by mma with both sides referenced to the middle, two 8x8 triangles from
+// products of per-step decays). The state crosses chunks in FP32 and enters the
+// products as a BF16 high part plus a BF16 remainder.
+#pragma once
+#include "gdn.cuh"
+
+namespace hymo::gdn::dev {
+
+using bf16 = __nv_bfloat16;
+
+__device__ __forceinline__ float ex2f(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// acc (16 x 8*NT) += A (16 x K, row-major) * Bt^T, Bt (8*NT x K) row-major: the
+// B operand read from its transpose with ldmatrix (no .trans). NT even.
+template <int NT>
+__device__ __forceinline__ void warp_mm_nt(float (&acc)[NT][4], int K, const bf16* A, int lda,
+                                           const bf16* Bt, int ldb) {
+  const int lane = threadIdx.x & 31;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    uint32_t a[4];
+    ldsm_x4(a, A + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t b[4];
+      ldsm_x4(b, Bt + (np * 16 + (lane & 7) + ((lane >> 4) & 1) * 8) * ldb + k0 + ((lane >> 3) & 1) * 8);
+      mma_bf16(acc[2 * np], a, b[0], b[1]);
+      mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+__device__ __forceinline__ void st16(bf16* dst, const float (&x)[8]) {
+  uint4 o;
+  o.x = pack_bf16(x[0], x[1]);
+  o.y = pack_bf16(x[2], x[3]);
+  o.z = pack_bf16(x[4], x[5]);
+  o.w = pack_bf16(x[6], x[7]);
+  *reinterpret_cast<uint4*>(dst) = o;
+}
+__device__ __forceinline__ void ld8s(const float* p, float (&x)[8]) {
+  const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
+  x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
+}
+
+template <int S, int D, int C>
+struct PlanF {
+  static constexpr int LS = S + 8, LD = D + 8, LP = C + 8;  // BF16 strides (rows 16 B aligned)
+  static constexpr int FS = S + 4, FD = D + 4;              // float strides
+  static constexpr int NW = C / 16, NTH = 32 * NW;
+  static constexpr int NKR = 8 * NW * (NW + 1);  // Kref_i (i = 1..NW) at row 8 i (i - 1)
+  static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
+  // output pass
+  static constexpr size_t o_c = 0;
+  static constexpr size_t o_b = al(o_c + 2 * C * LS);
+  static constexpr size_t o_v0 = al(o_b + 2 * C * LS);
+  static constexpr size_t o_v1 = al(o_v0 + 2 * C * LD);
+  static constexpr size_t o_qs = al(o_v1 + 2 * C * LD);
+  static constexpr size_t o_qi = al(o_qs + 2 * C * LS);
+  static constexpr size_t o_kr = al(o_qi + 2 * C * LS);
+  static constexpr size_t o_a = al(o_kr + 2 * NKR * LS);
+  static constexpr size_t o_p = al(o_a + 4 * C * FS);
+  static constexpr size_t o_h = al(o_p + 2 * C * LP);
+  static constexpr size_t o_hh = al(o_h + 4 * S * FD);
+  static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
+  static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S]
+  static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S));
+  // state pass: double-buffered b and v, the keys' high and low parts, vectors
+  static constexpr size_t s_b0 = 0;
+  static constexpr size_t s_b1 = al(s_b0 + 2 * C * LS);
+  static constexpr size_t s_v0 = al(s_b1 + 2 * C * LS);
+  static constexpr size_t s_v1 = al(s_v0 + 2 * C * LD);
+  static constexpr size_t s_kh = al(s_v1 + 2 * C * LD);
+  static constexpr size_t s_kl = al(s_kh + 2 * C * LS);
+  static constexpr size_t s_vec = al(s_kl + 2 * C * LS);  // g[C], G[C], A2[S]
+  static constexpr size_t bytes_state = al(s_vec + 4 * (2 * C + S));
+};
+
+// The gate of one chunk: warp 0 holds the raw values of C/32 tokens a lane in
+// registers (fetched a chunk ahead), then turns them into g and the inclusive
+// within-chunk cumsum G.
+template <int C, bool FUSED>
+__device__ __forceinline__ void gate_fetch(float (&r)[C / 32], const bf16* gate, size_t tok_stride,
+                                           int n) {
+  constexpr int E = C / 32;
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const int t = lane * E + e;
+    r[e] = t < n ? __bfloat162float(gate[size_t(t) * tok_stride]) : 0.f;
+  }
+}
+template <int C, bool FUSED>
+__device__ __forceinline__ void gate_finish(const float (&r)[C / 32], float* g, float* G, int n,
+                                            float dtb) {
+  constexpr int E = C / 32;
+  const int lane = threadIdx.x & 31;
+  float loc[E], run = 0.f;
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const int t = lane * E + e;
+    const float gv = t < n ? (FUSED ? 1.f / (1.f + __expf(-(r[e] + dtb))) : r[e]) : 0.f;
+    g[t] = gv;
+    run += gv;
+    loc[e] = run;
+  }
+  float incl = run;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const float y = __shfl_up_sync(0xffffffffu, incl, off);
+    if (lane >= off) incl += y;
+  }
+  const float excl = incl - run;
+#pragma unroll
+  for (int e = 0; e < E; ++e) G[lane * E + e] = excl + loc[e];
+}
+
+// ---------------------------------------------------------------------------
+// State pass: the local end state of each segment (from a zero state), and the
+// segment's gate sum. The state lives in the warps' mma accumulators across the
+// chunks; b and v of the next chunk are in flight while the current one computes.
+template <int S, int D, int C, bool FUSED>
+__global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
+  using P = PlanF<S, D, C>;
+  constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
+  constexpr int IPW = (NIT + P::NW - 1) / P::NW;
+  extern __shared__ __align__(16) char sm[];
+  // buffer k of b and v (selects, not arrays: no local memory)
+  auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_b1 : P::s_b0)); };
+  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_v1 : P::s_v0)); };
+  bf16* kh = reinterpret_cast<bf16*>(sm + P::s_kh);
+  bf16* kl = reinterpret_cast<bf16*>(sm + P::s_kl);
+  float* g = reinterpret_cast<float*>(sm + P::s_vec);
+  float* G = g + C;
+  float* A2 = G + C;
+
+  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
+  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
+  const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
+  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+
+  auto fetch = [&](int chn, int buf) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<bf16, S, C, P::NTH>(sbb(buf), P::LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, D, C, P::NTH>(svb(buf), P::LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+    cp_async_commit();
+  };
+  float graw[C / 32];
+  if (c0 < c1) {
+    fetch(c0, 0);
+    if (w == 0) gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+  }
+  float acc[IPW][NTW][4];
+#pragma unroll
+  for (int it = 0; it < IPW; ++it) zero(acc[it]);
+  float gseg = 0.f;
+
+  for (int ch = c0; ch < c1; ++ch) {
+    const int k = ch - c0, n = min(C, p.T - ch * C);
+    const bf16* sb = sbb(k & 1);
+    const bf16* sv = svb(k & 1);
+    if (w == 0) {
+      gate_finish<C, FUSED>(graw, g, G, n, dtb);
+      if (ch + 1 < c1)
+        gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    if (ch + 1 < c1) fetch(ch + 1, (k + 1) & 1);
+    // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
+    const float Gl = G[C - 1];
+    for (int u = tid; u < C * (S / 8); u += P::NTH) {
+      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
+      float x[8], a2[8], lo[8];
+      ld8(sb + t * P::LS + s0, x);
+      ld8s(A2 + s0, a2);
+      const float dg = Gl - G[t];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        x[e] *= ex2f(dg * a2[e]);
+        lo[e] = bf16_rem(x[e]);
+      }
+      st16(kh + t * P::LS + s0, x);
+      st16(kl + t * P::LS + s0, lo);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) {
+      const int item = w + it * P::NW;
+      if (item < NIT) {
+        const int mt = item / NH, nb = (item % NH) * NTW * 8;
+        const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
+#pragma unroll
+        for (int nt = 0; nt < NTW; ++nt) {
+          acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
+          acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
+        }
+        warp_mm_ldsm<NTW, true>(acc[it], C, kh + mt * 16, P::LS, sv + nb, P::LD);
+        warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, P::LS, sv + nb, P::LD);
+      }
+    }
+    gseg += Gl;
+  }
+  const size_t so = size_t(bh) * p.NSEG + seg;
+  float* dst = p.segstate + so * S * D;
+#pragma unroll
+  for (int it = 0; it < IPW; ++it) {
+    const int item = w + it * P::NW;
+    if (item < NIT) {
+      const int mt = item / NH, nb = (item % NH) * NTW * 8;
+#pragma unroll
+      for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
+          *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
+        }
+    }
+  }
+  if (tid == 0) p.seggsum[so] = gseg;
+}
+
+// ---------------------------------------------------------------------------
+// Output pass: each CTA combines the earlier segments' local states into its
+// entering state, then walks its chunks. b, c and the gate of the next chunk are
+// fetched as soon as the current chunk is done with them, v a chunk ahead (double
+// buffer), z into registers at the top of a chunk.
+template <int S, int D, int C, bool FUSED>
+__global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_kernel(KParams p) {
+  using P = PlanF<S, D, C>;
+  constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS, FD = P::FD;
+  extern __shared__ __align__(16) char sm[];
+  bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
+  bf16* sb = reinterpret_cast<bf16*>(sm + P::o_b);
+  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::o_v1 : P::o_v0)); };
+  bf16* qs = reinterpret_cast<bf16*>(sm + P::o_qs);
+  bf16* qi = reinterpret_cast<bf16*>(sm + P::o_qi);
+  bf16* kr = reinterpret_cast<bf16*>(sm + P::o_kr);
+  float* a = reinterpret_cast<float*>(sm + P::o_a);
+  bf16* sp = reinterpret_cast<bf16*>(sm + P::o_p);
+  float* hs = reinterpret_cast<float*>(sm + P::o_h);
+  bf16* hh = reinterpret_cast<bf16*>(sm + P::o_hh);
+  bf16* hl = reinterpret_cast<bf16*>(sm + P::o_hl);
+  float* g = reinterpret_cast<float*>(sm + P::o_vec);
+  float* G = g + C;
+  float* A2 = G + C;
+  float* dl = A2 + S;
+
+  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
+  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
+  const float dsk = FUSED ? p.D_skip[h] : 0.f;
+  const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
+  const int r0 = 16 * w;
+
+  auto fetch_bc = [&](int chn) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<bf16, S, C, P::NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, P::NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    cp_async_commit();
+  };
+  auto fetch_v = [&](int chn, bf16* dst) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<bf16, D, C, P::NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+    cp_async_commit();
+  };
+  float graw[C / 32];
+  if (c0 < c1) {
+    fetch_bc(c0);
+    fetch_v(c0, svb(0));
+    if (w == 0) gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+  }
+  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+  // the state entering this segment, from the local segment states (FP32), and its
+  // BF16 high and low parts
+  seg_combine<false, S, D, P::NTH, FD>(hs, p.segstate + size_t(bh) * p.NSEG * S * D,
+                                       p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);
+  __syncthreads();
+  for (int i = tid; i < S * D; i += P::NTH) {
+    const int s = i / D, d = i % D;
+    const float x = hs[s * FD + d];
+    const bf16 hi = __float2bfloat16_rn(x);
+    hh[s * LD + d] = hi;
+    hl[s * LD + d] = __float2bfloat16_rn(x - __bfloat162float(hi));
+  }
+
+  for (int ch = c0; ch < c1; ++ch) {
+    const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
+    const size_t tok0 = size_t(bb) * p.T + t0;
+    const bf16* sv = svb(k & 1);
+    // this lane's z pairs (epilogue layout): their latency hides behind the products
+    [[maybe_unused]] float2 zq[D / 8][2];
+    if constexpr (FUSED) {
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8;
+          const size_t gi = ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq;
+          zq[nt][hr] = t < n ? ld2(reinterpret_cast<const bf16*>(p.z) + gi) : make_float2(0.f, 0.f);
+        }
+    }
+    if (w == 0) {
+      gate_finish<C, FUSED>(graw, g, G, n, dtb);
+      if (ch + 1 < c1)
+        gate_fetch<C, FUSED>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    if (ch + 1 < c1) fetch_v(ch + 1, svb((k + 1) & 1));
+    // staged operands: Kref_i, Qs, Qi, the per-step decays a = exp(g A), dl = exp(G_last A)
+    for (int s = tid; s < S; s += P::NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
+    for (int u = tid; u < (P::NKR + C) * (S / 8); u += P::NTH) {
+      const int r = u / (S / 8), s0 = (u % (S / 8)) * 8;
+      float x[8], a2[8];
+      ld8s(A2 + s0, a2);
+      if (r < P::NKR) {
+        int i = 1;
+        while (8 * (i + 1) * i <= r) ++i;
+        const int tau = r - 8 * i * (i - 1);
+        ld8(sb + tau * LS + s0, x);
+        const float dg = G[16 * i - 1] - G[tau];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) x[e] *= ex2f(dg * a2[e]);
+        st16(kr + r * LS + s0, x);
+      } else {
+        const int t = r - P::NKR;
+        const float gt = G[t], gs = t >= 16 ? G[(t & ~15) - 1] : 0.f, gg = g[t];
+        ld8(sc + t * LS + s0, x);
+        float y[8], z[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          y[e] = x[e] * ex2f(gt * a2[e]);
+          z[e] = x[e] * ex2f((gt - gs) * a2[e]);
+          x[e] = ex2f(gg * a2[e]);
+        }
+        st16(qs + t * LS + s0, y);
+        st16(qi + t * LS + s0, z);
+        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(x[0], x[1], x[2], x[3]);
+        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(x[4], x[5], x[6], x[7]);
+      }
+    }
+    __syncthreads();
+    // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
+    // round-robin over the warps: Qi rows of block i against Kref_i rows of block j.
+    for (int pr = w; pr < NW * (NW - 1) / 2; pr += NW) {
+      int i = 1;
+      while (pr >= i * (i + 1) / 2) ++i;
+      const int j = pr - i * (i - 1) / 2;
+      float acc[2][4];
+      zero(acc);
+      warp_mm_nt<2>(acc, S, qi + 16 * i * LS, LS, kr + (8 * i * (i - 1) + 16 * j) * LS, LS);
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *reinterpret_cast<uint32_t*>(sp + (16 * i + gq + 8 * hr) * LP + 16 * j + nt * 8 + 2 * tq) =
+              pack_bf16(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
+    }
+    // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
+    // the block), both sides referenced to G_7 of the block (factors <= 1)
+    {
+      float acc[1][4];
+      zero(acc);
+      const float g7 = G[r0 + 7];
+      warp_mm<bf16, 1, 1>(
+          acc, S,
+          [&](int m, int kk) {
+            return m < 8 ? 0.f : __bfloat162float(sc[(r0 + m) * LS + kk]) * ex2f((G[r0 + m] - g7) * A2[kk]);
+          },
+          [&](int kk, int nn) { return __bfloat162float(sb[(r0 + nn) * LS + kk]) * ex2f((g7 - G[r0 + nn]) * A2[kk]); });
+      *reinterpret_cast<uint32_t*>(sp + (r0 + 8 + gq) * LP + r0 + 2 * tq) = pack_bf16(acc[0][2], acc[0][3]);
+      *reinterpret_cast<uint32_t*>(sp + (r0 + gq) * LP + r0 + 8 + 2 * tq) = 0u;  // above the diagonal
+    }
+    // ... and the two 8x8 triangles: lane = (tau, half of S), walking t upward inside
+    // tau's 8-row sub-block multiplying per-step decays
+    {
+      const int tl = lane & 15, half = lane >> 4, tau = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
+      constexpr int SH = S / 2;
+      float part[8];
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk) part[kk] = 0.f;
+      for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
+        float kb[8];
+        ld8(sb + tau * LS + s0, kb);
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk) {
+          const int t = base + kk;
+          if (kk > t7) {
+            float av[8];
+            ld8s(a + t * FS + s0, av);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) kb[e] *= av[e];
+          }
+          float cv[8];
+          ld8(sc + t * LS + s0, cv);
+          float sacc = 0.f;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) sacc = fmaf(cv[e], kb[e], sacc);
+          part[kk] += sacc;
+        }
+      }
+#pragma unroll
+      for (int kk = 0; kk < 8; ++kk) {
+        const float tot = part[kk] + __shfl_xor_sync(0xffffffffu, part[kk], 16);
+        if (half == 0) sp[(base + kk) * LP + tau] = __float2bfloat16_rn(kk >= t7 ? tot : 0.f);
+      }
+    }
+    __syncthreads();
+    if (ch + 1 < c1) fetch_bc(ch + 1);  // b, c are dead for this chunk
+    // o = P V + Qs h (h as BF16 high + low)
+    float acc[D / 8][4];
+    zero(acc);
+    warp_mm_ldsm<D / 8>(acc, r0 + 16, sp + r0 * LP, LP, sv, LD);
+    warp_mm_ldsm<D / 8>(acc, S, qs + r0 * LS, LS, hh, LD);
+    warp_mm_ldsm<D / 8>(acc, S, qs + r0 * LS, LS, hl, LD);
+    if constexpr (!FUSED) {
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          if (t < n) st2(reinterpret_cast<bf16*>(p.out) + ((tok0 + t) * p.H + h) * D + d, acc[nt][2 * hr], acc[nt][2 * hr + 1]);
+        }
+    } else {
+      // epilogue: yp = o + D_skip v; y = yp * rsqrt(mean yp^2 + eps) * w_y * silu(z)
+      float ss[2] = {0.f, 0.f};
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          const float2 v2 = ld2(sv + t * LD + d);
+          acc[nt][2 * hr] += dsk * v2.x;
+          acc[nt][2 * hr + 1] += dsk * v2.y;
+          ss[hr] += acc[nt][2 * hr] * acc[nt][2 * hr] + acc[nt][2 * hr + 1] * acc[nt][2 * hr + 1];
+        }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
+        ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
+        ss[r] = rsqrtf(ss[r] / D + p.eps);
+      }
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt) {
+        const int d = nt * 8 + 2 * tq;
+        const float2 wy = *reinterpret_cast<const float2*>(p.w_y + d);
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8;
+          if (t < n) {
+            const float2 zz = zq[nt][hr];
+            const float s0 = __fdividef(zz.x, 1.f + __expf(-zz.x)), s1 = __fdividef(zz.y, 1.f + __expf(-zz.y));
+            st2(reinterpret_cast<bf16*>(p.out) + ((tok0 + t) * p.H + h) * D + d,
+                acc[nt][2 * hr] * ss[hr] * wy.x * s0, acc[nt][2 * hr + 1] * ss[hr] * wy.y * s1);
+          }
+        }
+      }
+    }
+    __syncthreads();  // the state tiles are read above and rewritten below
+    // state update h = exp(G_last A) h + Kref_NW^T V (FP32 in shared memory, BF16 parts)
+    {
+      constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH;
+      const bf16* kl = kr + 8 * NW * (NW - 1) * LS;
+      for (int item = w; item < NMT * NH; item += NW) {
+        const int mt = item / NH, nb = (item % NH) * NTW * 8;
+        float u[NTW][4];
+#pragma unroll
+        for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
+            const float2 h2 = *reinterpret_cast<const float2*>(hs + s * FD + d);
+            u[nt][2 * hr] = h2.x * dl[s];
+            u[nt][2 * hr + 1] = h2.y * dl[s];
+          }
+        warp_mm_ldsm<NTW, true>(u, C, kl + mt * 16, LS, sv + nb, LD);
+#pragma unroll
+        for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
+            const float x0 = u[nt][2 * hr], x1 = u[nt][2 * hr + 1];
+            *reinterpret_cast<float2*>(hs + s * FD + d) = make_float2(x0, x1);
+            *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
+            *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+          }
+      }
+    }
+  }
+}
+
+}  // namespace hymo::gdn::dev
