@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark kernels/gdn on the GPU machine in one call.
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
-# steps: build test bench py sass ncu ncut ncus (default: build test bench py sass). Logs go under $OUT.
+# steps: build test bench py sass ncu ncut ncus ncuk (default: build test bench py sass). Logs go under $OUT.
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
 mkdir -p "$OUT"
@@ -84,6 +84,17 @@ if has ncus; then
   ncu --clock-control none --metrics "$M" -k regex:'seg_(fwd|bwd)' --launch-skip 9 -c 3 \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncus.txt" 2>&1
   grep -E "seg_|inst_executed|cycles_active|warps_active|stalled" "$OUT/ncus.txt" | tee -a "$OUT/log"
+fi
+if has ncuk; then
+  # one kernel in depth (NCU_KERNEL: a name regex, default the output pass): the full
+  # section set, and per-SASS-instruction stall samples (source page, CSV)
+  K=${NCU_KERNEL:-out_bf16}
+  log "ncu full set + source page ($K, default shape)"
+  ncu --clock-control none --set full --import-source yes -k regex:"$K" -c 1 -o "$OUT/k" -f \
+      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncuk.log" 2>&1
+  ncu --import "$OUT/k.ncu-rep" --page details > "$OUT/ncuk.txt" 2>&1
+  ncu --import "$OUT/k.ncu-rep" --page source --csv --print-source sass > "$OUT/ncuk-sass.csv" 2>&1 || true
+  grep -E "Duration|Registers Per|Achieved Occ|Warp Cycles Per Issued|Issue Slots Busy|Executed Ipc A|Stall|Shared Memory|Bank" "$OUT/ncuk.txt" | head -60 | tee -a "$OUT/log"
 fi
 if has sass; then
   log "sass"

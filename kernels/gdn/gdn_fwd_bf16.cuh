@@ -62,6 +62,33 @@ __device__ __forceinline__ void ld8s(const float* p, float (&x)[8]) {
   x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
 }
 
+// Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16, 16 for floats).
+template <int Q>
+__device__ __forceinline__ void ldq(const bf16* p, float (&x)[Q]) {
+  if constexpr (Q == 4) {
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    const float2 f0 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.x));
+    const float2 f1 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.y));
+    x[0] = f0.x; x[1] = f0.y; x[2] = f1.x; x[3] = f1.y;
+  } else {
+#pragma unroll
+    for (int i = 0; i < Q / 8; ++i) {
+      float y[8];
+      ld8(p + 8 * i, y);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) x[8 * i + e] = y[e];
+    }
+  }
+}
+template <int Q>
+__device__ __forceinline__ void ldqf(const float* p, float (&x)[Q]) {
+#pragma unroll
+  for (int i = 0; i < Q / 4; ++i) {
+    const float4 v = *reinterpret_cast<const float4*>(p + 4 * i);
+    x[4 * i] = v.x; x[4 * i + 1] = v.y; x[4 * i + 2] = v.z; x[4 * i + 3] = v.w;
+  }
+}
+
 template <int S, int D, int C>
 struct PlanF {
   static constexpr int LS = S + 8, LD = D + 8, LP = C + 8;  // BF16 strides (rows 16 B aligned)
@@ -79,8 +106,8 @@ struct PlanF {
   static constexpr size_t o_kr = al(o_qi + 2 * C * LS);
   static constexpr size_t o_a = al(o_kr + 2 * NKR * LS);
   static constexpr size_t o_p = al(o_a + 4 * C * FS);
-  static constexpr size_t o_h = al(o_p + 2 * C * LP);
-  static constexpr size_t o_hh = al(o_h + 4 * S * FD);
+  static constexpr size_t o_mid = al(o_p + 2 * C * LP);  // diagonal square operands
+  static constexpr size_t o_hh = al(o_mid + 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S]
   static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S));
@@ -247,11 +274,15 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 // Output pass: each CTA combines the earlier segments' local states into its
 // entering state, then walks its chunks. b, c and the gate of the next chunk are
 // fetched as soon as the current chunk is done with them, v a chunk ahead (double
-// buffer), z into registers at the top of a chunk.
+// buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
+// lives in the mma accumulators of the warps that update it (item (mt, nb): rows
+// mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_kernel(KParams p) {
   using P = PlanF<S, D, C>;
-  constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS, FD = P::FD;
+  constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
+  constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
+  constexpr int IPW = (NIT + NW - 1) / NW;
   extern __shared__ __align__(16) char sm[];
   bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
   bf16* sb = reinterpret_cast<bf16*>(sm + P::o_b);
@@ -261,7 +292,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
   bf16* kr = reinterpret_cast<bf16*>(sm + P::o_kr);
   float* a = reinterpret_cast<float*>(sm + P::o_a);
   bf16* sp = reinterpret_cast<bf16*>(sm + P::o_p);
-  float* hs = reinterpret_cast<float*>(sm + P::o_h);
+  bf16* mid = reinterpret_cast<bf16*>(sm + P::o_mid);
   bf16* hh = reinterpret_cast<bf16*>(sm + P::o_hh);
   bf16* hl = reinterpret_cast<bf16*>(sm + P::o_hl);
   float* g = reinterpret_cast<float*>(sm + P::o_vec);
@@ -298,25 +329,70 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
     if (w == 0) gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
-  // the state entering this segment, from the local segment states (FP32), and its
-  // BF16 high and low parts
-  seg_combine<false, S, D, P::NTH, FD>(hs, p.segstate + size_t(bh) * p.NSEG * S * D,
-                                       p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);
-  __syncthreads();
-  for (int i = tid; i < S * D; i += P::NTH) {
-    const int s = i / D, d = i % D;
-    const float x = hs[s * FD + d];
-    const bf16 hi = __float2bfloat16_rn(x);
-    hh[s * LD + d] = hi;
-    hl[s * LD + d] = __float2bfloat16_rn(x - __bfloat162float(hi));
+  [[maybe_unused]] float2 wy[D / 8];
+  if constexpr (FUSED) {
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt) wy[nt] = *reinterpret_cast<const float2*>(p.w_y + nt * 8 + 2 * tq);
   }
+
+  // The state entering this segment, in this warp's accumulators: run = exp(gsum_j A) run
+  // + local_j over the earlier segments j (every exponent gsum * A <= 0), then its BF16
+  // high and low parts into the tiles.
+  float hreg[IPW][NTW][4];
+  {
+    const float* loc = p.segstate + size_t(bh) * p.NSEG * S * D;
+    const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) {
+      zero(hreg[it]);
+      const int item = w + it * NW;
+      if (item >= NIT) continue;
+      const int mt = item / NH, nb = (item % NH) * NTW * 8;
+      const float al0 = -expf(p.A_log[h * S + mt * 16 + gq]), al1 = -expf(p.A_log[h * S + mt * 16 + gq + 8]);
+#pragma unroll 4
+      for (int j = 0; j < seg; ++j) {
+        const float gj = __ldg(gsum + j);
+        const float* lj = loc + size_t(j) * S * D;
+        const float e0 = __expf(gj * al0), e1 = __expf(gj * al1);
+#pragma unroll
+        for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
+            const float2 x = __ldg(reinterpret_cast<const float2*>(lj + s * D + d));
+            const float e = hr ? e1 : e0;
+            hreg[it][nt][2 * hr] = fmaf(e, hreg[it][nt][2 * hr], x.x);
+            hreg[it][nt][2 * hr + 1] = fmaf(e, hreg[it][nt][2 * hr + 1], x.y);
+          }
+      }
+    }
+  }
+  auto put_state = [&]() {
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) {
+      const int item = w + it * NW;
+      if (item >= NIT) continue;
+      const int mt = item / NH, nb = (item % NH) * NTW * 8;
+#pragma unroll
+      for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
+          const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
+          *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
+          *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+        }
+    }
+  };
+  put_state();
 
   for (int ch = c0; ch < c1; ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
     const bf16* sv = svb(k & 1);
-    // this lane's z pairs (epilogue layout): their latency hides behind the products
-    [[maybe_unused]] float2 zq[D / 8][2];
+    // this lane's z pairs (epilogue layout), kept as raw BF16 pairs so that nothing
+    // waits for them before the epilogue
+    [[maybe_unused]] uint32_t zq[D / 8][2];
     if constexpr (FUSED) {
 #pragma unroll
       for (int nt = 0; nt < D / 8; ++nt)
@@ -324,7 +400,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
           const size_t gi = ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq;
-          zq[nt][hr] = t < n ? ld2(reinterpret_cast<const bf16*>(p.z) + gi) : make_float2(0.f, 0.f);
+          zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.z) + gi)) : 0u;
         }
     }
     if (w == 0) {
@@ -335,36 +411,39 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
     cp_async_wait_all();
     __syncthreads();
     if (ch + 1 < c1) fetch_v(ch + 1, svb((k + 1) & 1));
-    // staged operands: Kref_i, Qs, Qi, the per-step decays a = exp(g A), dl = exp(G_last A)
+    // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
+    // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
+    // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
+    // in every Kref_i with i > its block.
     for (int s = tid; s < S; s += P::NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
-    for (int u = tid; u < (P::NKR + C) * (S / 8); u += P::NTH) {
-      const int r = u / (S / 8), s0 = (u % (S / 8)) * 8;
-      float x[8], a2[8];
+    for (int u = tid; u < C * (S / 8); u += P::NTH) {
+      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
+      float cx[8], bx[8], a2[8], y[8], z[8];
       ld8s(A2 + s0, a2);
-      if (r < P::NKR) {
-        int i = 1;
-        while (8 * (i + 1) * i <= r) ++i;
-        const int tau = r - 8 * i * (i - 1);
-        ld8(sb + tau * LS + s0, x);
-        const float dg = G[16 * i - 1] - G[tau];
+      ld8(sc + t * LS + s0, cx);
+      ld8(sb + t * LS + s0, bx);
+      const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
+      const bool lower = (t & 15) >= 8;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) x[e] *= ex2f(dg * a2[e]);
-        st16(kr + r * LS + s0, x);
-      } else {
-        const int t = r - P::NKR;
-        const float gt = G[t], gs = t >= 16 ? G[(t & ~15) - 1] : 0.f, gg = g[t];
-        ld8(sc + t * LS + s0, x);
-        float y[8], z[8];
+      for (int e = 0; e < 8; ++e) {
+        y[e] = cx[e] * ex2f(gt * a2[e]);
+        z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
+      }
+      st16(qs + t * LS + s0, y);
+      st16(qi + t * LS + s0, z);
 #pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          y[e] = x[e] * ex2f(gt * a2[e]);
-          z[e] = x[e] * ex2f((gt - gs) * a2[e]);
-          x[e] = ex2f(gg * a2[e]);
-        }
-        st16(qs + t * LS + s0, y);
-        st16(qi + t * LS + s0, z);
-        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(x[0], x[1], x[2], x[3]);
-        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(x[4], x[5], x[6], x[7]);
+      for (int e = 0; e < 8; ++e) {
+        y[e] = ex2f(gg * a2[e]);
+        z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
+      }
+      *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+      *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+      st16(mid + t * LS + s0, z);
+      for (int i = blk + 1; i <= NW; ++i) {
+        const float dg = G[16 * i - 1] - gt;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
+        st16(kr + (8 * i * (i - 1) + t) * LS + s0, y);
       }
     }
     __syncthreads();
@@ -385,52 +464,60 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
               pack_bf16(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
     }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
-    // the block), both sides referenced to G_7 of the block (factors <= 1)
+    // the block) from the mid tile (the product's other quadrants are not used)
     {
-      float acc[1][4];
+      float acc[2][4];
       zero(acc);
-      const float g7 = G[r0 + 7];
-      warp_mm<bf16, 1, 1>(
-          acc, S,
-          [&](int m, int kk) {
-            return m < 8 ? 0.f : __bfloat162float(sc[(r0 + m) * LS + kk]) * ex2f((G[r0 + m] - g7) * A2[kk]);
-          },
-          [&](int kk, int nn) { return __bfloat162float(sb[(r0 + nn) * LS + kk]) * ex2f((g7 - G[r0 + nn]) * A2[kk]); });
+      warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
       *reinterpret_cast<uint32_t*>(sp + (r0 + 8 + gq) * LP + r0 + 2 * tq) = pack_bf16(acc[0][2], acc[0][3]);
       *reinterpret_cast<uint32_t*>(sp + (r0 + gq) * LP + r0 + 8 + 2 * tq) = 0u;  // above the diagonal
     }
-    // ... and the two 8x8 triangles: lane = (tau, half of S), walking t upward inside
-    // tau's 8-row sub-block multiplying per-step decays
+    // ... and the two 8x8 triangles (tau <= t inside each 8-row half of the block),
+    // elementwise from products of per-step decays. A lane walks two key columns of
+    // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
+    // quarter of S; the four quarters are summed by shuffles at the end.
     {
-      const int tl = lane & 15, half = lane >> 4, tau = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
-      constexpr int SH = S / 2;
-      float part[8];
+      constexpr int Q = S / 4;
+      const int qd = lane & 3, pp = (lane >> 2) & 3, base = r0 + 8 * (lane >> 4), s0 = qd * Q;
+      float kb[Q], kb2[Q], part[9];
+      ldq<Q>(sb + (base + pp) * LS + s0, kb);
+      ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb2);
 #pragma unroll
-      for (int kk = 0; kk < 8; ++kk) part[kk] = 0.f;
-      for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
-        float kb[8];
-        ld8(sb + tau * LS + s0, kb);
+      for (int it = 0; it < 9; ++it) {
+        const bool second = it >= 8 - pp;
+        const int kk = second ? it - 1 : pp + it;  // row inside the half
+        const int t = base + kk;
+        if (it > 0) {
+          float av[Q];
+          ldqf<Q>(a + t * FS + s0, av);
+          const bool restart = it == 8 - pp;
 #pragma unroll
-        for (int kk = 0; kk < 8; ++kk) {
-          const int t = base + kk;
-          if (kk > t7) {
-            float av[8];
-            ld8s(a + t * FS + s0, av);
-#pragma unroll
-            for (int e = 0; e < 8; ++e) kb[e] *= av[e];
-          }
-          float cv[8];
-          ld8(sc + t * LS + s0, cv);
-          float sacc = 0.f;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) sacc = fmaf(cv[e], kb[e], sacc);
-          part[kk] += sacc;
+          for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * av[e];
         }
+        float cv[Q];
+        ldq<Q>(sc + t * LS + s0, cv);
+        float sacc = 0.f;
+#pragma unroll
+        for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
+        part[it] = sacc;
       }
 #pragma unroll
-      for (int kk = 0; kk < 8; ++kk) {
-        const float tot = part[kk] + __shfl_xor_sync(0xffffffffu, part[kk], 16);
-        if (half == 0) sp[(base + kk) * LP + tau] = __float2bfloat16_rn(kk >= t7 ? tot : 0.f);
+      for (int it = 0; it < 9; ++it) {
+        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 1);
+        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 2);
+      }
+      if (qd == 0) {
+#pragma unroll
+        for (int it = 0; it < 9; ++it) {
+          const bool second = it >= 8 - pp;
+          const int kk = second ? it - 1 : pp + it, tau = second ? 7 - pp : pp;
+          sp[(base + kk) * LP + base + tau] = __float2bfloat16_rn(part[it]);
+        }
+      }
+      // zeros above the diagonal inside the two halves
+      for (int i = lane; i < 128; i += 32) {
+        const int hb = r0 + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
+        if (t < tau) sp[(hb + t) * LP + hb + tau] = __float2bfloat16_rn(0.f);
       }
     }
     __syncthreads();
@@ -458,61 +545,51 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
           const float2 v2 = ld2(sv + t * LD + d);
-          acc[nt][2 * hr] += dsk * v2.x;
-          acc[nt][2 * hr + 1] += dsk * v2.y;
-          ss[hr] += acc[nt][2 * hr] * acc[nt][2 * hr] + acc[nt][2 * hr + 1] * acc[nt][2 * hr + 1];
+          acc[nt][2 * hr] = fmaf(dsk, v2.x, acc[nt][2 * hr]);
+          acc[nt][2 * hr + 1] = fmaf(dsk, v2.y, acc[nt][2 * hr + 1]);
+          ss[hr] = fmaf(acc[nt][2 * hr], acc[nt][2 * hr], fmaf(acc[nt][2 * hr + 1], acc[nt][2 * hr + 1], ss[hr]));
         }
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
         ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
-        ss[r] = rsqrtf(ss[r] / D + p.eps);
+        ss[r] = rsqrtf(ss[r] * (1.f / D) + p.eps);
       }
 #pragma unroll
       for (int nt = 0; nt < D / 8; ++nt) {
         const int d = nt * 8 + 2 * tq;
-        const float2 wy = *reinterpret_cast<const float2*>(p.w_y + d);
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
           if (t < n) {
-            const float2 zz = zq[nt][hr];
-            const float s0 = __fdividef(zz.x, 1.f + __expf(-zz.x)), s1 = __fdividef(zz.y, 1.f + __expf(-zz.y));
+            const float2 zz = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
+            // silu(z) = z / (1 + 2^(-z log2 e))
+            const float s0 = __fdividef(zz.x, 1.f + ex2f(-1.4426950408889634f * zz.x));
+            const float s1 = __fdividef(zz.y, 1.f + ex2f(-1.4426950408889634f * zz.y));
             st2(reinterpret_cast<bf16*>(p.out) + ((tok0 + t) * p.H + h) * D + d,
-                acc[nt][2 * hr] * ss[hr] * wy.x * s0, acc[nt][2 * hr + 1] * ss[hr] * wy.y * s1);
+                acc[nt][2 * hr] * (ss[hr] * wy[nt].x) * s0, acc[nt][2 * hr + 1] * (ss[hr] * wy[nt].y) * s1);
           }
         }
       }
     }
     __syncthreads();  // the state tiles are read above and rewritten below
-    // state update h = exp(G_last A) h + Kref_NW^T V (FP32 in shared memory, BF16 parts)
+    // state update h = exp(G_last A) h + Kref_NW^T V
     {
-      constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH;
       const bf16* kl = kr + 8 * NW * (NW - 1) * LS;
-      for (int item = w; item < NMT * NH; item += NW) {
+#pragma unroll
+      for (int it = 0; it < IPW; ++it) {
+        const int item = w + it * NW;
+        if (item >= NIT) continue;
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        float u[NTW][4];
+        const float d0 = dl[mt * 16 + gq], d1 = dl[mt * 16 + gq + 8];
 #pragma unroll
-        for (int nt = 0; nt < NTW; ++nt)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-            const float2 h2 = *reinterpret_cast<const float2*>(hs + s * FD + d);
-            u[nt][2 * hr] = h2.x * dl[s];
-            u[nt][2 * hr + 1] = h2.y * dl[s];
-          }
-        warp_mm_ldsm<NTW, true>(u, C, kl + mt * 16, LS, sv + nb, LD);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-            const float x0 = u[nt][2 * hr], x1 = u[nt][2 * hr + 1];
-            *reinterpret_cast<float2*>(hs + s * FD + d) = make_float2(x0, x1);
-            *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
-            *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
-          }
+        for (int nt = 0; nt < NTW; ++nt) {
+          hreg[it][nt][0] *= d0; hreg[it][nt][1] *= d0;
+          hreg[it][nt][2] *= d1; hreg[it][nt][3] *= d1;
+        }
+        warp_mm_ldsm<NTW, true>(hreg[it], C, kl + mt * 16, LS, sv + nb, LD);
       }
+      put_state();
     }
   }
 }
