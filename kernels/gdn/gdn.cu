@@ -152,11 +152,15 @@ size_t gdn_workspace_bytes(const Shape& s) {
 }
 
 int gdn_forward_launches(const Shape&) { return 2; }
-int gdn_backward_launches(const Shape&, bool states_from_forward) {
-  return states_from_forward ? 3 : 4;
+int gdn_backward_launches(const Shape& s, bool states_from_forward) {
+  // the staged BF16 variants recompute with the training forward (2 launches), the
+  // generic ones with the state pass (1)
+  const bool staged = s.dtype == DType::BF16 && s.S <= 64 && s.D <= 64;
+  return states_from_forward ? 3 : staged ? 5 : 4;
 }
 
-cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream) {
+cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,
+                        bool save_for_backward) {
   g_err.clear();
   if (const char* m = gdn_check_shape(s); *m) return fail(m);
   if (!a.v || !a.b || !a.c || !a.gate || !a.A_log || !a.out || !workspace ||
@@ -166,7 +170,7 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
     return fail("gdn_forward: expected 16-byte aligned v, b, c, z, out and workspace");
   const Layout L = layout(s);
   const dev::KParams p = make_params(s, L, a, workspace);
-  return dispatch(s, 0, true, p, stream);
+  return dispatch(s, save_for_backward ? 2 : 0, true, p, stream);
 }
 
 cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,

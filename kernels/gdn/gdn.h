@@ -65,13 +65,16 @@ const char* gdn_check_shape(const Shape& s);
 const char* gdn_last_error();
 
 // Device workspace (bytes) the forward and backward need; one workspace
-// serves both. The forward leaves the per-segment states in it; the backward
-// reuses them when states_from_forward is true (same inputs, untouched
-// workspace), else recomputes them.
+// serves both. A forward with save_for_backward leaves what the backward needs in
+// it (the per-segment states and, in the BF16 variants with S, D <= 64, o in FP32
+// and the per-chunk states, computed FP32-accurately: a slower forward that spares
+// the backward recomputing o); the backward reuses it when states_from_forward is
+// true (same inputs, untouched workspace, a forward with save_for_backward just
+// before), else recomputes it.
 size_t gdn_workspace_bytes(const Shape& s);
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace,
-                        cudaStream_t stream);
+                        cudaStream_t stream, bool save_for_backward = false);
 cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
                          bool states_from_forward, cudaStream_t stream);
 

@@ -23,7 +23,7 @@ struct Set {
 };
 
 struct Res {
-  double fwd_ms, fwd_bwd_ms;
+  double fwd_ms, fwd_bwd_ms, fwd_train_ms;  // fwd_train: the forward with save_for_backward
 };
 
 double median(std::vector<float> x) {
@@ -91,7 +91,7 @@ Res bench(const Shape& s, int iters) {
   cudaEvent_t e0, e1;
   GDN_CUDA(cudaEventCreate(&e0));
   GDN_CUDA(cudaEventCreate(&e1));
-  std::vector<float> tf, tfb;
+  std::vector<float> tf, tft, tfb;
   for (int it = -3; it < iters; ++it) {
     Set& st = sets[(it + 3) % R];
     GDN_CUDA(cudaEventRecord(e0));
@@ -105,7 +105,17 @@ Res bench(const Shape& s, int iters) {
   for (int it = -3; it < iters; ++it) {
     Set& st = sets[(it + 3) % R];
     GDN_CUDA(cudaEventRecord(e0));
-    GDN_CUDA(gdn_forward(s, fargs(st), ws, 0));
+    GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true));
+    GDN_CUDA(cudaEventRecord(e1));
+    GDN_CUDA(cudaEventSynchronize(e1));
+    float ms;
+    GDN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    if (it >= 0) tft.push_back(ms);
+  }
+  for (int it = -3; it < iters; ++it) {
+    Set& st = sets[(it + 3) % R];
+    GDN_CUDA(cudaEventRecord(e0));
+    GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true));
     GDN_CUDA(gdn_backward(s, bargs(st), ws, true, 0));
     GDN_CUDA(cudaEventRecord(e1));
     GDN_CUDA(cudaEventSynchronize(e1));
@@ -116,7 +126,7 @@ Res bench(const Shape& s, int iters) {
   GDN_CUDA(cudaFree(ws));
   GDN_CUDA(cudaEventDestroy(e0));
   GDN_CUDA(cudaEventDestroy(e1));
-  return {median(tf), median(tfb)};
+  return {median(tf), median(tfb), median(tft)};
 }
 
 }  // namespace
@@ -178,15 +188,15 @@ int main(int argc, char** argv) {
             "{\"B\": %d, \"T\": %d, \"H\": %d, \"D\": %d, \"S\": %d, \"fwd_ms\": %.4f, "
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"fwd_x_floor\": %.2f, "
-            "\"fwd_bwd_x_floor\": %.2f}\n",
+            "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, r.fwd_ms / floor_f,
-            r.fwd_bwd_ms / floor_fb);
+            r.fwd_bwd_ms / floor_fb, r.fwd_train_ms);
       else
         std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d  fwd %.4f ms (floor %.4f, %.2fx)  "
-                    "fwd+bwd %.4f ms (floor %.4f, %.2fx)\n",
+                    "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms\n",
                     s.B, s.T, s.H, s.D, s.S, cps, r.fwd_ms, floor_f, r.fwd_ms / floor_f,
-                    r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb);
+                    r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb, r.fwd_train_ms);
       std::fflush(stdout);
     }
   }

@@ -89,12 +89,15 @@ __device__ __forceinline__ void ldqf(const float* p, float (&x)[Q]) {
   }
 }
 
-template <int S, int D, int C>
+// TR (the training forward): every staged operand and P also get a BF16 low-part
+// tile, right after the high part, so that o comes out FP32-accurate.
+template <int S, int D, int C, bool TR = false>
 struct PlanF {
   static constexpr int LS = S + 8, LD = D + 8, LP = C + 8;  // BF16 strides (rows 16 B aligned)
   static constexpr int FS = S + 4, FD = D + 4;              // float strides
   static constexpr int NW = C / 16, NTH = 32 * NW;
   static constexpr int NKR = 8 * NW * (NW + 1);  // Kref_i (i = 1..NW) at row 8 i (i - 1)
+  static constexpr int M = TR ? 2 : 1;           // tiles per staged operand (high, low)
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
@@ -102,12 +105,12 @@ struct PlanF {
   static constexpr size_t o_v0 = al(o_b + 2 * C * LS);
   static constexpr size_t o_v1 = al(o_v0 + 2 * C * LD);
   static constexpr size_t o_qs = al(o_v1 + 2 * C * LD);
-  static constexpr size_t o_qi = al(o_qs + 2 * C * LS);
-  static constexpr size_t o_kr = al(o_qi + 2 * C * LS);
-  static constexpr size_t o_a = al(o_kr + 2 * NKR * LS);
+  static constexpr size_t o_qi = al(o_qs + M * 2 * C * LS);
+  static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
+  static constexpr size_t o_a = al(o_kr + M * 2 * NKR * LS);
   static constexpr size_t o_p = al(o_a + 4 * C * FS);
-  static constexpr size_t o_mid = al(o_p + 2 * C * LP);  // diagonal square operands
-  static constexpr size_t o_hh = al(o_mid + 2 * C * LS);
+  static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
+  static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S]
   static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S));
@@ -277,9 +280,10 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
-template <int S, int D, int C, bool FUSED>
-__global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_kernel(KParams p) {
-  using P = PlanF<S, D, C>;
+template <int S, int D, int C, bool FUSED, bool TRAIN>
+__global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) : 1)
+    out_bf16_kernel(KParams p) {
+  using P = PlanF<S, D, C, TRAIN>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
   constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
   constexpr int IPW = (NIT + NW - 1) / NW;
@@ -299,6 +303,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
   float* G = g + C;
   float* A2 = G + C;
   float* dl = A2 + S;
+  // low parts (TRAIN): at a fixed distance after each high tile
+  constexpr int LQ = C * LS, LK = P::NKR * LS, LPP = C * LP;
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -308,6 +314,25 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   const int r0 = 16 * w;
+  // store 8 staged values: the high part, and in TRAIN the low part LO elements later
+  auto stage = [&](bf16* dst, int LO, const float (&x)[8]) {
+    st16(dst, x);
+    if constexpr (TRAIN) {
+      float r[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) r[e] = bf16_rem(x[e]);
+      st16(dst + LO, r);
+    }
+  };
+  auto put_p = [&](int t, int tau, float x0, float x1) {  // a pair of P entries
+    *reinterpret_cast<uint32_t*>(sp + t * LP + tau) = pack_bf16(x0, x1);
+    if constexpr (TRAIN)
+      *reinterpret_cast<uint32_t*>(sp + LPP + t * LP + tau) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+  };
+  auto put_p1 = [&](int t, int tau, float x) {
+    sp[t * LP + tau] = __float2bfloat16_rn(x);
+    if constexpr (TRAIN) sp[LPP + t * LP + tau] = __float2bfloat16_rn(bf16_rem(x));
+  };
 
   auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
@@ -429,8 +454,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
         y[e] = cx[e] * ex2f(gt * a2[e]);
         z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
       }
-      st16(qs + t * LS + s0, y);
-      st16(qi + t * LS + s0, z);
+      stage(qs + t * LS + s0, LQ, y);
+      stage(qi + t * LS + s0, LQ, z);
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         y[e] = ex2f(gg * a2[e]);
@@ -438,12 +463,12 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
       }
       *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
       *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
-      st16(mid + t * LS + s0, z);
+      stage(mid + t * LS + s0, LQ, z);
       for (int i = blk + 1; i <= NW; ++i) {
         const float dg = G[16 * i - 1] - gt;
 #pragma unroll
         for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
-        st16(kr + (8 * i * (i - 1) + t) * LS + s0, y);
+        stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
       }
     }
     __syncthreads();
@@ -455,13 +480,18 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
       const int j = pr - i * (i - 1) / 2;
       float acc[2][4];
       zero(acc);
-      warp_mm_nt<2>(acc, S, qi + 16 * i * LS, LS, kr + (8 * i * (i - 1) + 16 * j) * LS, LS);
+      const bf16* qa = qi + 16 * i * LS;
+      const bf16* kb = kr + (8 * i * (i - 1) + 16 * j) * LS;
+      warp_mm_nt<2>(acc, S, qa, LS, kb, LS);
+      if constexpr (TRAIN) {  // FP32-accurate: + lo * hi + hi * lo
+        warp_mm_nt<2>(acc, S, qa + LQ, LS, kb, LS);
+        warp_mm_nt<2>(acc, S, qa, LS, kb + LK, LS);
+      }
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr)
-          *reinterpret_cast<uint32_t*>(sp + (16 * i + gq + 8 * hr) * LP + 16 * j + nt * 8 + 2 * tq) =
-              pack_bf16(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
+          put_p(16 * i + gq + 8 * hr, 16 * j + nt * 8 + 2 * tq, acc[nt][2 * hr], acc[nt][2 * hr + 1]);
     }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used)
@@ -469,8 +499,12 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
-      *reinterpret_cast<uint32_t*>(sp + (r0 + 8 + gq) * LP + r0 + 2 * tq) = pack_bf16(acc[0][2], acc[0][3]);
-      *reinterpret_cast<uint32_t*>(sp + (r0 + gq) * LP + r0 + 8 + 2 * tq) = 0u;  // above the diagonal
+      if constexpr (TRAIN) {
+        warp_mm_nt<2>(acc, S, mid + LQ + r0 * LS, LS, mid + r0 * LS, LS);
+        warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + LQ + r0 * LS, LS);
+      }
+      put_p(r0 + 8 + gq, r0 + 2 * tq, acc[0][2], acc[0][3]);
+      put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
     }
     // ... and the two 8x8 triangles (tau <= t inside each 8-row half of the block),
     // elementwise from products of per-step decays. A lane walks two key columns of
@@ -511,13 +545,13 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
         for (int it = 0; it < 9; ++it) {
           const bool second = it >= 8 - pp;
           const int kk = second ? it - 1 : pp + it, tau = second ? 7 - pp : pp;
-          sp[(base + kk) * LP + base + tau] = __float2bfloat16_rn(part[it]);
+          put_p1(base + kk, base + tau, part[it]);
         }
       }
       // zeros above the diagonal inside the two halves
       for (int i = lane; i < 128; i += 32) {
         const int hb = r0 + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
-        if (t < tau) sp[(hb + t) * LP + hb + tau] = __float2bfloat16_rn(0.f);
+        if (t < tau) put_p1(hb + t, hb + tau, 0.f);
       }
     }
     __syncthreads();
@@ -528,7 +562,23 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
     warp_mm_ldsm<D / 8>(acc, r0 + 16, sp + r0 * LP, LP, sv, LD);
     warp_mm_ldsm<D / 8>(acc, S, qs + r0 * LS, LS, hh, LD);
     warp_mm_ldsm<D / 8>(acc, S, qs + r0 * LS, LS, hl, LD);
-    if constexpr (!FUSED) {
+    if constexpr (TRAIN) {
+      warp_mm_ldsm<D / 8>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv, LD);
+      warp_mm_ldsm<D / 8>(acc, S, qs + LQ + r0 * LS, LS, hh, LD);
+      // o (FP32-accurate) for the backward's adjoint pass, which turns it into dO in place
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          if (t < n)
+            *reinterpret_cast<float2*>(p.dObuf + ((tok0 + t) * p.H + h) * D + d) =
+                make_float2(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
+        }
+    }
+    if (TRAIN && !p.out) {
+      // the backward's recomputation: o and the states only
+    } else if constexpr (!FUSED) {
 #pragma unroll
       for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
@@ -581,6 +631,16 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
         const int item = w + it * NW;
         if (item >= NIT) continue;
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
+        if constexpr (TRAIN) {  // the state entering this chunk, for the backward
+          float* h0 = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
+#pragma unroll
+          for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr) {
+              const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
+              *reinterpret_cast<float2*>(h0 + s * D + d) = make_float2(hreg[it][nt][2 * hr], hreg[it][nt][2 * hr + 1]);
+            }
+        }
         const float d0 = dl[mt * 16 + gq], d1 = dl[mt * 16 + gq + 8];
 #pragma unroll
         for (int nt = 0; nt < NTW; ++nt) {
@@ -588,9 +648,269 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? 3 : 1) out_bf16_
           hreg[it][nt][2] *= d1; hreg[it][nt][3] *= d1;
         }
         warp_mm_ldsm<NTW, true>(hreg[it], C, kl + mt * 16, LS, sv + nb, LD);
+        if constexpr (TRAIN) warp_mm_ldsm<NTW, true>(hreg[it], C, kl + LK + mt * 16, LS, sv + nb, LD);
       }
       put_state();
     }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Backward, first pass (after a training forward, which left o in FP32 in dObuf and
+// the per-chunk entering states in h0buf): per segment, the epilogue backward
+// (dz, the dw_y and D_skip partials, dO = d(o + D_skip v)), dO written over o, and
+// the segment's local adjoint  sum_t (c_t exp((gseg + G_t) A)) dO_t^T, accumulated
+// per chunk as exp(gseg A) (Qs^T dO) with Qs and dO split into BF16 high and low
+// tiles (FP32-accurate products: the adjoints feed the decay gradient).
+template <int S, int D, int C>
+struct PlanA {
+  static constexpr int LS = S + 8, LD = D + 8, FD = D + 4;
+  static constexpr int NW = C / 16, NTH = 32 * NW;
+  static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
+  static constexpr size_t o_o = 0;                           // o, FP32 [C][FD]
+  static constexpr size_t o_v = al(o_o + 4 * C * FD);        // v [C][LD]
+  static constexpr size_t o_c = al(o_v + 2 * C * LD);        // c [C][LS]
+  static constexpr size_t o_qs = al(o_c + 2 * C * LS);       // Qs high, low
+  static constexpr size_t o_do = al(o_qs + 2 * 2 * C * LS);  // dO high, low [C][LD]
+  static constexpr size_t o_vec = al(o_do + 2 * 2 * C * LD); // g[C], G[C], A2[S], dw[D]
+  static constexpr size_t bytes = al(o_vec + 4 * (2 * C + S + D));
+};
+
+template <int S, int D, int C, bool FUSED>
+__global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
+  using P = PlanA<S, D, C>;
+  constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
+  constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
+  constexpr int IPW = (NIT + NW - 1) / NW;
+  extern __shared__ __align__(16) char sm[];
+  float* so = reinterpret_cast<float*>(sm + P::o_o);
+  bf16* sv = reinterpret_cast<bf16*>(sm + P::o_v);
+  bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
+  bf16* qs = reinterpret_cast<bf16*>(sm + P::o_qs);
+  bf16* dO = reinterpret_cast<bf16*>(sm + P::o_do);
+  float* g = reinterpret_cast<float*>(sm + P::o_vec);
+  float* G = g + C;
+  float* A2 = G + C;
+  float* sdw = A2 + S;
+  __shared__ double dDacc;  // dD_skip partial (FP64: the sum over tokens of dyp.v cancels)
+
+  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
+  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
+  const float dsk = FUSED ? p.D_skip[h] : 0.f;
+  const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
+  const int r0 = 16 * w;
+  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+  for (int d = tid; d < D; d += P::NTH) sdw[d] = 0.f;
+  if (tid == 0) dDacc = 0.0;
+
+  auto fetch = [&](int chn) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    if constexpr (FUSED) {
+      load_rows_async<float, D, C, P::NTH>(so, FD, p.dObuf + (tk * p.H + h) * D, tsD, nn);
+      load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+    }
+    load_rows_async<bf16, S, C, P::NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    cp_async_commit();
+  };
+  float graw[C / 32];
+  if (c0 < c1) {
+    fetch(c0);
+    if (w == 0) gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+  }
+  [[maybe_unused]] float2 wy[D / 8];
+  if constexpr (FUSED) {
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt) wy[nt] = *reinterpret_cast<const float2*>(p.w_y + nt * 8 + 2 * tq);
+  }
+  float dH[IPW][NTW][4];
+#pragma unroll
+  for (int it = 0; it < IPW; ++it) zero(dH[it]);
+  float gseg = 0.f, dwl[D / 8][2];
+  double dsum = 0.0;  // sum of dyp . v: per chunk in FP32, across chunks in FP64
+#pragma unroll
+  for (int nt = 0; nt < D / 8; ++nt) dwl[nt][0] = dwl[nt][1] = 0.f;
+
+  for (int ch = c0; ch < c1; ++ch) {
+    const int t0 = ch * C, n = min(C, p.T - t0);
+    const size_t tok0 = size_t(bb) * p.T + t0;
+    // this lane's z and dy pairs (epilogue layout), raw
+    uint32_t zq[D / 8][2], yq[D / 8][2];
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int t = r0 + gq + hr * 8;
+        const size_t gi = ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq;
+        yq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.dout) + gi)) : 0u;
+        zq[nt][hr] = (FUSED && t < n) ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.z) + gi)) : 0u;
+      }
+    if (w == 0) {
+      gate_finish<C, FUSED>(graw, g, G, n, dtb);
+      if (ch + 1 < c1)
+        gate_fetch<C, FUSED>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    // Qs = c exp(G A), high and low parts
+    for (int u = tid; u < C * (S / 8); u += P::NTH) {
+      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
+      float x[8], a2[8], r[8];
+      ld8s(A2 + s0, a2);
+      ld8(sc + t * LS + s0, x);
+      const float gt = G[t];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        x[e] *= ex2f(gt * a2[e]);
+        r[e] = bf16_rem(x[e]);
+      }
+      st16(qs + t * LS + s0, x);
+      st16(qs + C * LS + t * LS + s0, r);
+    }
+    // dO for this warp's rows
+    {
+      float dyp[D / 8][4];
+      if constexpr (FUSED) {
+        // dn = dy w_y silu(z); dyp = r (dn - n mean(dn n)), n = yp r, yp = o + D_skip v
+        float yp[D / 8][4], ss[2] = {0.f, 0.f}, m[2] = {0.f, 0.f}, dn[D / 8][4];
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+            const float2 o2 = *reinterpret_cast<const float2*>(so + t * FD + d), v2 = ld2(sv + t * LD + d);
+            yp[nt][2 * hr] = fmaf(dsk, v2.x, o2.x);
+            yp[nt][2 * hr + 1] = fmaf(dsk, v2.y, o2.y);
+            ss[hr] = fmaf(yp[nt][2 * hr], yp[nt][2 * hr], fmaf(yp[nt][2 * hr + 1], yp[nt][2 * hr + 1], ss[hr]));
+          }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
+          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
+          ss[r] = rsqrtf(ss[r] / D + p.eps);
+        }
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+            const float2 z2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
+            const float2 y2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&yq[nt][hr]));
+            float dzv[2];
+#pragma unroll
+            for (int u = 0; u < 2; ++u) {
+              const int e = 2 * hr + u;
+              const float zz = u ? z2.y : z2.x, dy = u ? y2.y : y2.x, wv = u ? wy[nt].y : wy[nt].x;
+              const float sg = 1.f / (1.f + __expf(-zz)), sz = zz * sg;
+              const float nn = yp[nt][e] * ss[hr];
+              dn[nt][e] = dy * wv * sz;
+              dwl[nt][u] += dy * nn * sz;
+              dzv[u] = dy * nn * wv * (sg + zz * sg * (1.f - sg));
+              m[hr] += dn[nt][e] * nn;
+            }
+            if (t < n) st2(reinterpret_cast<bf16*>(p.dz) + ((tok0 + t) * p.H + h) * D + d, dzv[0], dzv[1]);
+          }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          m[r] += __shfl_xor_sync(0xffffffffu, m[r], 1);
+          m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
+          m[r] /= D;
+        }
+#pragma unroll
+        float dsc = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+#pragma unroll
+            for (int u = 0; u < 2; ++u) {
+              const int e = 2 * hr + u;
+              dyp[nt][e] = t < n ? ss[hr] * (dn[nt][e] - yp[nt][e] * ss[hr] * m[hr]) : 0.f;
+              dsc = fmaf(dyp[nt][e], __bfloat162float(sv[t * LD + d + u]), dsc);
+            }
+          }
+        dsum += double(dsc);
+      } else {
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const float2 y2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&yq[nt][hr]));
+            dyp[nt][2 * hr] = y2.x;
+            dyp[nt][2 * hr + 1] = y2.y;
+          }
+      }
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          const float x0 = dyp[nt][2 * hr], x1 = dyp[nt][2 * hr + 1];
+          *reinterpret_cast<uint32_t*>(dO + t * LD + d) = pack_bf16(x0, x1);
+          *reinterpret_cast<uint32_t*>(dO + C * LD + t * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+          if (t < n) *reinterpret_cast<float2*>(p.dObuf + ((tok0 + t) * p.H + h) * D + d) = make_float2(x0, x1);
+        }
+    }
+    __syncthreads();
+    if (ch + 1 < c1) fetch(ch + 1);  // o, v and c are dead for this chunk
+    // dH += exp(gseg A) (Qs^T dO), hi*hi + lo*hi + hi*lo
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) {
+      const int item = w + it * NW;
+      if (item >= NIT) continue;
+      const int mt = item / NH, nb = (item % NH) * NTW * 8;
+      float acc[NTW][4];
+      zero(acc);
+      warp_mm_ldsm<NTW, true>(acc, C, qs + mt * 16, LS, dO + nb, LD);
+      warp_mm_ldsm<NTW, true>(acc, C, qs + C * LS + mt * 16, LS, dO + nb, LD);
+      warp_mm_ldsm<NTW, true>(acc, C, qs + mt * 16, LS, dO + C * LD + nb, LD);
+      const float e0 = ex2f(gseg * A2[mt * 16 + gq]), e1 = ex2f(gseg * A2[mt * 16 + gq + 8]);
+#pragma unroll
+      for (int nt = 0; nt < NTW; ++nt) {
+        dH[it][nt][0] = fmaf(e0, acc[nt][0], dH[it][nt][0]);
+        dH[it][nt][1] = fmaf(e0, acc[nt][1], dH[it][nt][1]);
+        dH[it][nt][2] = fmaf(e1, acc[nt][2], dH[it][nt][2]);
+        dH[it][nt][3] = fmaf(e1, acc[nt][3], dH[it][nt][3]);
+      }
+    }
+    gseg += G[C - 1];
+  }
+  const size_t sgi = size_t(bh) * p.NSEG + seg;
+  float* dst = p.dHseg + sgi * S * D;
+#pragma unroll
+  for (int it = 0; it < IPW; ++it) {
+    const int item = w + it * NW;
+    if (item >= NIT) continue;
+    const int mt = item / NH, nb = (item % NH) * NTW * 8;
+#pragma unroll
+    for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
+        *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(dH[it][nt][2 * hr], dH[it][nt][2 * hr + 1]);
+      }
+  }
+  if constexpr (FUSED) {
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        float x = dwl[nt][u];
+        x += __shfl_xor_sync(0xffffffffu, x, 4);
+        x += __shfl_xor_sync(0xffffffffu, x, 8);
+        x += __shfl_xor_sync(0xffffffffu, x, 16);
+        if (gq == 0) atomicAdd(&sdw[nt * 8 + 2 * tq + u], x);
+      }
+#pragma unroll
+    for (int off = 16; off; off >>= 1) dsum += __shfl_xor_sync(0xffffffffu, dsum, off);
+    if (lane == 0) atomicAdd(&dDacc, dsum);
+    __syncthreads();
+    for (int d = tid; d < D; d += P::NTH) p.dwpart[sgi * D + d] = sdw[d];
+    if (tid == 0) p.dDpart[sgi] = dDacc;
   }
 }
 

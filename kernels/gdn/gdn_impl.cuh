@@ -51,37 +51,59 @@ cudaError_t run_states(const KParams& p, cudaStream_t st) {
     auto k = state_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
     return launch_bh(k, p, PF::NTH, PF::bytes_state, st);
+  } else {
+    using P = Plan<Tin, S, D, C>;
+    auto k1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_STATE>;
+    HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
+    return launch_bh(k1, p, P::NTH, P::bytes_state, st);
   }
-  using P = Plan<Tin, S, D, C>;
-  auto k1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_STATE>;
-  HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
-  return launch_bh(k1, p, P::NTH, P::bytes_state, st);
 }
 
+// train: the staged variants also leave o (FP32, in dObuf) and the per-chunk entering
+// states (h0buf) for the backward; the generic kernels recompute them there.
 template <typename Tin, int S, int D, bool FUSED>
-cudaError_t run_fwd(const KParams& p, cudaStream_t st) {
+cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
   HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
   if constexpr (staged_fwd<Tin, S, D>()) {
-    using PF = PlanF<S, D, C>;
-    auto k = out_bf16_kernel<S, D, C, FUSED>;
+    if (train) {
+      using PF = PlanF<S, D, C, true>;
+      auto k = out_bf16_kernel<S, D, C, FUSED, true>;
+      HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
+      return launch_bh(k, p, PF::NTH, PF::bytes_out, st);
+    }
+    using PF = PlanF<S, D, C, false>;
+    auto k = out_bf16_kernel<S, D, C, FUSED, false>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
     return launch_bh(k, p, PF::NTH, PF::bytes_out, st);
+  } else {
+    auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
+    HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
+    return launch_bh(k3, p, P::NTH, P::bytes_out, st);
   }
-  auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
-  HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
-  return launch_bh(k3, p, P::NTH, P::bytes_out, st);
 }
 
 template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
-  if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
-  auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
-  HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
-  HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st));
+  if constexpr (staged_fwd<Tin, S, D>()) {
+    if (recompute) {  // the training forward without its output
+      KParams q = p;
+      q.out = nullptr;
+      HYMO_GDN_TRY((run_fwd<Tin, S, D, FUSED>(q, true, st)));
+    }
+    using PA = PlanA<S, D, C>;
+    auto a = adj_bf16_kernel<S, D, C, FUSED>;
+    HYMO_GDN_TRY(set_smem(a, PA::bytes));
+    HYMO_GDN_TRY(launch_bh(a, p, PA::NTH, PA::bytes, st));
+  } else {
+    if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+    auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
+    HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
+    HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st));
+  }
   auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
   HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
   HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st));
@@ -91,15 +113,16 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
 }
 
 // One entry point per (dtype, S): dispatches D and fused (instantiated in gdn_inst_*.cu).
+// what: 0 forward, 2 training forward, 1 backward.
 template <typename Tin, int S>
 cudaError_t run_variant(int D, bool fused, int what, bool recompute, const KParams& p,
                         cudaStream_t st) {
 #define HYMO_GDN_CASE(DD)                                                                   \
   case DD:                                                                                  \
     if (fused)                                                                              \
-      return what == 0 ? run_fwd<Tin, S, DD, true>(p, st) : run_bwd<Tin, S, DD, true>(p, recompute, st); \
+      return what == 1 ? run_bwd<Tin, S, DD, true>(p, recompute, st) : run_fwd<Tin, S, DD, true>(p, what == 2, st); \
     else                                                                                    \
-      return what == 0 ? run_fwd<Tin, S, DD, false>(p, st) : run_bwd<Tin, S, DD, false>(p, recompute, st);
+      return what == 1 ? run_bwd<Tin, S, DD, false>(p, recompute, st) : run_fwd<Tin, S, DD, false>(p, what == 2, st);
   if constexpr (sizeof(Tin) == 4) {
     // FP32 test variant: D == S only
     if (D != S) return cudaErrorInvalidValue;

@@ -112,7 +112,9 @@ static void run_case(const Case& k, uint64_t seed) {
   fa.v = v.p; fa.b = b.p; fa.c = c.p; fa.gate = gate.p; fa.z = z.p;
   fa.dt_bias = static_cast<float*>(dtb.p); fa.A_log = static_cast<float*>(alog.p);
   fa.D_skip = static_cast<float*>(dsk.p); fa.w_y = static_cast<float*>(wy.p); fa.out = out.p;
-  cudaError_t e = gdn_forward(s, fa, ws, 0);
+  // the training forward (it leaves o and the chunk states for the backward) where the
+  // backward takes the forward's states, the plain forward where it recomputes them
+  cudaError_t e = gdn_forward(s, fa, ws, 0, /*save_for_backward=*/!k.recompute);
   if (e != cudaSuccess) std::printf("  forward: %s %s\n", cudaGetErrorString(e), gdn_last_error());
   GDN_CUDA(e);
   GDN_CUDA(cudaDeviceSynchronize());
@@ -178,6 +180,12 @@ int main(int argc, char** argv) {
       {1, 150, 2, 16, 64, DType::BF16, true, 0, lg, false},
       {1, 150, 2, 128, 32, DType::BF16, true, 0, lg, false},
       {1, 150, 2, 32, 128, DType::BF16, false, 0, lg, false},
+      // The plain (inference) forward, then a backward that recomputes with the
+      // training forward: unfused, extreme decays, D != S, C = 32
+      {2, 130, 2, 32, 32, DType::BF16, false, 0, lg, true},
+      {1, 300, 2, 32, 32, DType::BF16, true, 0, 5.0, true},
+      {1, 200, 2, 64, 64, DType::BF16, true, 0, lg, true},
+      {1, 150, 2, 16, 64, DType::BF16, true, 0, lg, true},
       // More (b, h) pairs than a grid's y dimension holds (65535): sliced launches.
       {3, 5, 22000, 16, 16, DType::BF16, true, 0, lg, false},
       // FP32 test variant (no TF32)
