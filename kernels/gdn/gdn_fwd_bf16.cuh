@@ -819,7 +819,6 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
           m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
           m[r] /= D;
         }
-#pragma unroll
         float dsc = 0.f;
 #pragma unroll
         for (int nt = 0; nt < D / 8; ++nt)
