@@ -183,8 +183,8 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
       (s.fused && (!in.z || !in.dt_bias || !in.D_skip || !in.w_y || !a.dz || !a.ddt_bias ||
                    !a.dD_skip || !a.dw_y)))
     return fail("gdn_backward: null pointer argument");
-  if (misaligned({in.v, in.b, in.c, in.z, workspace}))
-    return fail("gdn_backward: expected 16-byte aligned v, b, c, z and workspace");
+  if (misaligned({in.v, in.b, in.c, in.z, workspace, a.dout, a.dv, a.db, a.dc, a.dz}))
+    return fail("gdn_backward: expected 16-byte aligned v, b, c, z, dout, dv, db, dc, dz and workspace");
   const Layout L = layout(s);
   dev::KParams p = make_params(s, L, in, workspace);
   p.dout = a.dout; p.dv = a.dv; p.db = a.db; p.dc = a.dc; p.dgate = a.dgate; p.dz = a.dz;

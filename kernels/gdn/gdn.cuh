@@ -1244,16 +1244,37 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + ((size_t(bb) * p.T + tp) * p.H + h) * D, tsD, min(C, p.T - tp));
       cp_async_commit();
     }
-    // write dc, db; q = c dc - b db (in place in sdc)
-    for (int i = tid; i < C * S; i += P::NTH) {
-      const int t = i / S, s = i % S;
-      const float dcv = sdc[t * P::FS + s], dbv = sdb[t * P::FS + s];
+    // write dc, db; q = c dc - b db (in place in sdc); 8 consecutive s a thread
+    for (int i = tid; i < C * (S / 8); i += P::NTH) {
+      const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
+      float dcv[8], dbv[8], cv[8], bv[8];
+      ld8(sdc + t * P::FS + s0, dcv);
+      ld8(sdb + t * P::FS + s0, dbv);
+      ld8(sc + t * P::LS + s0, cv);
+      ld8(sb + t * P::LS + s0, bv);
       if (t < n) {
-        const size_t gi = ((tok0 + t) * p.H + h) * S + s;
-        reinterpret_cast<Tin*>(p.dc)[gi] = IO<Tin>::mk(dcv);
-        reinterpret_cast<Tin*>(p.db)[gi] = IO<Tin>::mk(dbv);
+        const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
+        if constexpr (sizeof(Tin) == 2) {
+          uint4 oc, ob;
+          oc.x = pack_bf16(dcv[0], dcv[1]); oc.y = pack_bf16(dcv[2], dcv[3]);
+          oc.z = pack_bf16(dcv[4], dcv[5]); oc.w = pack_bf16(dcv[6], dcv[7]);
+          ob.x = pack_bf16(dbv[0], dbv[1]); ob.y = pack_bf16(dbv[2], dbv[3]);
+          ob.z = pack_bf16(dbv[4], dbv[5]); ob.w = pack_bf16(dbv[6], dbv[7]);
+          *reinterpret_cast<uint4*>(reinterpret_cast<Tin*>(p.dc) + gi) = oc;
+          *reinterpret_cast<uint4*>(reinterpret_cast<Tin*>(p.db) + gi) = ob;
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            reinterpret_cast<Tin*>(p.dc)[gi + e] = IO<Tin>::mk(dcv[e]);
+            reinterpret_cast<Tin*>(p.db)[gi + e] = IO<Tin>::mk(dbv[e]);
+          }
+        }
       }
-      sdc[t * P::FS + s] = IO<Tin>::cv(sc[t * P::LS + s]) * dcv - IO<Tin>::cv(sb[t * P::LS + s]) * dbv;
+      float q[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
+      *reinterpret_cast<float4*>(sdc + t * P::FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
+      *reinterpret_cast<float4*>(sdc + t * P::FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
     }
     __syncthreads();
     if constexpr (!RB_PRODUCTS) {

@@ -10,7 +10,8 @@
 //   gate, dgate: [B,T,H]  (gate_raw when fused, g = sigmoid(.) when not)
 //   dt_bias [H], A_log [H,S], D_skip [H], w_y [D]: FP32 (and their grads FP32)
 // io dtype: BF16 (production) or FP32 (the test variant; no TF32 anywhere).
-// v, b, c, z, out and the workspace must be 16-byte aligned (checked).
+// v, b, c, z, out, dout, dv, db, dc, dz and the workspace must be 16-byte aligned
+// (checked).
 // D and S must each be one of 16, 32, 64, 128; any T >= 1, any B*H >= 1.
 //
 // fused = 1: g = sigmoid(gate_raw + dt_bias), A = -exp(A_log),

@@ -180,12 +180,6 @@ int main(int argc, char** argv) {
       {1, 150, 2, 16, 64, DType::BF16, true, 0, lg, false},
       {1, 150, 2, 128, 32, DType::BF16, true, 0, lg, false},
       {1, 150, 2, 32, 128, DType::BF16, false, 0, lg, false},
-      // The plain (inference) forward, then a backward that recomputes with the
-      // training forward: unfused, extreme decays, D != S, C = 32
-      {2, 130, 2, 32, 32, DType::BF16, false, 0, lg, true},
-      {1, 300, 2, 32, 32, DType::BF16, true, 0, 5.0, true},
-      {1, 200, 2, 64, 64, DType::BF16, true, 0, lg, true},
-      {1, 150, 2, 16, 64, DType::BF16, true, 0, lg, true},
       // More (b, h) pairs than a grid's y dimension holds (65535): sliced launches.
       {3, 5, 22000, 16, 16, DType::BF16, true, 0, lg, false},
       // FP32 test variant (no TF32)
@@ -198,6 +192,12 @@ int main(int argc, char** argv) {
       {1, 129, 2, 32, 32, DType::F32, false, 0, lg, true},
       {1, 100, 2, 16, 16, DType::F32, true, 0, lg, false},
       {1, 100, 2, 64, 64, DType::F32, false, 0, lg, false},
+      // (appended, so that the cases above keep their seeds) The plain (inference) forward, then a backward that recomputes with the
+      // training forward: unfused, extreme decays, D != S, C = 32
+      {2, 130, 2, 32, 32, DType::BF16, false, 0, lg, true},
+      {1, 300, 2, 32, 32, DType::BF16, true, 0, 5.0, true},
+      {1, 200, 2, 64, 64, DType::BF16, true, 0, lg, true},
+      {1, 150, 2, 16, 64, DType::BF16, true, 0, lg, true},
   };
   uint64_t seed = 12345;
   for (const Case& k : cases) {
