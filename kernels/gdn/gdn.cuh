@@ -49,7 +49,14 @@ template <> struct IO<__nv_bfloat16> {
   static __device__ __forceinline__ float ld(const __nv_bfloat16* p) { return __bfloat162float(*p); }
   static __device__ __forceinline__ float cv(__nv_bfloat16 x) { return __bfloat162float(x); }
   static __device__ __forceinline__ __nv_bfloat16 mk(float x) { return __float2bfloat16_rn(x); }
-  static __device__ __forceinline__ float ex(float x) { return __expf(x); }
+  // exp(x) for x <= 0 through ex2.approx.ftz: results below FP32's normal range (where
+  // the true factor is below 1e-38) flush to zero; __expf keeps a denormal path
+  // (a compare and two multiplies more per call, measured in the SASS)
+  static __device__ __forceinline__ float ex(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x * 1.4426950408889634f));
+    return y;
+  }
 };
 template <> struct IO<float> {
   static __device__ __forceinline__ float ld(const float* p) { return *p; }
