@@ -357,7 +357,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
   [[maybe_unused]] float2 wy[D / 8];
   if constexpr (FUSED) {
 #pragma unroll
-    for (int nt = 0; nt < D / 8; ++nt) wy[nt] = *reinterpret_cast<const float2*>(p.w_y + nt * 8 + 2 * tq);
+    for (int nt = 0; nt < D / 8; ++nt) wy[nt] = make_float2(p.w_y[nt * 8 + 2 * tq], p.w_y[nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
 
   // The state entering this segment, in this warp's accumulators: run = exp(gsum_j A) run
@@ -724,7 +724,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   [[maybe_unused]] float2 wy[D / 8];
   if constexpr (FUSED) {
 #pragma unroll
-    for (int nt = 0; nt < D / 8; ++nt) wy[nt] = *reinterpret_cast<const float2*>(p.w_y + nt * 8 + 2 * tq);
+    for (int nt = 0; nt < D / 8; ++nt) wy[nt] = make_float2(p.w_y[nt * 8 + 2 * tq], p.w_y[nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
   float dH[IPW][NTW][4];
 #pragma unroll
