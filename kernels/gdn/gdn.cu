@@ -2,7 +2,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "gdn.h"
 #include "gdn_impl.cuh"
@@ -24,6 +26,22 @@ extern template cudaError_t run_variant<float, 64>(int, bool, int, bool, const K
 namespace {
 thread_local std::string g_err;
 int g_cps_override = 0;
+
+// What the last forward on each workspace left for the backward (set when the
+// forward is enqueued): the staged BF16 variants' backward reads o and the chunk
+// states from the workspace, which only a forward with save_for_backward writes.
+std::mutex g_ws_mu;
+std::unordered_map<const void*, bool> g_ws_saved;
+void note_forward(const void* ws, bool saved) {
+  std::lock_guard<std::mutex> lk(g_ws_mu);
+  g_ws_saved[ws] = saved;
+}
+bool forward_saved(const void* ws) {
+  std::lock_guard<std::mutex> lk(g_ws_mu);
+  auto it = g_ws_saved.find(ws);
+  return it != g_ws_saved.end() && it->second;
+}
+bool staged(const Shape& s) { return s.dtype == DType::BF16 && s.S <= 64 && s.D <= 64; }
 
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
@@ -155,8 +173,7 @@ int gdn_forward_launches(const Shape&) { return 2; }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // the staged BF16 variants recompute with the training forward (2 launches), the
   // generic ones with the state pass (1)
-  const bool staged = s.dtype == DType::BF16 && s.S <= 64 && s.D <= 64;
-  return states_from_forward ? 3 : staged ? 5 : 4;
+  return states_from_forward ? 3 : staged(s) ? 5 : 4;
 }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,
@@ -170,7 +187,9 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
     return fail("gdn_forward: expected 16-byte aligned v, b, c, z, out and workspace");
   const Layout L = layout(s);
   const dev::KParams p = make_params(s, L, a, workspace);
-  return dispatch(s, save_for_backward ? 2 : 0, true, p, stream);
+  const cudaError_t e = dispatch(s, save_for_backward ? 2 : 0, true, p, stream);
+  note_forward(workspace, e == cudaSuccess && save_for_backward);
+  return e;
 }
 
 cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
@@ -185,6 +204,9 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
     return fail("gdn_backward: null pointer argument");
   if (misaligned({in.v, in.b, in.c, in.z, workspace, a.dout, a.dv, a.db, a.dc, a.dz}))
     return fail("gdn_backward: expected 16-byte aligned v, b, c, z, dout, dv, db, dc, dz and workspace");
+  if (states_from_forward && staged(s) && !forward_saved(workspace))
+    return fail("gdn_backward: states_from_forward=true needs the forward to run on this "
+                "workspace with save_for_backward=true (or pass states_from_forward=false)");
   const Layout L = layout(s);
   dev::KParams p = make_params(s, L, in, workspace);
   p.dout = a.dout; p.dv = a.dv; p.db = a.db; p.dc = a.dc; p.dgate = a.dgate; p.dz = a.dz;

@@ -71,7 +71,8 @@ const char* gdn_last_error();
 // and the per-chunk states, computed FP32-accurately: a slower forward that spares
 // the backward recomputing o); the backward reuses it when states_from_forward is
 // true (same inputs, untouched workspace, a forward with save_for_backward just
-// before), else recomputes it.
+// before; without such a forward on that workspace the backward returns
+// cudaErrorInvalidValue and says so), else recomputes it.
 size_t gdn_workspace_bytes(const Shape& s);
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace,

@@ -162,6 +162,43 @@ int main(int argc, char** argv) {
     ++g_checks;
     if (!ok) ++g_fail;
   }
+  // a backward that takes the forward's states after a forward that did not save them
+  // (staged BF16 variant) is refused, not run on stale buffers; after a saving forward
+  // it runs
+  {
+    Shape s;
+    s.B = 1; s.T = 8; s.H = 1; s.D = 32; s.S = 32;
+    const size_t nv = 8 * 32;
+    DevBuf v(nv, true), b(nv, true), c(nv, true), gate(8, true), z(nv, true), out(nv, true),
+        dO(nv, true), dv(nv, true), db(nv, true), dc(nv, true), dg(8, true), dz(nv, true);
+    DevBuf dtb(1, false), alog(32, false), dsk(1, false), wy(32, false);
+    DevBuf gdtb(1, false), galog(32, false), gdsk(1, false), gwy(32, false);
+    for (DevBuf* x : {&v, &b, &c, &gate, &z, &dO}) x->upload(std::vector<double>(x->n, 0.5));
+    for (DevBuf* x : {&dtb, &alog, &dsk, &wy}) x->upload(std::vector<double>(x->n, 0.0));
+    void* ws = nullptr;
+    GDN_CUDA(cudaMalloc(&ws, gdn_workspace_bytes(s)));
+    FwdArgs fa;
+    fa.v = v.p; fa.b = b.p; fa.c = c.p; fa.gate = gate.p; fa.z = z.p;
+    fa.dt_bias = static_cast<float*>(dtb.p); fa.A_log = static_cast<float*>(alog.p);
+    fa.D_skip = static_cast<float*>(dsk.p); fa.w_y = static_cast<float*>(wy.p); fa.out = out.p;
+    BwdArgs ba;
+    ba.in = fa;
+    ba.dout = dO.p; ba.dv = dv.p; ba.db = db.p; ba.dc = dc.p; ba.dgate = dg.p; ba.dz = dz.p;
+    ba.ddt_bias = static_cast<float*>(gdtb.p); ba.dA_log = static_cast<float*>(galog.p);
+    ba.dD_skip = static_cast<float*>(gdsk.p); ba.dw_y = static_cast<float*>(gwy.p);
+    GDN_CUDA(gdn_forward(s, fa, ws, 0, /*save_for_backward=*/false));
+    const cudaError_t e1 = gdn_backward(s, ba, ws, true, 0);
+    const bool ok1 = e1 == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "save_for_backward");
+    std::printf("%-4s backward after a forward without save_for_backward refused: \"%s\"\n",
+                ok1 ? "ok" : "FAIL", gdn_last_error());
+    GDN_CUDA(gdn_forward(s, fa, ws, 0, /*save_for_backward=*/true));
+    const cudaError_t e2 = gdn_backward(s, ba, ws, true, 0);
+    const bool ok2 = e2 == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
+    std::printf("%-4s backward after a saving forward runs\n", ok2 ? "ok" : "FAIL");
+    g_checks += 2;
+    g_fail += !ok1 + !ok2;
+    GDN_CUDA(cudaFree(ws));
+  }
   const double lg = std::log(16.0);
   std::vector<Case> cases = {
       // BF16 production path
