@@ -41,7 +41,7 @@ bool forward_saved(const void* ws) {
   auto it = g_ws_saved.find(ws);
   return it != g_ws_saved.end() && it->second;
 }
-bool staged(const Shape& s) { return s.dtype == DType::BF16 && s.S <= 64 && s.D <= 64; }
+bool staged(const Shape& s) { return dev::staged_variant(s.dtype == DType::BF16, s.S, s.D); }
 
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 

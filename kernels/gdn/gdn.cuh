@@ -44,19 +44,21 @@ struct KParams {
   float* ddtpart;   // [BH*NSEG]
 };
 
+// 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every
+// exponent here is <= 0; a flushed factor is one whose true value is below 1e-38).
+// __expf keeps a denormal path: a compare and two multiplies more per call (SASS).
+__device__ __forceinline__ float ex2f(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 template <typename T> struct IO;
 template <> struct IO<__nv_bfloat16> {
   static __device__ __forceinline__ float ld(const __nv_bfloat16* p) { return __bfloat162float(*p); }
   static __device__ __forceinline__ float cv(__nv_bfloat16 x) { return __bfloat162float(x); }
   static __device__ __forceinline__ __nv_bfloat16 mk(float x) { return __float2bfloat16_rn(x); }
-  // exp(x) for x <= 0 through ex2.approx.ftz: results below FP32's normal range (where
-  // the true factor is below 1e-38) flush to zero; __expf keeps a denormal path
-  // (a compare and two multiplies more per call, measured in the SASS)
-  static __device__ __forceinline__ float ex(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x * 1.4426950408889634f));
-    return y;
-  }
+  static __device__ __forceinline__ float ex(float x) { return ex2f(x * 1.4426950408889634f); }
 };
 template <> struct IO<float> {
   static __device__ __forceinline__ float ld(const float* p) { return *p; }
@@ -202,6 +204,16 @@ __device__ __forceinline__ void ld8(const float* p, float (&x)[8]) {
   x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
 }
 
+// 8 floats as 8 BF16 values in one 16-byte store (dst 16-byte aligned).
+__device__ __forceinline__ void st16(__nv_bfloat16* dst, const float (&x)[8]) {
+  uint4 o;
+  o.x = pack_bf16(x[0], x[1]);
+  o.y = pack_bf16(x[2], x[3]);
+  o.z = pack_bf16(x[4], x[5]);
+  o.w = pack_bf16(x[6], x[7]);
+  *reinterpret_cast<uint4*>(dst) = o;
+}
+
 // Two consecutive elements (4- or 8-byte aligned) as floats, and back.
 __device__ __forceinline__ float2 ld2(const __nv_bfloat16* p) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
@@ -306,25 +318,17 @@ __device__ __forceinline__ void seg_combine(float* dst, const float* __restrict_
   }
 }
 
-// Gate prologue and within-chunk inclusive cumsum (warp 0).
-template <int C, bool FUSED, typename Tin>
-__device__ __forceinline__ void load_gate(float* g, float* G, const Tin* gate, size_t tok_stride,
-                                          int n, float dtb) {
-  if (threadIdx.x >= 32) return;
+// The gate of one chunk in warp 0: lane l holds the values gv of tokens l*E .. l*E+E-1
+// (E = C/32); writes g and the inclusive within-chunk cumsum G.
+template <int C>
+__device__ __forceinline__ void gate_cumsum(const float (&gv)[C / 32], float* g, float* G) {
   constexpr int E = C / 32;
-  const int lane = threadIdx.x;
-  float loc[E];
-  float run = 0.f;
+  const int lane = threadIdx.x & 31;
+  float loc[E], run = 0.f;
 #pragma unroll
   for (int e = 0; e < E; ++e) {
-    const int t = lane * E + e;
-    float gv = 0.f;
-    if (t < n) {
-      const float x = IO<Tin>::ld(gate + size_t(t) * tok_stride);
-      gv = FUSED ? 1.f / (1.f + expf(-(x + dtb))) : x;
-    }
-    g[t] = gv;
-    run += gv;
+    g[lane * E + e] = gv[e];
+    run += gv[e];
     loc[e] = run;
   }
   float incl = run;
@@ -336,6 +340,25 @@ __device__ __forceinline__ void load_gate(float* g, float* G, const Tin* gate, s
   const float excl = incl - run;
 #pragma unroll
   for (int e = 0; e < E; ++e) G[lane * E + e] = excl + loc[e];
+}
+
+// Gate prologue and within-chunk inclusive cumsum (warp 0).
+template <int C, bool FUSED, typename Tin>
+__device__ __forceinline__ void load_gate(float* g, float* G, const Tin* gate, size_t tok_stride,
+                                          int n, float dtb) {
+  if (threadIdx.x >= 32) return;
+  constexpr int E = C / 32;
+  float gv[E];
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const int t = threadIdx.x * E + e;
+    gv[e] = 0.f;
+    if (t < n) {
+      const float x = IO<Tin>::ld(gate + size_t(t) * tok_stride);
+      gv[e] = FUSED ? 1.f / (1.f + expf(-(x + dtb))) : x;
+    }
+  }
+  gate_cumsum<C>(gv, g, G);
 }
 
 // Per-chunk quantities shared by all kernels:
@@ -1262,13 +1285,8 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       if (t < n) {
         const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
         if constexpr (sizeof(Tin) == 2) {
-          uint4 oc, ob;
-          oc.x = pack_bf16(dcv[0], dcv[1]); oc.y = pack_bf16(dcv[2], dcv[3]);
-          oc.z = pack_bf16(dcv[4], dcv[5]); oc.w = pack_bf16(dcv[6], dcv[7]);
-          ob.x = pack_bf16(dbv[0], dbv[1]); ob.y = pack_bf16(dbv[2], dbv[3]);
-          ob.z = pack_bf16(dbv[4], dbv[5]); ob.w = pack_bf16(dbv[6], dbv[7]);
-          *reinterpret_cast<uint4*>(reinterpret_cast<Tin*>(p.dc) + gi) = oc;
-          *reinterpret_cast<uint4*>(reinterpret_cast<Tin*>(p.db) + gi) = ob;
+          st16(reinterpret_cast<Tin*>(p.dc) + gi, dcv);
+          st16(reinterpret_cast<Tin*>(p.db) + gi, dbv);
         } else {
 #pragma unroll
           for (int e = 0; e < 8; ++e) {

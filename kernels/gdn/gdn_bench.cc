@@ -91,42 +91,33 @@ Res bench(const Shape& s, int iters) {
   cudaEvent_t e0, e1;
   GDN_CUDA(cudaEventCreate(&e0));
   GDN_CUDA(cudaEventCreate(&e1));
-  std::vector<float> tf, tft, tfb;
-  for (int it = -3; it < iters; ++it) {
-    Set& st = sets[(it + 3) % R];
-    GDN_CUDA(cudaEventRecord(e0));
-    GDN_CUDA(gdn_forward(s, fargs(st), ws, 0));
-    GDN_CUDA(cudaEventRecord(e1));
-    GDN_CUDA(cudaEventSynchronize(e1));
-    float ms;
-    GDN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    if (it >= 0) tf.push_back(ms);
-  }
-  for (int it = -3; it < iters; ++it) {
-    Set& st = sets[(it + 3) % R];
-    GDN_CUDA(cudaEventRecord(e0));
+  // median CUDA-event time of run(set) over iters calls, after 3 warm-up calls
+  auto time_ms = [&](auto run) {
+    std::vector<float> ts;
+    for (int it = -3; it < iters; ++it) {
+      Set& st = sets[(it + 3) % R];
+      GDN_CUDA(cudaEventRecord(e0));
+      run(st);
+      GDN_CUDA(cudaEventRecord(e1));
+      GDN_CUDA(cudaEventSynchronize(e1));
+      float ms;
+      GDN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+      if (it >= 0) ts.push_back(ms);
+    }
+    return median(ts);
+  };
+  const double tf = time_ms([&](Set& st) { GDN_CUDA(gdn_forward(s, fargs(st), ws, 0)); });
+  const double tft = time_ms([&](Set& st) {
     GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true));
-    GDN_CUDA(cudaEventRecord(e1));
-    GDN_CUDA(cudaEventSynchronize(e1));
-    float ms;
-    GDN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    if (it >= 0) tft.push_back(ms);
-  }
-  for (int it = -3; it < iters; ++it) {
-    Set& st = sets[(it + 3) % R];
-    GDN_CUDA(cudaEventRecord(e0));
+  });
+  const double tfb = time_ms([&](Set& st) {
     GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true));
     GDN_CUDA(gdn_backward(s, bargs(st), ws, true, 0));
-    GDN_CUDA(cudaEventRecord(e1));
-    GDN_CUDA(cudaEventSynchronize(e1));
-    float ms;
-    GDN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    if (it >= 0) tfb.push_back(ms);
-  }
+  });
   GDN_CUDA(cudaFree(ws));
   GDN_CUDA(cudaEventDestroy(e0));
   GDN_CUDA(cudaEventDestroy(e1));
-  return {median(tf), median(tfb), median(tft)};
+  return {tf, tfb, tft};
 }
 
 }  // namespace

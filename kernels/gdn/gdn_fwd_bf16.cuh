@@ -24,12 +24,6 @@ namespace hymo::gdn::dev {
 
 using bf16 = __nv_bfloat16;
 
-__device__ __forceinline__ float ex2f(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
 // acc (16 x 8*NT) += A (16 x K, row-major) * Bt^T, Bt (8*NT x K) row-major: the
 // B operand read from its transpose with ldmatrix (no .trans). NT even.
 template <int NT>
@@ -47,19 +41,6 @@ __device__ __forceinline__ void warp_mm_nt(float (&acc)[NT][4], int K, const bf1
       mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
     }
   }
-}
-
-__device__ __forceinline__ void st16(bf16* dst, const float (&x)[8]) {
-  uint4 o;
-  o.x = pack_bf16(x[0], x[1]);
-  o.y = pack_bf16(x[2], x[3]);
-  o.z = pack_bf16(x[4], x[5]);
-  o.w = pack_bf16(x[6], x[7]);
-  *reinterpret_cast<uint4*>(dst) = o;
-}
-__device__ __forceinline__ void ld8s(const float* p, float (&x)[8]) {
-  const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
-  x[0] = a.x; x[1] = a.y; x[2] = a.z; x[3] = a.w; x[4] = b.x; x[5] = b.y; x[6] = b.z; x[7] = b.w;
 }
 
 // Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16, 16 for floats).
@@ -127,8 +108,8 @@ struct PlanF {
 
 // The gate of one chunk: warp 0 holds the raw values of C/32 tokens a lane in
 // registers (fetched a chunk ahead), then turns them into g and the inclusive
-// within-chunk cumsum G.
-template <int C, bool FUSED>
+// within-chunk cumsum G (gate_cumsum).
+template <int C>
 __device__ __forceinline__ void gate_fetch(float (&r)[C / 32], const bf16* gate, size_t tok_stride,
                                            int n) {
   constexpr int E = C / 32;
@@ -144,24 +125,38 @@ __device__ __forceinline__ void gate_finish(const float (&r)[C / 32], float* g, 
                                             float dtb) {
   constexpr int E = C / 32;
   const int lane = threadIdx.x & 31;
-  float loc[E], run = 0.f;
+  float gv[E];
 #pragma unroll
-  for (int e = 0; e < E; ++e) {
-    const int t = lane * E + e;
-    const float gv = t < n ? (FUSED ? 1.f / (1.f + __expf(-(r[e] + dtb))) : r[e]) : 0.f;
-    g[t] = gv;
-    run += gv;
-    loc[e] = run;
+  for (int e = 0; e < E; ++e)
+    gv[e] = lane * E + e < n ? (FUSED ? 1.f / (1.f + __expf(-(r[e] + dtb))) : r[e]) : 0.f;
+  gate_cumsum<C>(gv, g, G);
+}
+
+// The S x D state (or adjoint) is updated in NIT items of 16 rows x 8*NTW columns,
+// dealt round-robin to the NW warps (IPW items at most a warp); item (mt, nb) covers
+// rows mt*16.. and columns nb.. in mma accumulator layout.
+template <int S, int D, int NW>
+struct Items {
+  static constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
+  static constexpr int IPW = (NIT + NW - 1) / NW;
+};
+
+// f(it, nt, hr, s, d) for each pair of columns (d, d+1) in row s of the warp's it-th item.
+template <int S, int D, int NW, class F>
+__device__ __forceinline__ void for_state_pairs(F f) {
+  using I = Items<S, D, NW>;
+  constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
+  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int it = 0; it < IPW; ++it) {
+    const int item = w + it * NW;
+    if (item >= NIT) continue;
+    const int mt = item / NH, nb = (item % NH) * NTW * 8;
+#pragma unroll
+    for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) f(it, nt, hr, mt * 16 + gq + hr * 8, nb + nt * 8 + 2 * tq);
   }
-  float incl = run;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const float y = __shfl_up_sync(0xffffffffu, incl, off);
-    if (lane >= off) incl += y;
-  }
-  const float excl = incl - run;
-#pragma unroll
-  for (int e = 0; e < E; ++e) G[lane * E + e] = excl + loc[e];
 }
 
 // ---------------------------------------------------------------------------
@@ -171,8 +166,8 @@ __device__ __forceinline__ void gate_finish(const float (&r)[C / 32], float* g, 
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   using P = PlanF<S, D, C>;
-  constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
-  constexpr int IPW = (NIT + P::NW - 1) / P::NW;
+  using I = Items<S, D, P::NW>;
+  constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   extern __shared__ __align__(16) char sm[];
   // buffer k of b and v (selects, not arrays: no local memory)
   auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_b1 : P::s_b0)); };
@@ -184,7 +179,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   float* A2 = G + C;
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
-  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2;
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
@@ -201,7 +196,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   float graw[C / 32];
   if (c0 < c1) {
     fetch(c0, 0);
-    if (w == 0) gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
   float acc[IPW][NTW][4];
 #pragma unroll
@@ -215,7 +210,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
     if (w == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (ch + 1 < c1)
-        gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
     }
     cp_async_wait_all();
     __syncthreads();
@@ -226,7 +221,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
       float x[8], a2[8], lo[8];
       ld8(sb + t * P::LS + s0, x);
-      ld8s(A2 + s0, a2);
+      ld8(A2 + s0, a2);
       const float dg = Gl - G[t];
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
@@ -256,20 +251,9 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   }
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
-#pragma unroll
-  for (int it = 0; it < IPW; ++it) {
-    const int item = w + it * P::NW;
-    if (item < NIT) {
-      const int mt = item / NH, nb = (item % NH) * NTW * 8;
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-          *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
-        }
-    }
-  }
+  for_state_pairs<S, D, P::NW>([&](int it, int nt, int hr, int s, int d) {
+    *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
+  });
   if (tid == 0) p.seggsum[so] = gseg;
 }
 
@@ -285,8 +269,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     out_bf16_kernel(KParams p) {
   using P = PlanF<S, D, C, TRAIN>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
-  constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
-  constexpr int IPW = (NIT + NW - 1) / NW;
+  using I = Items<S, D, NW>;
+  constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   extern __shared__ __align__(16) char sm[];
   bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
   bf16* sb = reinterpret_cast<bf16*>(sm + P::o_b);
@@ -351,7 +335,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
   if (c0 < c1) {
     fetch_bc(c0);
     fetch_v(c0, svb(0));
-    if (w == 0) gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
   [[maybe_unused]] float2 wy[D / 8];
@@ -393,21 +377,11 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     }
   }
   auto put_state = [&]() {
-#pragma unroll
-    for (int it = 0; it < IPW; ++it) {
-      const int item = w + it * NW;
-      if (item >= NIT) continue;
-      const int mt = item / NH, nb = (item % NH) * NTW * 8;
-#pragma unroll
-      for (int nt = 0; nt < NTW; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-          const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
-          *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
-          *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
-        }
-    }
+    for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+      const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
+      *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
+      *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+    });
   };
   put_state();
 
@@ -431,7 +405,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     if (w == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (ch + 1 < c1)
-        gate_fetch<C, FUSED>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+        gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
     }
     cp_async_wait_all();
     __syncthreads();
@@ -444,7 +418,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
-      ld8s(A2 + s0, a2);
+      ld8(A2 + s0, a2);
       ld8(sc + t * LS + s0, cx);
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
@@ -680,8 +654,8 @@ template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   using P = PlanA<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
-  constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
-  constexpr int IPW = (NIT + NW - 1) / NW;
+  using I = Items<S, D, NW>;
+  constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   extern __shared__ __align__(16) char sm[];
   float* so = reinterpret_cast<float*>(sm + P::o_o);
   bf16* sv = reinterpret_cast<bf16*>(sm + P::o_v);
@@ -719,7 +693,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   float graw[C / 32];
   if (c0 < c1) {
     fetch(c0);
-    if (w == 0) gate_fetch<C, FUSED>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
   [[maybe_unused]] float2 wy[D / 8];
   if constexpr (FUSED) {
@@ -751,7 +725,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
     if (w == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (ch + 1 < c1)
-        gate_fetch<C, FUSED>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+        gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
     }
     cp_async_wait_all();
     __syncthreads();
@@ -759,7 +733,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
       float x[8], a2[8], r[8];
-      ld8s(A2 + s0, a2);
+      ld8(A2 + s0, a2);
       ld8(sc + t * LS + s0, x);
       const float gt = G[t];
 #pragma unroll
@@ -880,19 +854,9 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   }
   const size_t sgi = size_t(bh) * p.NSEG + seg;
   float* dst = p.dHseg + sgi * S * D;
-#pragma unroll
-  for (int it = 0; it < IPW; ++it) {
-    const int item = w + it * NW;
-    if (item >= NIT) continue;
-    const int mt = item / NH, nb = (item % NH) * NTW * 8;
-#pragma unroll
-    for (int nt = 0; nt < NTW; ++nt)
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-        *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(dH[it][nt][2 * hr], dH[it][nt][2 * hr + 1]);
-      }
-  }
+  for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+    *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(dH[it][nt][2 * hr], dH[it][nt][2 * hr + 1]);
+  });
   if constexpr (FUSED) {
 #pragma unroll
     for (int nt = 0; nt < D / 8; ++nt)

@@ -40,8 +40,9 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st)
 
 // The BF16 forward passes with staged operands (gdn_fwd_bf16.cuh) serve S, D <= 64;
 // the FP32 test variant and S or D = 128 use the generic kernels.
+constexpr bool staged_variant(bool bf16, int S, int D) { return bf16 && S <= 64 && D <= 64; }
 template <typename Tin, int S, int D>
-constexpr bool staged_fwd() { return sizeof(Tin) == 2 && S <= 64 && D <= 64; }
+constexpr bool staged_fwd() { return staged_variant(sizeof(Tin) == 2, S, D); }
 
 template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_states(const KParams& p, cudaStream_t st) {
