@@ -881,6 +881,107 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   }
 }
 
+// The decay gradient of one chunk (both backward kernels), once dc and db are complete
+// in sdc / sdb (FP32, row stride FS) and Rb holds the chunk-end sensitivity
+// <dh', h>_s in row NW-1 (BF16) or every block's (RB_PRODUCTS): writes dc and db, turns
+// sdc into q = c dc - b db, then the suffix sums dl_t[s] (see seg_bwd_kernel), dgate,
+// and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C.
+template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS>
+__device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
+                                                  const Tin* sc, const Tin* sb, float* Rb,
+                                                  const float* g, const float* As, float* dAx,
+                                                  float* misc, int n, size_t tok0, int h) {
+  constexpr int NW = C / 16;
+  static_assert(NTH == 2 * C, "two threads a token");
+  const int tid = threadIdx.x, lane = tid & 31;
+  // write dc, db; q = c dc - b db (in place in sdc); 8 consecutive s a thread
+  for (int i = tid; i < C * (S / 8); i += NTH) {
+    const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
+    float dcv[8], dbv[8], cv[8], bv[8];
+    ld8(sdc + t * FS + s0, dcv);
+    ld8(sdb + t * FS + s0, dbv);
+    ld8(sc + t * LS + s0, cv);
+    ld8(sb + t * LS + s0, bv);
+    if (t < n) {
+      const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
+      if constexpr (sizeof(Tin) == 2) {
+        st16(reinterpret_cast<Tin*>(p.dc) + gi, dcv);
+        st16(reinterpret_cast<Tin*>(p.db) + gi, dbv);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          reinterpret_cast<Tin*>(p.dc)[gi + e] = IO<Tin>::mk(dcv[e]);
+          reinterpret_cast<Tin*>(p.db)[gi + e] = IO<Tin>::mk(dbv[e]);
+        }
+      }
+    }
+    float q[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
+    *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
+    *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
+  }
+  __syncthreads();
+  if constexpr (!RB_PRODUCTS) {
+    // Rb[w] = Rb[w+1] + sum of q over block w+1 (block sums, then a prefix over blocks)
+    for (int it = tid; it < (NW - 1) * S; it += NTH) {
+      const int blk = it / S, s = it % S;
+      float x = 0.f;
+      for (int t = 16 * (blk + 1); t < 16 * (blk + 2); ++t) x += sdc[t * FS + s];
+      Rb[it] = x;
+    }
+    __syncthreads();
+    for (int s = tid; s < S; s += NTH) {
+      float run = Rb[(NW - 1) * S + s];
+      for (int blk = NW - 2; blk >= 0; --blk) {
+        run += Rb[blk * S + s];
+        Rb[blk * S + s] = run;
+      }
+    }
+    __syncthreads();
+  }
+  // dl_t[s] = Rb[blk(t)][s] + sum_{t'>=t in blk(t)} q_t'[s], one thread per (block, s);
+  // the block's share of dA_s = sum_t g_t dl_t[s] goes back into Rb (read once above).
+  for (int it = tid; it < NW * S; it += NTH) {
+    const int blk = it / S, s = it % S, tb = 16 * blk;
+    float x = 0.f;
+    if (tb < n) {
+      float run = Rb[it];
+      for (int t = min(tb + 15, n - 1); t >= tb; --t) {
+        run += sdc[t * FS + s];
+        sdc[t * FS + s] = run;
+        x = fmaf(g[t], run, x);
+      }
+    }
+    Rb[it] = x;
+  }
+  __syncthreads();
+  // dg_t = sum_s A_s dl_t[s] (two threads a token); dgate = dg (or dg g (1-g) for gate_raw)
+  for (int s = tid; s < S; s += NTH) {
+    float x = 0.f;
+    for (int blk = 0; blk < NW; ++blk) x += Rb[blk * S + s];
+    dAx[s] += x;
+  }
+  {
+    const int t = tid >> 1, hs0 = (tid & 1) * (S / 2);
+    float dg = 0.f;
+    if (t < n) {
+#pragma unroll 8
+      for (int s = hs0; s < hs0 + S / 2; ++s) dg = fmaf(As[s], sdc[t * FS + s], dg);
+    }
+    dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+    if (FUSED) dg *= g[t] * (1.f - g[t]);
+    if (t < n && (tid & 1) == 0)
+      reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
+    if (FUSED) {
+      float sum = (t < n && (tid & 1) == 0) ? dg : 0.f;
+#pragma unroll
+      for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (lane == 0) atomicAdd(&misc[0], sum);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Backward main kernel: one CTA per (b,h,segment), chunks in reverse order.
 template <typename Tin, int S, int D, int C, bool FUSED>
@@ -1274,92 +1375,8 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + ((size_t(bb) * p.T + tp) * p.H + h) * D, tsD, min(C, p.T - tp));
       cp_async_commit();
     }
-    // write dc, db; q = c dc - b db (in place in sdc); 8 consecutive s a thread
-    for (int i = tid; i < C * (S / 8); i += P::NTH) {
-      const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
-      float dcv[8], dbv[8], cv[8], bv[8];
-      ld8(sdc + t * P::FS + s0, dcv);
-      ld8(sdb + t * P::FS + s0, dbv);
-      ld8(sc + t * P::LS + s0, cv);
-      ld8(sb + t * P::LS + s0, bv);
-      if (t < n) {
-        const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
-        if constexpr (sizeof(Tin) == 2) {
-          st16(reinterpret_cast<Tin*>(p.dc) + gi, dcv);
-          st16(reinterpret_cast<Tin*>(p.db) + gi, dbv);
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            reinterpret_cast<Tin*>(p.dc)[gi + e] = IO<Tin>::mk(dcv[e]);
-            reinterpret_cast<Tin*>(p.db)[gi + e] = IO<Tin>::mk(dbv[e]);
-          }
-        }
-      }
-      float q[8];
-#pragma unroll
-      for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
-      *reinterpret_cast<float4*>(sdc + t * P::FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
-      *reinterpret_cast<float4*>(sdc + t * P::FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
-    }
-    __syncthreads();
-    if constexpr (!RB_PRODUCTS) {
-      // Rb[w] = Rb[w+1] + sum of q over block w+1 (block sums, then a prefix over blocks)
-      for (int it = tid; it < (P::NW - 1) * S; it += P::NTH) {
-        const int blk = it / S, s = it % S;
-        float x = 0.f;
-        for (int t = 16 * (blk + 1); t < 16 * (blk + 2); ++t) x += sdc[t * P::FS + s];
-        Rb[it] = x;
-      }
-      __syncthreads();
-      for (int s = tid; s < S; s += P::NTH) {
-        float run = Rb[(P::NW - 1) * S + s];
-        for (int blk = P::NW - 2; blk >= 0; --blk) {
-          run += Rb[blk * S + s];
-          Rb[blk * S + s] = run;
-        }
-      }
-      __syncthreads();
-    }
-    // dl_t[s] = Rb[blk(t)][s] + sum_{t'>=t in blk(t)} q_t'[s], one thread per (block, s);
-    // the block's share of dA_s = sum_t g_t dl_t[s] goes back into Rb (read once above).
-    for (int it = tid; it < P::NW * S; it += P::NTH) {
-      const int blk = it / S, s = it % S, tb = 16 * blk;
-      float x = 0.f;
-      if (tb < n) {
-        float run = Rb[it];
-        for (int t = min(tb + 15, n - 1); t >= tb; --t) {
-          run += sdc[t * P::FS + s];
-          sdc[t * P::FS + s] = run;
-          x = fmaf(g[t], run, x);
-        }
-      }
-      Rb[it] = x;
-    }
-    __syncthreads();
-    // dg_t = sum_s A_s dl_t[s] (two threads a token); dgate = dg (or dg g (1-g) for gate_raw)
-    for (int s = tid; s < S; s += P::NTH) {
-      float x = 0.f;
-      for (int blk = 0; blk < P::NW; ++blk) x += Rb[blk * S + s];
-      dAx[s] += x;
-    }
-    {
-      const int t = tid >> 1, hs0 = (tid & 1) * (S / 2);
-      float dg = 0.f;
-      if (t < n) {
-#pragma unroll 8
-        for (int s = hs0; s < hs0 + S / 2; ++s) dg = fmaf(As[s], sdc[t * P::FS + s], dg);
-      }
-      dg += __shfl_xor_sync(0xffffffffu, dg, 1);
-      if (FUSED) dg *= g[t] * (1.f - g[t]);
-      if (t < n && (tid & 1) == 0)
-        reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
-      if (FUSED) {
-        float sum = (t < n && (tid & 1) == 0) ? dg : 0.f;
-#pragma unroll
-        for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-        if (lane == 0) atomicAdd(&misc[0], sum);
-      }
-    }
+    chunk_decay_grads<Tin, S, C, P::NTH, P::FS, P::LS, FUSED, RB_PRODUCTS>(p, sdc, sdb, sc, sb, Rb, g, As,
+                                                                         dAx, misc, n, tok0, h);
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {
       constexpr int NMT = S / 16, NH = (D >= 16) ? 2 : 1, NTW = D / 8 / NH;

@@ -605,14 +605,17 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
         const int item = w + it * NW;
         if (item >= NIT) continue;
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        if constexpr (TRAIN) {  // the state entering this chunk, for the backward
-          float* h0 = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
+        if constexpr (TRAIN) {  // the state entering this chunk, for the backward: per
+          // row s, the D BF16 high parts, then the D low parts
+          bf16* h0 = reinterpret_cast<bf16*>(p.h0buf + (size_t(bh) * p.NC + ch) * S * D);
 #pragma unroll
           for (int nt = 0; nt < NTW; ++nt)
 #pragma unroll
             for (int hr = 0; hr < 2; ++hr) {
               const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-              *reinterpret_cast<float2*>(h0 + s * D + d) = make_float2(hreg[it][nt][2 * hr], hreg[it][nt][2 * hr + 1]);
+              const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
+              *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + d) = pack_bf16(x0, x1);
+              *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + D + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
             }
         }
         const float d0 = dl[mt * 16 + gq], d1 = dl[mt * 16 + gq + 8];
@@ -823,9 +826,14 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
           const float x0 = dyp[nt][2 * hr], x1 = dyp[nt][2 * hr + 1];
-          *reinterpret_cast<uint32_t*>(dO + t * LD + d) = pack_bf16(x0, x1);
-          *reinterpret_cast<uint32_t*>(dO + C * LD + t * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
-          if (t < n) *reinterpret_cast<float2*>(p.dObuf + ((tok0 + t) * p.H + h) * D + d) = make_float2(x0, x1);
+          const uint32_t hi = pack_bf16(x0, x1), lo = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+          *reinterpret_cast<uint32_t*>(dO + t * LD + d) = hi;
+          *reinterpret_cast<uint32_t*>(dO + C * LD + t * LD + d) = lo;
+          if (t < n) {  // over o's row: the D BF16 high parts, then the D low parts
+            bf16* row = reinterpret_cast<bf16*>(p.dObuf + ((tok0 + t) * p.H + h) * D);
+            *reinterpret_cast<uint32_t*>(row + d) = hi;
+            *reinterpret_cast<uint32_t*>(row + D + d) = lo;
+          }
         }
     }
     __syncthreads();

@@ -2,7 +2,7 @@
 #pragma once
 #include <algorithm>
 #include "gdn.cuh"
-#include "gdn_fwd_bf16.cuh"
+#include "gdn_bwd_bf16.cuh"
 
 namespace hymo::gdn::dev {
 
@@ -105,9 +105,16 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
     HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st));
   }
-  auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
-  HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
-  HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st));
+  if constexpr (staged_fwd<Tin, S, D>()) {
+    using PB = PlanB<S, D, C>;
+    auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
+    HYMO_GDN_TRY(set_smem(b3, PB::bytes));
+    HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st));
+  } else {
+    auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
+    HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
+    HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st));
+  }
   const int nout = p.H * S + 2 * p.H + D;
   param_grad_kernel<FUSED><<<nout, 128, 0, st>>>(p, S, D);
   return cudaGetLastError();

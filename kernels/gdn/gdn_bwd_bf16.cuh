@@ -1,0 +1,639 @@
+// hymo GDN: the BF16 backward main pass with staged operands (S, D <= 64).
+//
+// Runs after the training forward (per-chunk entering states h0, split into BF16
+// high and low halves) and the adjoint pass (dO, likewise split). One CTA per
+// (b, h, segment), chunks in reverse order; warp w owns row block w of a chunk both
+// as queries (dc) and as keys (db, dv). Each chunk's decay-scaled operands are
+// computed once into BF16 tiles (high and low parts), every product reads them with
+// ldmatrix, and the intra-chunk dP blocks never touch shared memory: a warp computes
+// the ones it needs (dO_i v_j^T for its dc, v_j dO_i^T for its db) in registers and
+// feeds the accumulators straight back into the next mma as its A operand.
+//
+// With G_t the inclusive within-chunk gate cumsum, A_s < 0, r_i = 16 i - 1 the row
+// before block i (G_{-1} = 0) and e_j = 16 j + 15 the last row of block j:
+//   Qi[t]   = c_t exp((G_t - G_{r_i}) A)        t in block i
+//   Kend[t] = b_t exp((G_{e_j} - G_t) A)        t in block j
+//   mid[t]  = block rows 8..15: c_t exp((G_t - G_m) A), rows 0..7: b_t exp((G_m - G_t) A),
+//             G_m = G at row 7 of the block
+//   d_ij[s] = exp((G_{r_i} - G_{e_j}) A_s)      j < i <= NW (r_NW = C - 1: the chunk end)
+// so that for t in block i, tau in block j < i:
+//   exp((G_t - G_tau) A) = exp((G_t - G_{r_i}) A) d_ij exp((G_{e_j} - G_tau) A),
+// every factor <= 1 (each exponent is (G_hi - G_lo) A with G_hi >= G_lo). Sums over s
+// (P for dv) fold d_ij into the key operand in registers; sums over tau (dc) or t
+// (db) apply it, and the row factor, to the product's output. The diagonal blocks
+// keep the forward's split: an 8x8 square by mma from the mid tile, two 8x8
+// triangles elementwise from products of per-step decays.
+//
+// Accuracy: every product on the decay-gradient path (dP, dc, db, the adjoint) is
+// FP32-accurate (high * high + low * high + high * low); dv uses P in BF16.
+#pragma once
+#include "gdn_fwd_bf16.cuh"
+
+namespace hymo::gdn::dev {
+
+template <int S, int D, int C>
+struct PlanB {
+  static constexpr int LS = S + 8, LD = D + 8, FS = S + 4;  // BF16 / float strides
+  static constexpr int NW = C / 16, NTH = 32 * NW;
+  static constexpr int NPAIR = NW * (NW + 1) / 2;  // block pairs j < i <= NW
+  static constexpr int LT = 17;                     // stride of the per-warp 16x16 tiles
+  static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
+  static constexpr size_t o_b = 0;
+  static constexpr size_t o_c = al(o_b + 2 * C * LS);
+  static constexpr size_t o_v = al(o_c + 2 * C * LS);
+  static constexpr size_t o_do = al(o_v + 2 * C * LD);        // dO high, low [C][LD]
+  static constexpr size_t o_h0 = al(o_do + 2 * 2 * C * LD);   // entering state high, low [S][LD]
+  static constexpr size_t o_dh = al(o_h0 + 2 * 2 * S * LD);   // adjoint leaving the chunk, high, low
+  static constexpr size_t o_qi = al(o_dh + 2 * 2 * S * LD);   // Qi high, low [C][LS]
+  static constexpr size_t o_ke = al(o_qi + 2 * 2 * C * LS);   // Kend high, low
+  static constexpr size_t o_mid = al(o_ke + 2 * 2 * C * LS);  // mid high, low
+  static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);   // per-step decays, FP32 [C][FS]
+  static constexpr size_t o_dpd = al(o_a + 4 * C * FS);       // per warp: dP diagonal block [16][LT]
+  static constexpr size_t o_pd = al(o_dpd + 4 * NW * 16 * LT);  // per warp: P^T diagonal block
+  static constexpr size_t o_vec = al(o_pd + 4 * NW * 16 * LT);
+  // g[C], G[C], A2[S] (A log2 e), As[S], dpair[NPAIR][S], Rb[NW][S], rbp[2][S], dAx[S], misc[4]
+  static constexpr size_t vec_floats = 2 * C + 2 * S + NPAIR * S + NW * S + 2 * S + S + 4;
+  static constexpr size_t bytes = al(o_vec + 4 * vec_floats);
+  // dc and db (FP32 [C][FS] each) take the Kend and mid tiles' place once the products
+  // are done; the segment's leaving adjoint (FP32 [S][D + 4]) is combined there too
+  static constexpr size_t o_dcb = o_ke;
+  static_assert(2 * 4 * C * FS <= o_a - o_ke, "dc, db alias Kend and mid");
+  static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
+  static_assert(bytes <= 227 * 1024, "shared memory");
+};
+
+// acc (16 x 8 NT) += A B for one k-step of 16: A given as an mma fragment, B (16 x 8 NT)
+// a row-major BF16 tile read with ldmatrix.trans.
+template <int NT>
+__device__ __forceinline__ void mm_regA(float (&acc)[NT][4], const uint32_t (&a)[4], const bf16* B,
+                                        int ldb) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int np = 0; np < NT / 2; ++np) {
+    uint32_t b[4];
+    ldsm_x4_t(b, B + ((lane & 7) + ((lane >> 3) & 1) * 8) * ldb + np * 16 + (lane >> 4) * 8);
+    mma_bf16(acc[2 * np], a, b[0], b[1]);
+    mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
+  }
+}
+
+// A 16x16 FP32 accumulator (two n8 tiles) as an A fragment (high part, and the
+// BF16 remainder).
+__device__ __forceinline__ void frag_hi(const float (&c)[2][4], uint32_t (&a)[4]) {
+  a[0] = pack_bf16(c[0][0], c[0][1]);
+  a[1] = pack_bf16(c[0][2], c[0][3]);
+  a[2] = pack_bf16(c[1][0], c[1][1]);
+  a[3] = pack_bf16(c[1][2], c[1][3]);
+}
+__device__ __forceinline__ void frag_lo(const float (&c)[2][4], uint32_t (&a)[4]) {
+  a[0] = pack_bf16(bf16_rem(c[0][0]), bf16_rem(c[0][1]));
+  a[1] = pack_bf16(bf16_rem(c[0][2]), bf16_rem(c[0][3]));
+  a[2] = pack_bf16(bf16_rem(c[1][0]), bf16_rem(c[1][1]));
+  a[3] = pack_bf16(bf16_rem(c[1][2]), bf16_rem(c[1][3]));
+}
+
+// (high + low) * f, rounded once to BF16, for a pair of BF16 values.
+__device__ __forceinline__ uint32_t scale_pair(uint32_t hi, uint32_t lo, float f0, float f1) {
+  const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&hi));
+  const float2 y = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&lo));
+  return pack_bf16((x.x + y.x) * f0, (x.y + y.y) * f1);
+}
+
+// acc (16 x 16) += (K rows of one block, high + low, column s scaled by f[s]) Bt^T,
+// Bt: 16 rows x S (high only), both read with ldmatrix (K = S).
+template <int S>
+__device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh, const bf16* Kl,
+                                              int lda, const float* f, const bf16* Bt, int ldb) {
+  const int lane = threadIdx.x & 31, tq = lane & 3;
+#pragma unroll
+  for (int k0 = 0; k0 < S; k0 += 16) {
+    uint32_t ah[4], alo[4], a[4], b[4];
+    ldsm_x4(ah, Kh + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+    ldsm_x4(alo, Kl + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+    const int c = k0 + 2 * tq;
+    const float f0 = f[c], f1 = f[c + 1], f8 = f[c + 8], f9 = f[c + 9];
+    a[0] = scale_pair(ah[0], alo[0], f0, f1);
+    a[1] = scale_pair(ah[1], alo[1], f0, f1);
+    a[2] = scale_pair(ah[2], alo[2], f8, f9);
+    a[3] = scale_pair(ah[3], alo[3], f8, f9);
+    ldsm_x4(b, Bt + ((lane & 7) + ((lane >> 4) & 1) * 8) * ldb + k0 + ((lane >> 3) & 1) * 8);
+    mma_bf16(acc[0], a, b[0], b[1]);
+    mma_bf16(acc[1], a, b[2], b[3]);
+  }
+}
+
+template <int S, int D, int C, bool FUSED>
+__global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
+  using P = PlanB<S, D, C>;
+  constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
+  using I = Items<S, D, NW>;
+  constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
+  constexpr int NS = S / 8, ND = D / 8;
+  extern __shared__ __align__(16) char sm[];
+  bf16* sb = reinterpret_cast<bf16*>(sm + P::o_b);
+  bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
+  bf16* sv = reinterpret_cast<bf16*>(sm + P::o_v);
+  bf16* dOt = reinterpret_cast<bf16*>(sm + P::o_do);  // low part C * LD later
+  bf16* h0t = reinterpret_cast<bf16*>(sm + P::o_h0);  // low part S * LD later
+  bf16* dht = reinterpret_cast<bf16*>(sm + P::o_dh);  // low part S * LD later
+  bf16* qi = reinterpret_cast<bf16*>(sm + P::o_qi);   // low parts C * LS later
+  bf16* ke = reinterpret_cast<bf16*>(sm + P::o_ke);
+  bf16* mid = reinterpret_cast<bf16*>(sm + P::o_mid);
+  float* sdc = reinterpret_cast<float*>(sm + P::o_dcb);
+  float* sdb = sdc + C * FS;
+  float* a = reinterpret_cast<float*>(sm + P::o_a);
+  float* g = reinterpret_cast<float*>(sm + P::o_vec);
+  float* G = g + C;
+  float* A2 = G + C;
+  float* As = A2 + S;
+  float* dpair = As + S;
+  float* Rb = dpair + P::NPAIR * S;
+  float* rbp = Rb + NW * S;
+  float* dAx = rbp + 2 * S;
+  float* misc = dAx + S;
+  constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
+
+  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const size_t tsS = size_t(p.H) * S, tsG = p.H;
+  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
+  const float dsk = FUSED ? p.D_skip[h] : 0.f;
+  const size_t so = size_t(bh) * p.NSEG + seg;
+  const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
+  // dO (adjoint pass) and the entering states (training forward) come split: per
+  // row, D high halves then D low halves
+  const bf16* dOsrc = reinterpret_cast<const bf16*>(p.dObuf);
+  const bf16* h0src = reinterpret_cast<const bf16*>(p.h0buf);
+  float* dpd = reinterpret_cast<float*>(sm + P::o_dpd) + w * 16 * LT;  // this warp's
+  float* pd = reinterpret_cast<float*>(sm + P::o_pd) + w * 16 * LT;
+  const int r0 = 16 * w;
+  auto pair = [&](int i, int j) { return dpair + (i * (i - 1) / 2 + j) * S; };
+
+  for (int s = tid; s < S; s += NTH) {
+    const float A = -expf(p.A_log[h * S + s]);
+    As[s] = A;
+    A2[s] = A * 1.4426950408889634f;
+    dAx[s] = 0.f;
+  }
+  if (tid == 0) misc[0] = 0.f;
+
+  auto fetch = [&](int chn) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, D, C, NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, size_t(p.H) * D, nn);
+    const bf16* dsrc = dOsrc + (tk * p.H + h) * 2 * D;
+    load_rows_async<bf16, D, C, NTH>(dOt, LD, dsrc, size_t(p.H) * 2 * D, nn);
+    load_rows_async<bf16, D, C, NTH>(dOt + LO, LD, dsrc + D, size_t(p.H) * 2 * D, nn);
+    const bf16* hsrc = h0src + (size_t(bh) * p.NC + chn) * S * 2 * D;
+    load_rows_async<bf16, D, S, NTH>(h0t, LD, hsrc, 2 * D, S);
+    load_rows_async<bf16, D, S, NTH>(h0t + LH, LD, hsrc + D, 2 * D, S);
+    cp_async_commit();
+  };
+  float graw[C / 32];
+  if (c0 < c1) {
+    fetch(c1 - 1);
+    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c1 - 1) * C) * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
+  }
+
+  // The adjoint leaving this segment (from the later segments' local adjoints) into
+  // this warp's items (FP32 registers) and the high / low tiles.
+  float dh[IPW][NTW][4];
+  {
+    float* tmp = reinterpret_cast<float*>(sm + P::o_ke);
+    seg_combine<true, S, D, NTH, D + 4>(tmp, p.dHseg + size_t(bh) * p.NSEG * S * D,
+                                        p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) zero(dh[it]);
+    for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+      dh[it][nt][2 * hr] = tmp[s * (D + 4) + d];
+      dh[it][nt][2 * hr + 1] = tmp[s * (D + 4) + d + 1];
+    });
+  }
+  auto put_dh = [&]() {
+    for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+      const float x0 = dh[it][nt][2 * hr], x1 = dh[it][nt][2 * hr + 1];
+      *reinterpret_cast<uint32_t*>(dht + s * LD + d) = pack_bf16(x0, x1);
+      *reinterpret_cast<uint32_t*>(dht + LH + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+    });
+  };
+  // <dh, h>_s at a chunk end (h: the next chunk's entering state, high + low), partial
+  // sums of this thread's columns; rbp[k][s] for the k-th column half of the items
+  auto rb_end = [&](auto hval) {
+    float part[IPW][2];
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) part[it][0] = part[it][1] = 0.f;
+    for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+      const float2 x = hval(s, d);
+      part[it][hr] = fmaf(dh[it][nt][2 * hr], x.x, fmaf(dh[it][nt][2 * hr + 1], x.y, part[it][hr]));
+    });
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) {
+      const int item = w + it * NW;
+      if (item >= NIT) continue;
+      const int mt = item / NH, half = item % NH;
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        float x = part[it][hr];
+        x += __shfl_xor_sync(0xffffffffu, x, 1);
+        x += __shfl_xor_sync(0xffffffffu, x, 2);
+        if (tq == 0) rbp[half * S + mt * 16 + gq + hr * 8] = x;
+      }
+    }
+  };
+  auto unpack2 = [](const bf16* hi, const bf16* lo) {
+    const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(hi));
+    const float2 y = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(lo));
+    return make_float2(x.x + y.x, x.y + y.y);
+  };
+  __syncthreads();  // the combined adjoint is read; its region is staged below
+  put_dh();
+  if (c1 < p.NC) {
+    const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
+    rb_end([&](int s, int d) { return unpack2(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
+  } else {
+    for (int s = tid; s < 2 * S; s += NTH) rbp[s] = 0.f;
+  }
+
+  for (int ch = c1 - 1; ch >= c0; --ch) {
+    const int t0 = ch * C, n = min(C, p.T - t0);
+    const size_t tok0 = size_t(bb) * p.T + t0;
+    if (w == 0) {
+      gate_finish<C, FUSED>(graw, g, G, n, dtb);
+      if (ch > c0) gate_fetch<C>(graw, gate + (tok0 - C) * p.H + h, tsG, C);
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    // ---- staging: the pair decays d_ij, then Qi, Kend, mid, a per (t, 8 values of s)
+    for (int u = tid; u < P::NPAIR * S; u += NTH) {
+      const int pr = u / S, s = u % S;
+      int i = 1;
+      while (pr >= i * (i + 1) / 2) ++i;
+      const int j = pr - i * (i - 1) / 2;
+      dpair[u] = ex2f((G[16 * i - 1] - G[16 * j + 15]) * A2[s]);
+    }
+    for (int u = tid; u < C * NS; u += NTH) {
+      const int t = u / NS, s0 = (u % NS) * 8, blk = t >> 4;
+      float cx[8], bx[8], a2[8], y[8], r[8];
+      ld8(A2 + s0, a2);
+      ld8(sc + t * LS + s0, cx);
+      ld8(sb + t * LS + s0, bx);
+      const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, ge = G[16 * blk + 15],
+                  gm = G[16 * blk + 7], gg = g[t];
+      const bool lower = (t & 15) >= 8;
+      auto put = [&](bf16* dst) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) r[e] = bf16_rem(y[e]);
+        st16(dst + t * LS + s0, y);
+        st16(dst + LQ + t * LS + s0, r);
+      };
+#pragma unroll
+      for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
+      put(qi);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f((ge - gt) * a2[e]);
+      put(ke);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) y[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
+      put(mid);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
+      *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+      *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+    }
+    __syncthreads();
+
+    // ---- dc, rows of block w:
+    //   exp((G_t - G_r) A) [exp(G_r A) (dO h0^T) + sum_{j<w} d_wj (dP_wj Kend_j)] + square
+    float dcacc[NS][4];
+    zero(dcacc);
+    warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
+    warp_mm_nt<NS>(dcacc, D, dOt + LO + r0 * LD, LD, h0t, LD);
+    warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t + LH, LD);
+    const float gr = w ? G[r0 - 1] : 0.f;
+    if (w) {
+#pragma unroll
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
+    }
+    for (int j = 0; j < w; ++j) {
+      float dp[2][4], tmp[NS][4];
+      zero(dp);
+      warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
+      warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + 16 * j * LD, LD);
+      uint32_t ah[4], alo[4];
+      frag_hi(dp, ah);
+      frag_lo(dp, alo);
+      zero(tmp);
+      mm_regA<NS>(tmp, ah, ke + 16 * j * LS, LS);
+      mm_regA<NS>(tmp, alo, ke + 16 * j * LS, LS);
+      mm_regA<NS>(tmp, ah, ke + LQ + 16 * j * LS, LS);
+      const float* f = pair(w, j);
+#pragma unroll
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dcacc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], tmp[nt][e], dcacc[nt][e]);
+    }
+#pragma unroll
+    for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
+        dcacc[nt][e] *= ex2f((G[t] - gr) * A2[s]);
+      }
+    // the diagonal block of dP: its lower triangle (FP32) for the elementwise
+    // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
+    const float gm = G[r0 + 7];
+    {
+      float dp[2][4], tmp[NS][4];
+      zero(dp);
+      warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
+      warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int tl = gq + (e >> 1) * 8, kl = nt * 8 + 2 * tq + (e & 1);
+          dpd[tl * LT + kl] = kl <= tl ? dp[nt][e] : 0.f;
+        }
+      const uint32_t ah[4] = {0u, pack_bf16(dp[0][2], dp[0][3]), 0u, 0u};
+      const uint32_t alo[4] = {0u, pack_bf16(bf16_rem(dp[0][2]), bf16_rem(dp[0][3])), 0u, 0u};
+      zero(tmp);
+      mm_regA<NS>(tmp, ah, mid + r0 * LS, LS);
+      mm_regA<NS>(tmp, alo, mid + r0 * LS, LS);
+      mm_regA<NS>(tmp, ah, mid + LQ + r0 * LS, LS);
+#pragma unroll
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int e = 2; e < 4; ++e) {
+          const int t = r0 + gq + 8, s = nt * 8 + 2 * tq + (e & 1);
+          dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
+        }
+    }
+    __syncwarp();  // dpd
+
+    // ---- db, rows (keys) of block w:
+    //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
+    float dbacc[NS][4];
+    zero(dbacc);
+    warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht, LD);
+    warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht + LH, LD);
+    {
+      const float* f = pair(NW, w);
+#pragma unroll
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
+    }
+    for (int i = w + 1; i < NW; ++i) {
+      float dp[2][4], tmp[NS][4];
+      zero(dp);
+      warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
+      warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + 16 * i * LD, LD);
+      uint32_t ah[4], alo[4];
+      frag_hi(dp, ah);
+      frag_lo(dp, alo);
+      zero(tmp);
+      mm_regA<NS>(tmp, ah, qi + 16 * i * LS, LS);
+      mm_regA<NS>(tmp, alo, qi + 16 * i * LS, LS);
+      mm_regA<NS>(tmp, ah, qi + LQ + 16 * i * LS, LS);
+      const float* f = pair(i, w);
+#pragma unroll
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dbacc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], tmp[nt][e], dbacc[nt][e]);
+    }
+    {
+      const float ge = G[r0 + 15];
+#pragma unroll
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
+          dbacc[nt][e] *= ex2f((ge - G[t]) * A2[s]);
+        }
+    }
+    {
+      // square: keys 0..7 against queries 8..15 of the block, dP^T from dpd
+      float tmp[NS][4];
+      const float x0 = dpd[(8 + 2 * tq) * LT + gq], x1 = dpd[(9 + 2 * tq) * LT + gq];
+      const uint32_t ah[4] = {0u, 0u, pack_bf16(x0, x1), 0u};
+      const uint32_t alo[4] = {0u, 0u, pack_bf16(bf16_rem(x0), bf16_rem(x1)), 0u};
+      zero(tmp);
+      mm_regA<NS>(tmp, ah, mid + r0 * LS, LS);
+      mm_regA<NS>(tmp, alo, mid + r0 * LS, LS);
+      mm_regA<NS>(tmp, ah, mid + LQ + r0 * LS, LS);
+#pragma unroll
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int t = r0 + gq, s = nt * 8 + 2 * tq + e;
+          dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
+        }
+    }
+
+    // ---- P^T of the diagonal block (rows tau, columns t; BF16 use, FP32 here):
+    // the square from the mid tile, the triangles elementwise (lane: key tau = its row,
+    // half of S; t walks the half of the block, w *= a_t)
+    {
+      float sq[2][4];
+      zero(sq);
+      warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
+      // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
+      pd[gq * LT + 8 + 2 * tq] = sq[1][0];
+      pd[gq * LT + 9 + 2 * tq] = sq[1][1];
+      pd[(gq + 8) * LT + 2 * tq] = 0.f;
+      pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
+      const int tl = lane & 15, hf = lane >> 4, base = tl & 8, t7 = tl & 7;
+      constexpr int SH = S / 2;
+      float bv[SH], wv[SH];
+      ldq<SH>(sb + (r0 + tl) * LS + hf * SH, bv);
+#pragma unroll
+      for (int u = 0; u < SH; ++u) wv[u] = 1.f;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const int t = r0 + base + k;
+        float x = 0.f;
+        if (k >= t7) {
+          if (k > t7) {
+            float av[SH];
+            ldqf<SH>(a + t * FS + hf * SH, av);
+#pragma unroll
+            for (int u = 0; u < SH; ++u) wv[u] *= av[u];
+          }
+          float cv[SH];
+          ldq<SH>(sc + t * LS + hf * SH, cv);
+#pragma unroll
+          for (int u = 0; u < SH; ++u) x = fmaf(cv[u] * bv[u], wv[u], x);
+        }
+        x += __shfl_xor_sync(0xffffffffu, x, 16);
+        if (hf == 0) pd[tl * LT + base + k] = x;  // 0 for t < tau
+      }
+    }
+    __syncwarp();  // pd
+
+    // ---- dv, rows (keys) of block w:
+    //   sum_{i>w} P_iw^T dO_i + P_ww^T dO_w + Klast_w dh + D_skip dO
+    {
+      float dvacc[ND][4];
+      zero(dvacc);
+      for (int i = w + 1; i < NW; ++i) {
+        float pt[2][4];
+        zero(pt);
+        mm_scaled_key<S>(pt, ke + r0 * LS, ke + LQ + r0 * LS, LS, pair(i, w), qi + 16 * i * LS, LS);
+        uint32_t pa[4];
+        frag_hi(pt, pa);
+        mm_regA<ND>(dvacc, pa, dOt + 16 * i * LD, LD);
+      }
+      {
+        uint32_t pa[4];
+        pa[0] = pack_bf16(pd[gq * LT + 2 * tq], pd[gq * LT + 2 * tq + 1]);
+        pa[1] = pack_bf16(pd[(gq + 8) * LT + 2 * tq], pd[(gq + 8) * LT + 2 * tq + 1]);
+        pa[2] = pack_bf16(pd[gq * LT + 8 + 2 * tq], pd[gq * LT + 9 + 2 * tq]);
+        pa[3] = pack_bf16(pd[(gq + 8) * LT + 8 + 2 * tq], pd[(gq + 8) * LT + 9 + 2 * tq]);
+        mm_regA<ND>(dvacc, pa, dOt + r0 * LD, LD);
+      }
+      {
+        // Klast = Kend_w d_NW,w: scaled in registers, against dh high and low
+        const float* f = pair(NW, w);
+#pragma unroll
+        for (int k0 = 0; k0 < S; k0 += 16) {
+          uint32_t ah[4], alo[4], ak[4];
+          ldsm_x4(ah, ke + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+          ldsm_x4(alo, ke + LQ + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+          const int cc = k0 + 2 * tq;
+          ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
+          ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
+          ak[2] = scale_pair(ah[2], alo[2], f[cc + 8], f[cc + 9]);
+          ak[3] = scale_pair(ah[3], alo[3], f[cc + 8], f[cc + 9]);
+          mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
+          mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
+        }
+      }
+#pragma unroll
+      for (int nt = 0; nt < ND; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          if (t < n) {
+            const float2 o2 = unpack2(dOt + t * LD + d, dOt + LO + t * LD + d);
+            st2(reinterpret_cast<bf16*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
+                fmaf(dsk, o2.x, dvacc[nt][2 * hr]), fmaf(dsk, o2.y, dvacc[nt][2 * hr + 1]));
+          }
+        }
+    }
+    __syncthreads();  // Kend and mid are dead: dc and db take their place
+
+    // ---- dc and db into shared memory, then the triangles (own rows only)
+#pragma unroll
+    for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+        *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
+        *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
+      }
+    __syncwarp();
+    {
+      const int tl = lane & 15, half = lane >> 4, tt = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
+      constexpr int SH = S / 2;
+      for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
+        // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
+        float acc[8], wv[8], xv[8], av[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          if (k <= t7) {
+            const int tau = tt - k;
+            const float dp = dpd[tl * LT + tl - k];
+            ld8(sb + tau * LS + s0, xv);
+            ld8(a + tau * FS + s0, av);
+#pragma unroll
+            for (int u = 0; u < 8; ++u) {
+              acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
+              wv[u] *= av[u];
+            }
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 8; ++u) sdc[tt * FS + s0 + u] += acc[u];
+        // db_tau += sum_{t>=tau} dP[t][tau] c_t w,  w = prod_{k=tau+1..t} a_k
+#pragma unroll
+        for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const int t = base + k;
+          if (k >= t7) {
+            const float dp = dpd[(t - r0) * LT + tl];
+            if (k > t7) {
+              ld8(a + t * FS + s0, av);
+#pragma unroll
+              for (int u = 0; u < 8; ++u) wv[u] *= av[u];
+            }
+            ld8(sc + t * LS + s0, xv);
+#pragma unroll
+            for (int u = 0; u < 8; ++u) acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 8; ++u) sdb[tt * FS + s0 + u] += acc[u];
+      }
+    }
+    for (int s = tid; s < S; s += NTH) Rb[(NW - 1) * S + s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);
+    __syncthreads();
+    chunk_decay_grads<bf16, S, C, NTH, FS, LS, FUSED, false>(p, sdc, sdb, sc, sb, Rb, g, As, dAx,
+                                                              misc, n, tok0, h);
+
+    // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i)
+    {
+      const float Gl = G[C - 1];
+#pragma unroll
+      for (int it = 0; it < IPW; ++it) {
+        const int item = w + it * NW;
+        if (item >= NIT) continue;
+        const int mt = item / NH, nb = (item % NH) * NTW * 8;
+        const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
+        const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
+#pragma unroll
+        for (int nt = 0; nt < NTW; ++nt) {
+          dh[it][nt][0] *= d0; dh[it][nt][1] *= d0;
+          dh[it][nt][2] *= d1; dh[it][nt][3] *= d1;
+        }
+#pragma unroll
+        for (int i = 0; i < NW; ++i) {
+          float acc[NTW][4];
+          zero(acc);
+          const bf16* q = qi + 16 * i * LS + mt * 16;
+          const bf16* o = dOt + 16 * i * LD + nb;
+          warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o, LD);
+          warp_mm_ldsm<NTW, true>(acc, 16, q + LQ, LS, o, LD);
+          warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o + LO, LD);
+          const float gi = i ? G[16 * i - 1] : 0.f;
+          const float f0 = ex2f(gi * a0), f1 = ex2f(gi * a1);
+#pragma unroll
+          for (int nt = 0; nt < NTW; ++nt) {
+            dh[it][nt][0] = fmaf(f0, acc[nt][0], dh[it][nt][0]);
+            dh[it][nt][1] = fmaf(f0, acc[nt][1], dh[it][nt][1]);
+            dh[it][nt][2] = fmaf(f1, acc[nt][2], dh[it][nt][2]);
+            dh[it][nt][3] = fmaf(f1, acc[nt][3], dh[it][nt][3]);
+          }
+        }
+      }
+    }
+    // the previous chunk's end sensitivity <dh, h>_s: h is this chunk's entering state
+    rb_end([&](int s, int d) { return unpack2(h0t + s * LD + d, h0t + LH + s * LD + d); });
+    __syncthreads();  // every tile of this chunk is dead
+    put_dh();
+    if (ch > c0) fetch(ch - 1);
+  }
+  __syncthreads();
+  for (int s = tid; s < S; s += NTH) p.dApart[so * S + s] = dAx[s];
+  if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
+}
+
+}  // namespace hymo::gdn::dev
