@@ -50,14 +50,12 @@ struct PlanB {
   static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);   // per-step decays, FP32 [C][FS]
   static constexpr size_t o_dpd = al(o_a + 4 * C * FS);       // per warp: dP diagonal block [16][LT]
   static constexpr size_t o_pd = al(o_dpd + 4 * NW * 16 * LT);  // per warp: P^T diagonal block
-  static constexpr size_t o_vec = al(o_pd + 4 * NW * 16 * LT);
+  static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
+  static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FS);
   // g[C], G[C], A2[S] (A log2 e), As[S], dpair[NPAIR][S], Rb[NW][S], rbp[2][S], dAx[S], misc[4]
   static constexpr size_t vec_floats = 2 * C + 2 * S + NPAIR * S + NW * S + 2 * S + S + 4;
   static constexpr size_t bytes = al(o_vec + 4 * vec_floats);
-  // dc and db (FP32 [C][FS] each) take the Kend and mid tiles' place once the products
-  // are done; the segment's leaving adjoint (FP32 [S][D + 4]) is combined there too
-  static constexpr size_t o_dcb = o_ke;
-  static_assert(2 * 4 * C * FS <= o_a - o_ke, "dc, db alias Kend and mid");
+  // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
 };
@@ -436,9 +434,20 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
         }
     }
 
-    // ---- P^T of the diagonal block (rows tau, columns t; BF16 use, FP32 here):
-    // the square from the mid tile, the triangles elementwise (lane: key tau = its row,
-    // half of S; t walks the half of the block, w *= a_t)
+    // ---- dc and db so far into shared memory (this warp's rows), then the diagonal
+    // block's P^T square (for dv) and its two 8x8 triangles (tau <= t inside each 8-row
+    // half), elementwise from products of per-step decays w = prod_{k=tau+1..t} a_k:
+    //   dc_t += dP[t][tau] b_tau w,  db_tau += dP[t][tau] c_t w,  P[t][tau] = sum_s c_t b_tau w.
+    // Balanced: lane (pair pp, quarter qd of S, half hb) walks keys tau = pp then 7 - pp
+    // (db and P), and queries t = 7 - pp then pp (dc): 9 steps for every lane.
+#pragma unroll
+    for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+        *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
+        *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
+      }
     {
       float sq[2][4];
       zero(sq);
@@ -448,31 +457,95 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
       pd[gq * LT + 9 + 2 * tq] = sq[1][1];
       pd[(gq + 8) * LT + 2 * tq] = 0.f;
       pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
-      const int tl = lane & 15, hf = lane >> 4, base = tl & 8, t7 = tl & 7;
-      constexpr int SH = S / 2;
-      float bv[SH], wv[SH];
-      ldq<SH>(sb + (r0 + tl) * LS + hf * SH, bv);
-#pragma unroll
-      for (int u = 0; u < SH; ++u) wv[u] = 1.f;
-#pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const int t = r0 + base + k;
-        float x = 0.f;
-        if (k >= t7) {
-          if (k > t7) {
-            float av[SH];
-            ldqf<SH>(a + t * FS + hf * SH, av);
-#pragma unroll
-            for (int u = 0; u < SH; ++u) wv[u] *= av[u];
-          }
-          float cv[SH];
-          ldq<SH>(sc + t * LS + hf * SH, cv);
-#pragma unroll
-          for (int u = 0; u < SH; ++u) x = fmaf(cv[u] * bv[u], wv[u], x);
-        }
-        x += __shfl_xor_sync(0xffffffffu, x, 16);
-        if (hf == 0) pd[tl * LT + base + k] = x;  // 0 for t < tau
+      for (int i = lane; i < 128; i += 32) {  // zeros above the diagonal inside the halves
+        const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
+        if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
       }
+    }
+    __syncwarp();  // sdc, sdb
+    {
+      constexpr int Q = S / 4;
+      const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
+      const int base = r0 + lb;
+      auto flush = [&](float* dst, float (&acc)[Q]) {
+        float x[Q];
+        ldqf<Q>(dst, x);
+#pragma unroll
+        for (int u = 0; u < Q; u += 4)
+          *reinterpret_cast<float4*>(dst + u) = make_float4(x[u] + acc[u], x[u + 1] + acc[u + 1],
+                                                            x[u + 2] + acc[u + 2], x[u + 3] + acc[u + 3]);
+#pragma unroll
+        for (int u = 0; u < Q; ++u) acc[u] = 0.f;
+      };
+      float acc[Q], wv[Q], kb[Q], part[9];
+#pragma unroll
+      for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+      ldq<Q>(sb + (base + pp) * LS + s0, kb);
+#pragma unroll
+      for (int it = 0; it < 9; ++it) {
+        const bool second = it >= 8 - pp;
+        const int tau = second ? 7 - pp : pp, t = second ? it - 1 : pp + it;
+        if (it == 8 - pp) {  // key pp is done: key 7 - pp starts at t = tau
+          flush(sdb + (base + pp) * FS + s0, acc);
+#pragma unroll
+          for (int u = 0; u < Q; ++u) wv[u] = 1.f;
+          ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb);
+        } else if (it > 0) {
+          float av[Q];
+          ldqf<Q>(a + (base + t) * FS + s0, av);
+#pragma unroll
+          for (int u = 0; u < Q; ++u) wv[u] *= av[u];
+        }
+        float cv[Q];
+        ldq<Q>(sc + (base + t) * LS + s0, cv);
+        const float dp = dpd[(lb + t) * LT + lb + tau];
+        float x = 0.f;
+#pragma unroll
+        for (int u = 0; u < Q; ++u) {
+          const float cw = cv[u] * wv[u];
+          acc[u] = fmaf(dp, cw, acc[u]);
+          x = fmaf(cw, kb[u], x);
+        }
+        part[it] = x;
+      }
+      flush(sdb + (base + 7 - pp) * FS + s0, acc);
+#pragma unroll
+      for (int it = 0; it < 9; ++it) {
+        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 1);
+        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 2);
+      }
+      if (qd == 0) {
+#pragma unroll
+        for (int it = 0; it < 9; ++it) {
+          const bool second = it >= 8 - pp;
+          const int tau = second ? 7 - pp : pp, t = second ? it - 1 : pp + it;
+          pd[(lb + tau) * LT + lb + t] = part[it];
+        }
+      }
+      // dc: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
+#pragma unroll
+      for (int u = 0; u < Q; ++u) wv[u] = 1.f;
+#pragma unroll
+      for (int it = 0; it < 9; ++it) {
+        const bool second = it >= 8 - pp;
+        const int t = second ? pp : 7 - pp, tau = second ? pp - (it - (8 - pp)) : 7 - pp - it;
+        if (it == 8 - pp) {
+          flush(sdc + (base + 7 - pp) * FS + s0, acc);
+#pragma unroll
+          for (int u = 0; u < Q; ++u) wv[u] = 1.f;
+        } else if (it > 0) {  // w(t, tau) = w(t, tau + 1) a_{tau + 1}
+          float av[Q];
+          ldqf<Q>(a + (base + tau + 1) * FS + s0, av);
+#pragma unroll
+          for (int u = 0; u < Q; ++u) wv[u] *= av[u];
+        }
+        float bv[Q];
+        ldq<Q>(sb + (base + tau) * LS + s0, bv);
+        const float dp = dpd[(lb + t) * LT + lb + tau];
+#pragma unroll
+        for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
+      }
+      flush(sdc + (base + pp) * FS + s0, acc);
     }
     __syncwarp();  // pd
 
@@ -526,66 +599,8 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
           }
         }
     }
-    __syncthreads();  // Kend and mid are dead: dc and db take their place
-
-    // ---- dc and db into shared memory, then the triangles (own rows only)
-#pragma unroll
-    for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-        *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
-        *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
-      }
-    __syncwarp();
-    {
-      const int tl = lane & 15, half = lane >> 4, tt = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
-      constexpr int SH = S / 2;
-      for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
-        // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
-        float acc[8], wv[8], xv[8], av[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          if (k <= t7) {
-            const int tau = tt - k;
-            const float dp = dpd[tl * LT + tl - k];
-            ld8(sb + tau * LS + s0, xv);
-            ld8(a + tau * FS + s0, av);
-#pragma unroll
-            for (int u = 0; u < 8; ++u) {
-              acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
-              wv[u] *= av[u];
-            }
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < 8; ++u) sdc[tt * FS + s0 + u] += acc[u];
-        // db_tau += sum_{t>=tau} dP[t][tau] c_t w,  w = prod_{k=tau+1..t} a_k
-#pragma unroll
-        for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          const int t = base + k;
-          if (k >= t7) {
-            const float dp = dpd[(t - r0) * LT + tl];
-            if (k > t7) {
-              ld8(a + t * FS + s0, av);
-#pragma unroll
-              for (int u = 0; u < 8; ++u) wv[u] *= av[u];
-            }
-            ld8(sc + t * LS + s0, xv);
-#pragma unroll
-            for (int u = 0; u < 8; ++u) acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < 8; ++u) sdb[tt * FS + s0 + u] += acc[u];
-      }
-    }
     for (int s = tid; s < S; s += NTH) Rb[(NW - 1) * S + s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);
-    __syncthreads();
+    __syncthreads();  // dc, db of every block are complete
     chunk_decay_grads<bf16, S, C, NTH, FS, LS, FUSED, false>(p, sdc, sdb, sc, sb, Rb, g, As, dAx,
                                                               misc, n, tok0, h);
 
