@@ -891,8 +891,8 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
                                                   const Tin* sc, const Tin* sb, float* Rb,
                                                   const float* g, const float* As, float* dAx,
                                                   float* misc, int n, size_t tok0, int h) {
-  constexpr int NW = C / 16;
-  static_assert(NTH == 2 * C, "two threads a token");
+  constexpr int NW = C / 16, TPT = NTH / C;  // threads a token
+  static_assert(TPT == 2 || TPT == 4, "two or four threads a token");
   const int tid = threadIdx.x, lane = tid & 31;
   // write dc, db; q = c dc - b db (in place in sdc); 8 consecutive s a thread
   for (int i = tid; i < C * (S / 8); i += NTH) {
@@ -956,25 +956,26 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
     Rb[it] = x;
   }
   __syncthreads();
-  // dg_t = sum_s A_s dl_t[s] (two threads a token); dgate = dg (or dg g (1-g) for gate_raw)
+  // dg_t = sum_s A_s dl_t[s] (TPT threads a token); dgate = dg (or dg g (1-g) for gate_raw)
   for (int s = tid; s < S; s += NTH) {
     float x = 0.f;
     for (int blk = 0; blk < NW; ++blk) x += Rb[blk * S + s];
     dAx[s] += x;
   }
   {
-    const int t = tid >> 1, hs0 = (tid & 1) * (S / 2);
+    const int t = tid / TPT, hs0 = (tid % TPT) * (S / TPT);
     float dg = 0.f;
     if (t < n) {
 #pragma unroll 8
-      for (int s = hs0; s < hs0 + S / 2; ++s) dg = fmaf(As[s], sdc[t * FS + s], dg);
+      for (int s = hs0; s < hs0 + S / TPT; ++s) dg = fmaf(As[s], sdc[t * FS + s], dg);
     }
     dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+    if (TPT == 4) dg += __shfl_xor_sync(0xffffffffu, dg, 2);
     if (FUSED) dg *= g[t] * (1.f - g[t]);
-    if (t < n && (tid & 1) == 0)
-      reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
+    const bool lead = tid % TPT == 0;
+    if (t < n && lead) reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
     if (FUSED) {
-      float sum = (t < n && (tid & 1) == 0) ? dg : 0.f;
+      float sum = (t < n && lead) ? dg : 0.f;
 #pragma unroll
       for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
       if (lane == 0) atomicAdd(&misc[0], sum);

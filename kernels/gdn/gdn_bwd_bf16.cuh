@@ -34,7 +34,7 @@ namespace hymo::gdn::dev {
 template <int S, int D, int C>
 struct PlanB {
   static constexpr int LS = S + 8, LD = D + 8, FS = S + 4;  // BF16 / float strides
-  static constexpr int NW = C / 16, NTH = 32 * NW;
+  static constexpr int NW = C / 16, NTH = 64 * NW;  // two warps a row block
   static constexpr int NPAIR = NW * (NW + 1) / 2;  // block pairs j < i <= NW
   static constexpr int LT = 17;                     // stride of the per-warp 16x16 tiles
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
@@ -48,8 +48,8 @@ struct PlanB {
   static constexpr size_t o_ke = al(o_qi + 2 * 2 * C * LS);   // Kend high, low
   static constexpr size_t o_mid = al(o_ke + 2 * 2 * C * LS);  // mid high, low
   static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);   // per-step decays, FP32 [C][FS]
-  static constexpr size_t o_dpd = al(o_a + 4 * C * FS);       // per warp: dP diagonal block [16][LT]
-  static constexpr size_t o_pd = al(o_dpd + 4 * NW * 16 * LT);  // per warp: P^T diagonal block
+  static constexpr size_t o_dpd = al(o_a + 4 * C * FS);  // per warp: dP (or dP^T) diagonal block [16][LT]
+  static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
   static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FS);
   // g[C], G[C], A2[S] (A log2 e), As[S], dpair[NPAIR][S], Rb[NW][S], rbp[2][S], dAx[S], misc[4]
@@ -121,7 +121,7 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
 }
 
 template <int S, int D, int C, bool FUSED>
-__global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
+__global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
   using P = PlanB<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
   using I = Items<S, D, NW>;
@@ -152,7 +152,8 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
-  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int role = wid / NW, w = wid % NW;  // the row block and this warp's role in it
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
   const size_t tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
@@ -163,7 +164,7 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
   // row, D high halves then D low halves
   const bf16* dOsrc = reinterpret_cast<const bf16*>(p.dObuf);
   const bf16* h0src = reinterpret_cast<const bf16*>(p.h0buf);
-  float* dpd = reinterpret_cast<float*>(sm + P::o_dpd) + w * 16 * LT;  // this warp's
+  float* dpd = reinterpret_cast<float*>(sm + P::o_dpd) + wid * 16 * LT;  // this warp's
   float* pd = reinterpret_cast<float*>(sm + P::o_pd) + w * 16 * LT;
   const int r0 = 16 * w;
   auto pair = [&](int i, int j) { return dpair + (i * (i - 1) / 2 + j) * S; };
@@ -206,10 +207,11 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
     __syncthreads();
 #pragma unroll
     for (int it = 0; it < IPW; ++it) zero(dh[it]);
-    for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
-      dh[it][nt][2 * hr] = tmp[s * (D + 4) + d];
-      dh[it][nt][2 * hr + 1] = tmp[s * (D + 4) + d + 1];
-    });
+    if (role == 0)  // the adjoint lives in the query warps (items as in the forward)
+      for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+        dh[it][nt][2 * hr] = tmp[s * (D + 4) + d];
+        dh[it][nt][2 * hr + 1] = tmp[s * (D + 4) + d + 1];
+      });
   }
   auto put_dh = [&]() {
     for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
@@ -248,12 +250,14 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
     return make_float2(x.x + y.x, x.y + y.y);
   };
   __syncthreads();  // the combined adjoint is read; its region is staged below
-  put_dh();
-  if (c1 < p.NC) {
-    const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
-    rb_end([&](int s, int d) { return unpack2(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
-  } else {
-    for (int s = tid; s < 2 * S; s += NTH) rbp[s] = 0.f;
+  if (role == 0) put_dh();
+  if (role == 0) {  // the last chunk's end sensitivity: h is the next segment's entering state
+    if (c1 < p.NC) {
+      const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
+      rb_end([&](int s, int d) { return unpack2(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
+    } else {
+      for (int s = tid; s < 2 * S; s += 32 * NW) rbp[s] = 0.f;
+    }
   }
 
   for (int ch = c1 - 1; ch >= c0; --ch) {
@@ -304,179 +308,224 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
     }
     __syncthreads();
 
-    // ---- dc, rows of block w:
-    //   exp((G_t - G_r) A) [exp(G_r A) (dO h0^T) + sum_{j<w} d_wj (dP_wj Kend_j)] + square
-    float dcacc[NS][4];
-    zero(dcacc);
-    warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
-    warp_mm_nt<NS>(dcacc, D, dOt + LO + r0 * LD, LD, h0t, LD);
-    warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t + LH, LD);
-    const float gr = w ? G[r0 - 1] : 0.f;
-    if (w) {
-#pragma unroll
-      for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
-    }
-    for (int j = 0; j < w; ++j) {
-      float dp[2][4], tmp[NS][4];
-      zero(dp);
-      warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
-      warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + 16 * j * LD, LD);
-      uint32_t ah[4], alo[4];
-      frag_hi(dp, ah);
-      frag_lo(dp, alo);
-      zero(tmp);
-      mm_regA<NS>(tmp, ah, ke + 16 * j * LS, LS);
-      mm_regA<NS>(tmp, alo, ke + 16 * j * LS, LS);
-      mm_regA<NS>(tmp, ah, ke + LQ + 16 * j * LS, LS);
-      const float* f = pair(w, j);
-#pragma unroll
-      for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dcacc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], tmp[nt][e], dcacc[nt][e]);
-    }
-#pragma unroll
-    for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-        dcacc[nt][e] *= ex2f((G[t] - gr) * A2[s]);
-      }
-    // the diagonal block of dP: its lower triangle (FP32) for the elementwise
-    // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
+    // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
+    // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
-    {
-      float dp[2][4], tmp[NS][4];
-      zero(dp);
-      warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
-      warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
+    constexpr int Q = S / 4;
+    const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
+    const int base = r0 + lb;
+    // the diagonal block's two 8x8 triangles (tau <= t inside each 8-row half) are
+    // elementwise, from products of per-step decays w = prod_{k=tau+1..t} a_k:
+    //   dc_t += dP[t][tau] b_tau w,  db_tau += dP[t][tau] c_t w,  P[t][tau] = sum_s c_t b_tau w.
+    // Balanced: lane (pair pp, quarter qd of S, half lb) walks queries t = 7 - pp then pp
+    // (dc), or keys tau = pp then 7 - pp (db and P): 9 steps for every lane.
+    auto flush = [&](float* dst, float (&acc)[Q]) {
+      float x[Q];
+      ldqf<Q>(dst, x);
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
+      for (int u = 0; u < Q; u += 4)
+        *reinterpret_cast<float4*>(dst + u) = make_float4(x[u] + acc[u], x[u + 1] + acc[u + 1],
+                                                          x[u + 2] + acc[u + 2], x[u + 3] + acc[u + 3]);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int tl = gq + (e >> 1) * 8, kl = nt * 8 + 2 * tq + (e & 1);
-          dpd[tl * LT + kl] = kl <= tl ? dp[nt][e] : 0.f;
-        }
-      const uint32_t ah[4] = {0u, pack_bf16(dp[0][2], dp[0][3]), 0u, 0u};
-      const uint32_t alo[4] = {0u, pack_bf16(bf16_rem(dp[0][2]), bf16_rem(dp[0][3])), 0u, 0u};
-      zero(tmp);
-      mm_regA<NS>(tmp, ah, mid + r0 * LS, LS);
-      mm_regA<NS>(tmp, alo, mid + r0 * LS, LS);
-      mm_regA<NS>(tmp, ah, mid + LQ + r0 * LS, LS);
+      for (int u = 0; u < Q; ++u) acc[u] = 0.f;
+    };
+    if (role == 0) {
+      // ---- dc, rows of block w:
+      //   exp((G_t - G_r) A) [exp(G_r A) (dO h0^T) + sum_{j<w} d_wj (dP_wj Kend_j)] + square
+      float dcacc[NS][4];
+      zero(dcacc);
+      warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
+      warp_mm_nt<NS>(dcacc, D, dOt + LO + r0 * LD, LD, h0t, LD);
+      warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t + LH, LD);
+      const float gr = w ? G[r0 - 1] : 0.f;
+      if (w) {
 #pragma unroll
-      for (int nt = 0; nt < NS; ++nt)
+        for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-        for (int e = 2; e < 4; ++e) {
-          const int t = r0 + gq + 8, s = nt * 8 + 2 * tq + (e & 1);
-          dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
-        }
-    }
-    __syncwarp();  // dpd
-
-    // ---- db, rows (keys) of block w:
-    //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
-    float dbacc[NS][4];
-    zero(dbacc);
-    warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht, LD);
-    warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht + LH, LD);
-    {
-      const float* f = pair(NW, w);
+          for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
+      }
+      for (int j = 0; j < w; ++j) {
+        float dp[2][4], tmp[NS][4];
+        zero(dp);
+        warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
+        warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + 16 * j * LD, LD);
+        uint32_t ah[4], alo[4];
+        frag_hi(dp, ah);
+        frag_lo(dp, alo);
+        zero(tmp);
+        mm_regA<NS>(tmp, ah, ke + 16 * j * LS, LS);
+        mm_regA<NS>(tmp, alo, ke + 16 * j * LS, LS);
+        mm_regA<NS>(tmp, ah, ke + LQ + 16 * j * LS, LS);
+        const float* f = pair(w, j);
 #pragma unroll
-      for (int nt = 0; nt < NS; ++nt)
+        for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
-    }
-    for (int i = w + 1; i < NW; ++i) {
-      float dp[2][4], tmp[NS][4];
-      zero(dp);
-      warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
-      warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + 16 * i * LD, LD);
-      uint32_t ah[4], alo[4];
-      frag_hi(dp, ah);
-      frag_lo(dp, alo);
-      zero(tmp);
-      mm_regA<NS>(tmp, ah, qi + 16 * i * LS, LS);
-      mm_regA<NS>(tmp, alo, qi + 16 * i * LS, LS);
-      mm_regA<NS>(tmp, ah, qi + LQ + 16 * i * LS, LS);
-      const float* f = pair(i, w);
-#pragma unroll
-      for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dbacc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], tmp[nt][e], dbacc[nt][e]);
-    }
-    {
-      const float ge = G[r0 + 15];
+          for (int e = 0; e < 4; ++e) dcacc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], tmp[nt][e], dcacc[nt][e]);
+      }
 #pragma unroll
       for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-          dbacc[nt][e] *= ex2f((ge - G[t]) * A2[s]);
+          dcacc[nt][e] *= ex2f((G[t] - gr) * A2[s]);
         }
-    }
-    {
-      // square: keys 0..7 against queries 8..15 of the block, dP^T from dpd
-      float tmp[NS][4];
-      const float x0 = dpd[(8 + 2 * tq) * LT + gq], x1 = dpd[(9 + 2 * tq) * LT + gq];
-      const uint32_t ah[4] = {0u, 0u, pack_bf16(x0, x1), 0u};
-      const uint32_t alo[4] = {0u, 0u, pack_bf16(bf16_rem(x0), bf16_rem(x1)), 0u};
-      zero(tmp);
-      mm_regA<NS>(tmp, ah, mid + r0 * LS, LS);
-      mm_regA<NS>(tmp, alo, mid + r0 * LS, LS);
-      mm_regA<NS>(tmp, ah, mid + LQ + r0 * LS, LS);
+      // the diagonal block of dP: its lower triangle (FP32) for the elementwise
+      // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
+      {
+        float dp[2][4], tmp[NS][4];
+        zero(dp);
+        warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
+        warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int tl = gq + (e >> 1) * 8, kl = nt * 8 + 2 * tq + (e & 1);
+            dpd[tl * LT + kl] = kl <= tl ? dp[nt][e] : 0.f;
+          }
+        const uint32_t ah[4] = {0u, pack_bf16(dp[0][2], dp[0][3]), 0u, 0u};
+        const uint32_t alo[4] = {0u, pack_bf16(bf16_rem(dp[0][2]), bf16_rem(dp[0][3])), 0u, 0u};
+        zero(tmp);
+        mm_regA<NS>(tmp, ah, mid + r0 * LS, LS);
+        mm_regA<NS>(tmp, alo, mid + r0 * LS, LS);
+        mm_regA<NS>(tmp, ah, mid + LQ + r0 * LS, LS);
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 2; e < 4; ++e) {
+            const int t = r0 + gq + 8, s = nt * 8 + 2 * tq + (e & 1);
+            dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
+          }
+      }
+      __syncwarp();  // dpd
 #pragma unroll
       for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int t = r0 + gq, s = nt * 8 + 2 * tq + e;
-          dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+          *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
         }
-    }
-
-    // ---- dc and db so far into shared memory (this warp's rows), then the diagonal
-    // block's P^T square (for dv) and its two 8x8 triangles (tau <= t inside each 8-row
-    // half), elementwise from products of per-step decays w = prod_{k=tau+1..t} a_k:
-    //   dc_t += dP[t][tau] b_tau w,  db_tau += dP[t][tau] c_t w,  P[t][tau] = sum_s c_t b_tau w.
-    // Balanced: lane (pair pp, quarter qd of S, half hb) walks keys tau = pp then 7 - pp
-    // (db and P), and queries t = 7 - pp then pp (dc): 9 steps for every lane.
+      __syncwarp();  // sdc
+      // dc triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
+      float acc[Q], wv[Q];
 #pragma unroll
-    for (int nt = 0; nt < NS; ++nt)
+      for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
 #pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-        *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
-        *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
+      for (int it = 0; it < 9; ++it) {
+        const bool second = it >= 8 - pp;
+        const int t = second ? pp : 7 - pp, tau = second ? pp - (it - (8 - pp)) : 7 - pp - it;
+        if (it == 8 - pp) {
+          flush(sdc + (base + 7 - pp) * FS + s0, acc);
+#pragma unroll
+          for (int u = 0; u < Q; ++u) wv[u] = 1.f;
+        } else if (it > 0) {  // w(t, tau) = w(t, tau + 1) a_{tau + 1}
+          float av[Q];
+          ldqf<Q>(a + (base + tau + 1) * FS + s0, av);
+#pragma unroll
+          for (int u = 0; u < Q; ++u) wv[u] *= av[u];
+        }
+        float bv[Q];
+        ldq<Q>(sb + (base + tau) * LS + s0, bv);
+        const float dp = dpd[(lb + t) * LT + lb + tau];
+#pragma unroll
+        for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
       }
-    {
-      float sq[2][4];
-      zero(sq);
-      warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
-      // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
-      pd[gq * LT + 8 + 2 * tq] = sq[1][0];
-      pd[gq * LT + 9 + 2 * tq] = sq[1][1];
-      pd[(gq + 8) * LT + 2 * tq] = 0.f;
-      pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
-      for (int i = lane; i < 128; i += 32) {  // zeros above the diagonal inside the halves
-        const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
-        if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
+      flush(sdc + (base + pp) * FS + s0, acc);
+    } else {
+      // ---- db, rows (keys) of block w:
+      //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
+      float dbacc[NS][4];
+      zero(dbacc);
+      warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht, LD);
+      warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht + LH, LD);
+      {
+        const float* f = pair(NW, w);
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
       }
-    }
-    __syncwarp();  // sdc, sdb
-    {
-      constexpr int Q = S / 4;
-      const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
-      const int base = r0 + lb;
-      auto flush = [&](float* dst, float (&acc)[Q]) {
-        float x[Q];
-        ldqf<Q>(dst, x);
+      for (int i = w + 1; i < NW; ++i) {
+        float dp[2][4], tmp[NS][4];
+        zero(dp);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + 16 * i * LD, LD);
+        uint32_t ah[4], alo[4];
+        frag_hi(dp, ah);
+        frag_lo(dp, alo);
+        zero(tmp);
+        mm_regA<NS>(tmp, ah, qi + 16 * i * LS, LS);
+        mm_regA<NS>(tmp, alo, qi + 16 * i * LS, LS);
+        mm_regA<NS>(tmp, ah, qi + LQ + 16 * i * LS, LS);
+        const float* f = pair(i, w);
 #pragma unroll
-        for (int u = 0; u < Q; u += 4)
-          *reinterpret_cast<float4*>(dst + u) = make_float4(x[u] + acc[u], x[u + 1] + acc[u + 1],
-                                                            x[u + 2] + acc[u + 2], x[u + 3] + acc[u + 3]);
+        for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-        for (int u = 0; u < Q; ++u) acc[u] = 0.f;
-      };
+          for (int e = 0; e < 4; ++e) dbacc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], tmp[nt][e], dbacc[nt][e]);
+      }
+      {
+        const float ge = G[r0 + 15];
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
+            dbacc[nt][e] *= ex2f((ge - G[t]) * A2[s]);
+          }
+      }
+      {
+        // the diagonal block of dP^T = v_w dO_w^T: its upper triangle (FP32) for the
+        // elementwise triangles, its 8x8 square (keys 0..7, queries 8..15) against mid
+        float dp[2][4], tmp[NS][4];
+        zero(dp);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
+            dpd[kl * LT + tl] = tl >= kl ? dp[nt][e] : 0.f;
+          }
+        const uint32_t ah[4] = {0u, 0u, pack_bf16(dp[1][0], dp[1][1]), 0u};
+        const uint32_t alo[4] = {0u, 0u, pack_bf16(bf16_rem(dp[1][0]), bf16_rem(dp[1][1])), 0u};
+        zero(tmp);
+        mm_regA<NS>(tmp, ah, mid + r0 * LS, LS);
+        mm_regA<NS>(tmp, alo, mid + r0 * LS, LS);
+        mm_regA<NS>(tmp, ah, mid + LQ + r0 * LS, LS);
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int t = r0 + gq, s = nt * 8 + 2 * tq + e;
+            dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
+          }
+      }
+#pragma unroll
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+          *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
+        }
+      {
+        // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
+        // the square from the mid tile, the triangles below
+        float sq[2][4];
+        zero(sq);
+        warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
+        // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
+        pd[gq * LT + 8 + 2 * tq] = sq[1][0];
+        pd[gq * LT + 9 + 2 * tq] = sq[1][1];
+        pd[(gq + 8) * LT + 2 * tq] = 0.f;
+        pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
+        for (int i = lane; i < 128; i += 32) {  // zeros above the diagonal inside the halves
+          const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
+          if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
+        }
+      }
+      __syncwarp();  // sdb, dpd
+      // db and P triangles: key pp (t = pp .. 7), then key 7 - pp (t = 7 - pp .. 7)
       float acc[Q], wv[Q], kb[Q], part[9];
 #pragma unroll
       for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
@@ -485,7 +534,7 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
       for (int it = 0; it < 9; ++it) {
         const bool second = it >= 8 - pp;
         const int tau = second ? 7 - pp : pp, t = second ? it - 1 : pp + it;
-        if (it == 8 - pp) {  // key pp is done: key 7 - pp starts at t = tau
+        if (it == 8 - pp) {
           flush(sdb + (base + pp) * FS + s0, acc);
 #pragma unroll
           for (int u = 0; u < Q; ++u) wv[u] = 1.f;
@@ -498,7 +547,7 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
         }
         float cv[Q];
         ldq<Q>(sc + (base + t) * LS + s0, cv);
-        const float dp = dpd[(lb + t) * LT + lb + tau];
+        const float dp = dpd[(lb + tau) * LT + lb + t];
         float x = 0.f;
 #pragma unroll
         for (int u = 0; u < Q; ++u) {
@@ -522,90 +571,65 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
           pd[(lb + tau) * LT + lb + t] = part[it];
         }
       }
-      // dc: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
-#pragma unroll
-      for (int u = 0; u < Q; ++u) wv[u] = 1.f;
-#pragma unroll
-      for (int it = 0; it < 9; ++it) {
-        const bool second = it >= 8 - pp;
-        const int t = second ? pp : 7 - pp, tau = second ? pp - (it - (8 - pp)) : 7 - pp - it;
-        if (it == 8 - pp) {
-          flush(sdc + (base + 7 - pp) * FS + s0, acc);
-#pragma unroll
-          for (int u = 0; u < Q; ++u) wv[u] = 1.f;
-        } else if (it > 0) {  // w(t, tau) = w(t, tau + 1) a_{tau + 1}
-          float av[Q];
-          ldqf<Q>(a + (base + tau + 1) * FS + s0, av);
-#pragma unroll
-          for (int u = 0; u < Q; ++u) wv[u] *= av[u];
-        }
-        float bv[Q];
-        ldq<Q>(sb + (base + tau) * LS + s0, bv);
-        const float dp = dpd[(lb + t) * LT + lb + tau];
-#pragma unroll
-        for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
-      }
-      flush(sdc + (base + pp) * FS + s0, acc);
-    }
-    __syncwarp();  // pd
-
-    // ---- dv, rows (keys) of block w:
-    //   sum_{i>w} P_iw^T dO_i + P_ww^T dO_w + Klast_w dh + D_skip dO
-    {
-      float dvacc[ND][4];
-      zero(dvacc);
-      for (int i = w + 1; i < NW; ++i) {
-        float pt[2][4];
-        zero(pt);
-        mm_scaled_key<S>(pt, ke + r0 * LS, ke + LQ + r0 * LS, LS, pair(i, w), qi + 16 * i * LS, LS);
-        uint32_t pa[4];
-        frag_hi(pt, pa);
-        mm_regA<ND>(dvacc, pa, dOt + 16 * i * LD, LD);
-      }
+      __syncwarp();  // pd
+      // ---- dv, rows (keys) of block w:
+      //   sum_{i>w} P_iw^T dO_i + P_ww^T dO_w + Klast_w dh + D_skip dO
       {
-        uint32_t pa[4];
-        pa[0] = pack_bf16(pd[gq * LT + 2 * tq], pd[gq * LT + 2 * tq + 1]);
-        pa[1] = pack_bf16(pd[(gq + 8) * LT + 2 * tq], pd[(gq + 8) * LT + 2 * tq + 1]);
-        pa[2] = pack_bf16(pd[gq * LT + 8 + 2 * tq], pd[gq * LT + 9 + 2 * tq]);
-        pa[3] = pack_bf16(pd[(gq + 8) * LT + 8 + 2 * tq], pd[(gq + 8) * LT + 9 + 2 * tq]);
-        mm_regA<ND>(dvacc, pa, dOt + r0 * LD, LD);
-      }
-      {
-        // Klast = Kend_w d_NW,w: scaled in registers, against dh high and low
-        const float* f = pair(NW, w);
-#pragma unroll
-        for (int k0 = 0; k0 < S; k0 += 16) {
-          uint32_t ah[4], alo[4], ak[4];
-          ldsm_x4(ah, ke + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-          ldsm_x4(alo, ke + LQ + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-          const int cc = k0 + 2 * tq;
-          ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
-          ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
-          ak[2] = scale_pair(ah[2], alo[2], f[cc + 8], f[cc + 9]);
-          ak[3] = scale_pair(ah[3], alo[3], f[cc + 8], f[cc + 9]);
-          mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
-          mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
+        float dvacc[ND][4];
+        zero(dvacc);
+        for (int i = w + 1; i < NW; ++i) {
+          float pt[2][4];
+          zero(pt);
+          mm_scaled_key<S>(pt, ke + r0 * LS, ke + LQ + r0 * LS, LS, pair(i, w), qi + 16 * i * LS, LS);
+          uint32_t pa[4];
+          frag_hi(pt, pa);
+          mm_regA<ND>(dvacc, pa, dOt + 16 * i * LD, LD);
         }
-      }
+        {
+          uint32_t pa[4];
+          pa[0] = pack_bf16(pd[gq * LT + 2 * tq], pd[gq * LT + 2 * tq + 1]);
+          pa[1] = pack_bf16(pd[(gq + 8) * LT + 2 * tq], pd[(gq + 8) * LT + 2 * tq + 1]);
+          pa[2] = pack_bf16(pd[gq * LT + 8 + 2 * tq], pd[gq * LT + 9 + 2 * tq]);
+          pa[3] = pack_bf16(pd[(gq + 8) * LT + 8 + 2 * tq], pd[(gq + 8) * LT + 9 + 2 * tq]);
+          mm_regA<ND>(dvacc, pa, dOt + r0 * LD, LD);
+        }
+        {
+          // Klast = Kend_w d_NW,w: scaled in registers, against dh high and low
+          const float* f = pair(NW, w);
 #pragma unroll
-      for (int nt = 0; nt < ND; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
-          if (t < n) {
-            const float2 o2 = unpack2(dOt + t * LD + d, dOt + LO + t * LD + d);
-            st2(reinterpret_cast<bf16*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
-                fmaf(dsk, o2.x, dvacc[nt][2 * hr]), fmaf(dsk, o2.y, dvacc[nt][2 * hr + 1]));
+          for (int k0 = 0; k0 < S; k0 += 16) {
+            uint32_t ah[4], alo[4], ak[4];
+            ldsm_x4(ah, ke + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+            ldsm_x4(alo, ke + LQ + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+            const int cc = k0 + 2 * tq;
+            ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
+            ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
+            ak[2] = scale_pair(ah[2], alo[2], f[cc + 8], f[cc + 9]);
+            ak[3] = scale_pair(ah[3], alo[3], f[cc + 8], f[cc + 9]);
+            mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
+            mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
           }
         }
+#pragma unroll
+        for (int nt = 0; nt < ND; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+            if (t < n) {
+              const float2 o2 = unpack2(dOt + t * LD + d, dOt + LO + t * LD + d);
+              st2(reinterpret_cast<bf16*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
+                  fmaf(dsk, o2.x, dvacc[nt][2 * hr]), fmaf(dsk, o2.y, dvacc[nt][2 * hr + 1]));
+            }
+          }
+      }
     }
     for (int s = tid; s < S; s += NTH) Rb[(NW - 1) * S + s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);
     __syncthreads();  // dc, db of every block are complete
     chunk_decay_grads<bf16, S, C, NTH, FS, LS, FUSED, false>(p, sdc, sdb, sc, sb, Rb, g, As, dAx,
                                                               misc, n, tok0, h);
 
-    // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i)
-    {
+    // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps)
+    if (role == 0) {
       const float Gl = G[C - 1];
 #pragma unroll
       for (int it = 0; it < IPW; ++it) {
@@ -641,9 +665,9 @@ __global__ void __launch_bounds__(2 * C) bwd_bf16_kernel(KParams p) {
       }
     }
     // the previous chunk's end sensitivity <dh, h>_s: h is this chunk's entering state
-    rb_end([&](int s, int d) { return unpack2(h0t + s * LD + d, h0t + LH + s * LD + d); });
+    if (role == 0) rb_end([&](int s, int d) { return unpack2(h0t + s * LD + d, h0t + LH + s * LD + d); });
     __syncthreads();  // every tile of this chunk is dead
-    put_dh();
+    if (role == 0) put_dh();
     if (ch > c0) fetch(ch - 1);
   }
   __syncthreads();
