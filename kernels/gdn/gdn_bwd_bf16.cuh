@@ -52,12 +52,13 @@ struct PlanB {
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
   static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FS);
-  // g[C], G[C], A2[S] (A log2 e), As[S], dpair[NPAIR][S], Rb[NW][S], rbp[2][S], dAx[S], misc[4]
-  static constexpr size_t vec_floats = 2 * C + 2 * S + NPAIR * S + NW * S + 2 * S + S + 4;
+  // g[C], G[C], A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
+  static constexpr size_t vec_floats = 2 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4;
   static constexpr size_t bytes = al(o_vec + 4 * vec_floats);
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
+  static_assert(2 * NTH <= 2 * NW * 16 * LT, "the decay-gradient scratch fits the dP tiles");
 };
 
 // acc (16 x 8 NT) += A B for one k-step of 16: A given as an mma fragment, B (16 x 8 NT)
@@ -120,6 +121,88 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
   }
 }
 
+// The decay gradient of one chunk in the staged backward (chunk_decay_grads in gdn.cuh
+// is the generic kernels' version, same results up to FP32 rounding order): writes dc
+// and db, turns sdc into q = c dc - b db, then into the suffix sums over the chunk,
+// dl_t[s] = rbend[s] + sum_{t' >= t} q_t'[s], taken by all threads: thread (g, s) sums
+// group g of C / NG tokens, then walks it backwards from the later groups' sums (a
+// fixed order: deterministic); then dgate, and dA_s into dAx, the ddt_bias partial
+// into misc[0] (as in chunk_decay_grads). gs, dap: NTH floats each.
+template <int S, int C, int NTH, int FS, int LS, bool FUSED>
+__device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* sdc, const float* sdb,
+                                                       const bf16* sc, const bf16* sb,
+                                                       const float* rbend, float* gs, float* dap,
+                                                       const float* g, const float* As, float* dAx,
+                                                       float* misc, int n, size_t tok0, int h) {
+  constexpr int NG = NTH / S, TG = C / NG, TPT = NTH / C;
+  static_assert(NG * S == NTH && TG * NG == C && (TPT == 2 || TPT == 4), "thread layout");
+  const int tid = threadIdx.x, lane = tid & 31;
+  for (int i = tid; i < C * (S / 8); i += NTH) {
+    const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
+    float dcv[8], dbv[8], cv[8], bv[8];
+    ld8(sdc + t * FS + s0, dcv);
+    ld8(sdb + t * FS + s0, dbv);
+    ld8(sc + t * LS + s0, cv);
+    ld8(sb + t * LS + s0, bv);
+    if (t < n) {
+      const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
+      st16(reinterpret_cast<bf16*>(p.dc) + gi, dcv);
+      st16(reinterpret_cast<bf16*>(p.db) + gi, dbv);
+    }
+    float q[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
+    *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
+    *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
+  }
+  __syncthreads();
+  const int gg = tid / S, s = tid % S, tb = gg * TG;
+  {
+    float x = 0.f;
+#pragma unroll
+    for (int k = 0; k < TG; ++k) x += sdc[(tb + k) * FS + s];
+    gs[gg * S + s] = x;
+  }
+  __syncthreads();
+  {
+    // rows past n hold q = 0 and g = 0: they add nothing
+    float run = rbend[s], xa = 0.f;
+    for (int j = NG - 1; j > gg; --j) run += gs[j * S + s];
+#pragma unroll
+    for (int k = TG - 1; k >= 0; --k) {
+      const int t = tb + k;
+      run += sdc[t * FS + s];
+      sdc[t * FS + s] = run;
+      xa = fmaf(g[t], run, xa);
+    }
+    dap[gg * S + s] = xa;
+  }
+  __syncthreads();
+  for (int s2 = tid; s2 < S; s2 += NTH) {
+    float x = 0.f;
+    for (int j = 0; j < NG; ++j) x += dap[j * S + s2];
+    dAx[s2] += x;
+  }
+  {
+    // dg_t = sum_s A_s dl_t[s] (TPT threads a token); dgate = dg (or dg g (1-g) for gate_raw)
+    const int t = tid / TPT, hs0 = (tid % TPT) * (S / TPT);
+    float dg = 0.f;
+#pragma unroll 8
+    for (int s2 = hs0; s2 < hs0 + S / TPT; ++s2) dg = fmaf(As[s2], sdc[t * FS + s2], dg);
+    dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+    if (TPT == 4) dg += __shfl_xor_sync(0xffffffffu, dg, 2);
+    if (FUSED) dg *= g[t] * (1.f - g[t]);
+    const bool lead = tid % TPT == 0;
+    if (t < n && lead) reinterpret_cast<bf16*>(p.dgate)[(tok0 + t) * p.H + h] = __float2bfloat16_rn(dg);
+    if (FUSED) {
+      float sum = (t < n && lead) ? dg : 0.f;
+#pragma unroll
+      for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (lane == 0) atomicAdd(&misc[0], sum);
+    }
+  }
+}
+
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
   using P = PlanB<S, D, C>;
@@ -145,8 +228,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* A2 = G + C;
   float* As = A2 + S;
   float* dpair = As + S;
-  float* Rb = dpair + P::NPAIR * S;
-  float* rbp = Rb + NW * S;
+  float* rbend = dpair + P::NPAIR * S;
+  float* rbp = rbend + S;
   float* dAx = rbp + 2 * S;
   float* misc = dAx + S;
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
@@ -269,6 +352,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     }
     cp_async_wait_all();
     __syncthreads();
+    // the chunk-end sensitivity (rbp is rewritten for the next chunk during this one)
+    for (int s = tid; s < S; s += NTH) rbend[s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);
     // ---- staging: the pair decays d_ij, then Qi, Kend, mid, a per (t, 8 values of s)
     for (int u = tid; u < P::NPAIR * S; u += NTH) {
       const int pr = u / S, s = u % S;
@@ -431,6 +516,46 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
       }
       flush(sdc + (base + pp) * FS + s0, acc);
+
+      // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
+      // old adjoint is read from its tiles by the key warps, rewritten after the chunk)
+      {
+        const float Gl = G[C - 1];
+#pragma unroll
+        for (int it = 0; it < IPW; ++it) {
+          const int item = w + it * NW;
+          if (item >= NIT) continue;
+          const int mt = item / NH, nb = (item % NH) * NTW * 8;
+          const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
+          const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
+#pragma unroll
+          for (int nt = 0; nt < NTW; ++nt) {
+            dh[it][nt][0] *= d0; dh[it][nt][1] *= d0;
+            dh[it][nt][2] *= d1; dh[it][nt][3] *= d1;
+          }
+#pragma unroll
+          for (int i = 0; i < NW; ++i) {
+            float acc[NTW][4];
+            zero(acc);
+            const bf16* q = qi + 16 * i * LS + mt * 16;
+            const bf16* o = dOt + 16 * i * LD + nb;
+            warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o, LD);
+            warp_mm_ldsm<NTW, true>(acc, 16, q + LQ, LS, o, LD);
+            warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o + LO, LD);
+            const float gi = i ? G[16 * i - 1] : 0.f;
+            const float f0 = ex2f(gi * a0), f1 = ex2f(gi * a1);
+#pragma unroll
+            for (int nt = 0; nt < NTW; ++nt) {
+              dh[it][nt][0] = fmaf(f0, acc[nt][0], dh[it][nt][0]);
+              dh[it][nt][1] = fmaf(f0, acc[nt][1], dh[it][nt][1]);
+              dh[it][nt][2] = fmaf(f1, acc[nt][2], dh[it][nt][2]);
+              dh[it][nt][3] = fmaf(f1, acc[nt][3], dh[it][nt][3]);
+            }
+          }
+        }
+      }
+      // the previous chunk's end sensitivity <dh, h>_s: h is this chunk's entering state
+      rb_end([&](int s, int d) { return unpack2(h0t + s * LD + d, h0t + LH + s * LD + d); });
     } else {
       // ---- db, rows (keys) of block w:
       //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
@@ -623,49 +748,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           }
       }
     }
-    for (int s = tid; s < S; s += NTH) Rb[(NW - 1) * S + s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);
     __syncthreads();  // dc, db of every block are complete
-    chunk_decay_grads<bf16, S, C, NTH, FS, LS, FUSED, false>(p, sdc, sdb, sc, sb, Rb, g, As, dAx,
-                                                              misc, n, tok0, h);
-
-    // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps)
-    if (role == 0) {
-      const float Gl = G[C - 1];
-#pragma unroll
-      for (int it = 0; it < IPW; ++it) {
-        const int item = w + it * NW;
-        if (item >= NIT) continue;
-        const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
-        const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt) {
-          dh[it][nt][0] *= d0; dh[it][nt][1] *= d0;
-          dh[it][nt][2] *= d1; dh[it][nt][3] *= d1;
-        }
-#pragma unroll
-        for (int i = 0; i < NW; ++i) {
-          float acc[NTW][4];
-          zero(acc);
-          const bf16* q = qi + 16 * i * LS + mt * 16;
-          const bf16* o = dOt + 16 * i * LD + nb;
-          warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o, LD);
-          warp_mm_ldsm<NTW, true>(acc, 16, q + LQ, LS, o, LD);
-          warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o + LO, LD);
-          const float gi = i ? G[16 * i - 1] : 0.f;
-          const float f0 = ex2f(gi * a0), f1 = ex2f(gi * a1);
-#pragma unroll
-          for (int nt = 0; nt < NTW; ++nt) {
-            dh[it][nt][0] = fmaf(f0, acc[nt][0], dh[it][nt][0]);
-            dh[it][nt][1] = fmaf(f0, acc[nt][1], dh[it][nt][1]);
-            dh[it][nt][2] = fmaf(f1, acc[nt][2], dh[it][nt][2]);
-            dh[it][nt][3] = fmaf(f1, acc[nt][3], dh[it][nt][3]);
-          }
-        }
-      }
+    {
+      float* scr = reinterpret_cast<float*>(sm + P::o_dpd);  // dpd is dead
+      chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, scr + NTH, g, As,
+                                                       dAx, misc, n, tok0, h);
     }
-    // the previous chunk's end sensitivity <dh, h>_s: h is this chunk's entering state
-    if (role == 0) rb_end([&](int s, int d) { return unpack2(h0t + s * LD + d, h0t + LH + s * LD + d); });
+
     __syncthreads();  // every tile of this chunk is dead
     if (role == 0) put_dh();
     if (ch > c0) fetch(ch - 1);
