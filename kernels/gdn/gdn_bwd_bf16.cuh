@@ -58,7 +58,6 @@ struct PlanB {
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
-  static_assert(NW <= 4, "named barriers 1..4 (pair_arrive, pair_sync)");
   static_assert(2 * NTH <= 2 * NW * 16 * LT, "the decay-gradient scratch fits the dP tiles");
 };
 
@@ -119,26 +118,6 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
     ldsm_x4(b, Bt + ((lane & 7) + ((lane >> 4) & 1) * 8) * ldb + k0 + ((lane >> 3) & 1) * 8);
     mma_bf16(acc[0], a, b[0], b[1]);
     mma_bf16(acc[1], a, b[2], b[3]);
-  }
-}
-
-// Named barrier 1 + w between the two warps of row block w (ids as immediates, so
-// that the kernel reserves only the barriers it uses): the query warp arrives, the
-// key warp waits.
-__device__ __forceinline__ void pair_arrive(int w) {
-  switch (w) {
-    case 0: asm volatile("bar.arrive 1, 64;\n" ::: "memory"); break;
-    case 1: asm volatile("bar.arrive 2, 64;\n" ::: "memory"); break;
-    case 2: asm volatile("bar.arrive 3, 64;\n" ::: "memory"); break;
-    default: asm volatile("bar.arrive 4, 64;\n" ::: "memory"); break;
-  }
-}
-__device__ __forceinline__ void pair_sync(int w) {
-  switch (w) {
-    case 0: asm volatile("bar.sync 1, 64;\n" ::: "memory"); break;
-    case 1: asm volatile("bar.sync 2, 64;\n" ::: "memory"); break;
-    case 2: asm volatile("bar.sync 3, 64;\n" ::: "memory"); break;
-    default: asm volatile("bar.sync 4, 64;\n" ::: "memory"); break;
   }
 }
 
@@ -436,40 +415,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       for (int u = 0; u < Q; ++u) acc[u] = 0.f;
     };
     if (role == 0) {
-      // ---- db's inter-chunk term for key block w, exp((G_last - G_tau) A) (v dh^T), into
-      // sdb (the key warp adds the rest after the pair barrier below)
-      {
-        float ib[NS][4];
-        zero(ib);
-        warp_mm_nt<NS>(ib, D, sv + r0 * LD, LD, dht, LD);
-        warp_mm_nt<NS>(ib, D, sv + r0 * LD, LD, dht + LH, LD);
-        const float gl = G[C - 1];
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-            const float dg = gl - G[t];
-            *reinterpret_cast<float2*>(sdb + t * FS + s) =
-                make_float2(ib[nt][2 * hr] * ex2f(dg * A2[s]), ib[nt][2 * hr + 1] * ex2f(dg * A2[s + 1]));
-          }
-      }
-      {
-        // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
-        // the square from the mid tile, the triangles below
-        float sq[2][4];
-        zero(sq);
-        warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
-        // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
-        pd[gq * LT + 8 + 2 * tq] = sq[1][0];
-        pd[gq * LT + 9 + 2 * tq] = sq[1][1];
-        pd[(gq + 8) * LT + 2 * tq] = 0.f;
-        pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
-        for (int i = lane; i < 128; i += 32) {  // zeros above the diagonal inside the halves
-          const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
-          if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
-        }
-      }
       // ---- dc, rows of block w:
       //   exp((G_t - G_r) A) [exp(G_r A) (dO h0^T) + sum_{j<w} d_wj (dP_wj Kend_j)] + square
       float dcacc[NS][4];
@@ -546,11 +491,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
         }
       __syncwarp();  // sdc
-      // dc and P triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
-      float acc[Q], wv[Q], cq[Q], part[9];
+      // dc triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
+      float acc[Q], wv[Q];
 #pragma unroll
       for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-      ldq<Q>(sc + (base + 7 - pp) * LS + s0, cq);
 #pragma unroll
       for (int it = 0; it < 9; ++it) {
         const bool second = it >= 8 - pp;
@@ -559,7 +503,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           flush(sdc + (base + 7 - pp) * FS + s0, acc);
 #pragma unroll
           for (int u = 0; u < Q; ++u) wv[u] = 1.f;
-          ldq<Q>(sc + (base + pp) * LS + s0, cq);
         } else if (it > 0) {  // w(t, tau) = w(t, tau + 1) a_{tau + 1}
           float av[Q];
           ldqf<Q>(a + (base + tau + 1) * FS + s0, av);
@@ -569,31 +512,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float bv[Q];
         ldq<Q>(sb + (base + tau) * LS + s0, bv);
         const float dp = dpd[(lb + t) * LT + lb + tau];
-        float x = 0.f;
 #pragma unroll
-        for (int u = 0; u < Q; ++u) {
-          const float bw = bv[u] * wv[u];
-          acc[u] = fmaf(dp, bw, acc[u]);
-          x = fmaf(cq[u], bw, x);
-        }
-        part[it] = x;
+        for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
       }
       flush(sdc + (base + pp) * FS + s0, acc);
-#pragma unroll
-      for (int it = 0; it < 9; ++it) {
-        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 1);
-        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 2);
-      }
-      if (qd == 0) {
-#pragma unroll
-        for (int it = 0; it < 9; ++it) {
-          const bool second = it >= 8 - pp;
-          const int t = second ? pp : 7 - pp, tau = second ? pp - (it - (8 - pp)) : 7 - pp - it;
-          pd[(lb + tau) * LT + lb + t] = part[it];
-        }
-      }
-      // P^T (pd) and db's inter-chunk term (sdb) are ready for the key warp of this block
-      pair_arrive(w);
 
       // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
       // old adjoint is read from its tiles by the key warps, rewritten after the chunk)
@@ -635,10 +557,19 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       // the previous chunk's end sensitivity <dh, h>_s: h is this chunk's entering state
       rb_end([&](int s, int d) { return unpack2(h0t + s * LD + d, h0t + LH + s * LD + d); });
     } else {
-      // ---- db, rows (keys) of block w, but its inter-chunk term (the query warp's):
-      //   exp((G_e - G_tau) A) sum_{i>w} d_iw (dP_iw^T Qi_i) + square + triangles
+      // ---- db, rows (keys) of block w:
+      //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
       float dbacc[NS][4];
       zero(dbacc);
+      warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht, LD);
+      warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht + LH, LD);
+      {
+        const float* f = pair(NW, w);
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
+      }
       for (int i = w + 1; i < NW; ++i) {
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -695,18 +626,44 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
           }
       }
-      __syncwarp();  // dpd
-      // db triangles into registers: key pp (t = pp .. 7), then key 7 - pp (t = 7 - pp .. 7)
-      float ka[Q], acc[Q], wv[Q];
 #pragma unroll
-      for (int u = 0; u < Q; ++u) { ka[u] = acc[u] = 0.f; wv[u] = 1.f; }
+      for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+          *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
+        }
+      {
+        // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
+        // the square from the mid tile, the triangles below
+        float sq[2][4];
+        zero(sq);
+        warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
+        // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
+        pd[gq * LT + 8 + 2 * tq] = sq[1][0];
+        pd[gq * LT + 9 + 2 * tq] = sq[1][1];
+        pd[(gq + 8) * LT + 2 * tq] = 0.f;
+        pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
+        for (int i = lane; i < 128; i += 32) {  // zeros above the diagonal inside the halves
+          const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
+          if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
+        }
+      }
+      __syncwarp();  // sdb, dpd
+      // db and P triangles: key pp (t = pp .. 7), then key 7 - pp (t = 7 - pp .. 7)
+      float acc[Q], wv[Q], kb[Q], part[9];
+#pragma unroll
+      for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+      ldq<Q>(sb + (base + pp) * LS + s0, kb);
 #pragma unroll
       for (int it = 0; it < 9; ++it) {
         const bool second = it >= 8 - pp;
         const int tau = second ? 7 - pp : pp, t = second ? it - 1 : pp + it;
         if (it == 8 - pp) {
+          flush(sdb + (base + pp) * FS + s0, acc);
 #pragma unroll
-          for (int u = 0; u < Q; ++u) { ka[u] = acc[u]; acc[u] = 0.f; wv[u] = 1.f; }
+          for (int u = 0; u < Q; ++u) wv[u] = 1.f;
+          ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb);
         } else if (it > 0) {
           float av[Q];
           ldqf<Q>(a + (base + t) * FS + s0, av);
@@ -716,11 +673,30 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float cv[Q];
         ldq<Q>(sc + (base + t) * LS + s0, cv);
         const float dp = dpd[(lb + tau) * LT + lb + t];
+        float x = 0.f;
 #pragma unroll
-        for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, cv[u] * wv[u], acc[u]);
+        for (int u = 0; u < Q; ++u) {
+          const float cw = cv[u] * wv[u];
+          acc[u] = fmaf(dp, cw, acc[u]);
+          x = fmaf(cw, kb[u], x);
+        }
+        part[it] = x;
       }
-      // P^T of the diagonal block and db's inter-chunk term come from the query warp
-      pair_sync(w);
+      flush(sdb + (base + 7 - pp) * FS + s0, acc);
+#pragma unroll
+      for (int it = 0; it < 9; ++it) {
+        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 1);
+        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 2);
+      }
+      if (qd == 0) {
+#pragma unroll
+        for (int it = 0; it < 9; ++it) {
+          const bool second = it >= 8 - pp;
+          const int tau = second ? 7 - pp : pp, t = second ? it - 1 : pp + it;
+          pd[(lb + tau) * LT + lb + t] = part[it];
+        }
+      }
+      __syncwarp();  // pd
       // ---- dv, rows (keys) of block w:
       //   sum_{i>w} P_iw^T dO_i + P_ww^T dO_w + Klast_w dh + D_skip dO
       {
@@ -771,18 +747,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             }
           }
       }
-      // db = the query warp's inter-chunk term (in sdb) + the products + the triangles
-#pragma unroll
-      for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          float2* q = reinterpret_cast<float2*>(sdb + (r0 + gq + hr * 8) * FS + nt * 8 + 2 * tq);
-          const float2 x = *q;
-          *q = make_float2(x.x + dbacc[nt][2 * hr], x.y + dbacc[nt][2 * hr + 1]);
-        }
-      __syncwarp();
-      flush(sdb + (base + pp) * FS + s0, ka);
-      flush(sdb + (base + 7 - pp) * FS + s0, acc);
     }
     __syncthreads();  // dc, db of every block are complete
     {
