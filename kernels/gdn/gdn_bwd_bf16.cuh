@@ -127,13 +127,15 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
 // dl_t[s] = rbend[s] + sum_{t' >= t} q_t'[s], taken by all threads: thread (g, s) sums
 // group g of C / NG tokens, then walks it backwards from the later groups' sums (a
 // fixed order: deterministic); then dgate, and dA_s into dAx, the ddt_bias partial
-// into misc[0] (as in chunk_decay_grads). gs, dap: NTH floats each.
-template <int S, int C, int NTH, int FS, int LS, bool FUSED>
+// into misc[0] (as in chunk_decay_grads). gs, dap: NTH floats each. bc_dead() is called
+// once sc and sb are no longer read.
+template <int S, int C, int NTH, int FS, int LS, bool FUSED, class BCDead>
 __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* sdc, const float* sdb,
                                                        const bf16* sc, const bf16* sb,
                                                        const float* rbend, float* gs, float* dap,
                                                        const float* g, const float* As, float* dAx,
-                                                       float* misc, int n, size_t tok0, int h) {
+                                                       float* misc, int n, size_t tok0, int h,
+                                                       BCDead bc_dead) {
   constexpr int NG = NTH / S, TG = C / NG, TPT = NTH / C;
   static_assert(NG * S == NTH && TG * NG == C && (TPT == 2 || TPT == 4), "thread layout");
   const int tid = threadIdx.x, lane = tid & 31;
@@ -156,6 +158,7 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
     *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
   }
   __syncthreads();
+  bc_dead();  // sc and sb are not read below
   const int gg = tid / S, s = tid % S, tb = gg * TG;
   {
     float x = 0.f;
@@ -260,11 +263,18 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   }
   if (tid == 0) misc[0] = 0.f;
 
-  auto fetch = [&](int chn) {
+  // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
+  // as soon as the chunk before (in walking order) is done with its tiles
+  auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
     load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
     load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    cp_async_commit();
+  };
+  auto fetch_vo = [&](int chn) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
     load_rows_async<bf16, D, C, NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, size_t(p.H) * D, nn);
     const bf16* dsrc = dOsrc + (tk * p.H + h) * 2 * D;
     load_rows_async<bf16, D, C, NTH>(dOt, LD, dsrc, size_t(p.H) * 2 * D, nn);
@@ -276,7 +286,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   };
   float graw[C / 32];
   if (c0 < c1) {
-    fetch(c1 - 1);
+    fetch_bc(c1 - 1);
+    fetch_vo(c1 - 1);
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c1 - 1) * C) * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
   }
 
@@ -748,16 +759,18 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           }
       }
     }
-    __syncthreads();  // dc, db of every block are complete
+    __syncthreads();  // dc, db of every block are complete: v, dO, h0 and dh's tiles are dead
+    if (role == 0) put_dh();
+    if (ch > c0) fetch_vo(ch - 1);
     {
       float* scr = reinterpret_cast<float*>(sm + P::o_dpd);  // dpd is dead
-      chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, scr + NTH, g, As,
-                                                       dAx, misc, n, tok0, h);
+      chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(
+          p, sdc, sdb, sc, sb, rbend, scr, scr + NTH, g, As, dAx, misc, n, tok0, h,
+          [&]() {  // b and c are dead
+            if (ch > c0) fetch_bc(ch - 1);
+          });
     }
-
-    __syncthreads();  // every tile of this chunk is dead
-    if (role == 0) put_dh();
-    if (ch > c0) fetch(ch - 1);
+    __syncthreads();  // the chunk's decay gradients are done with sdc, sdb and the scratch
   }
   __syncthreads();
   for (int s = tid; s < S; s += NTH) p.dApart[so * S + s] = dAx[s];
