@@ -52,8 +52,8 @@ struct PlanB {
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
   static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FS);
-  // g[C], G[C], A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
-  static constexpr size_t vec_floats = 2 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4;
+  // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
+  static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4;
   static constexpr size_t bytes = al(o_vec + 4 * vec_floats);
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
@@ -226,9 +226,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* sdc = reinterpret_cast<float*>(sm + P::o_dcb);
   float* sdb = sdc + C * FS;
   float* a = reinterpret_cast<float*>(sm + P::o_a);
-  float* g = reinterpret_cast<float*>(sm + P::o_vec);
-  float* G = g + C;
-  float* A2 = G + C;
+  // the gate of a chunk and its inclusive cumsum, two buffers: chunk ch uses buffer
+  // (c1 - 1 - ch) & 1 (the next chunk's is computed while this one runs)
+  float* gbuf = reinterpret_cast<float*>(sm + P::o_vec);
+  float* A2 = gbuf + 4 * C;
   float* As = A2 + S;
   float* dpair = As + S;
   float* rbend = dpair + P::NPAIR * S;
@@ -288,7 +289,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (c0 < c1) {
     fetch_bc(c1 - 1);
     fetch_vo(c1 - 1);
-    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c1 - 1) * C) * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
+    if (wid == 0) {
+      const size_t tk = size_t(bb) * p.T + size_t(c1 - 1) * C;
+      gate_fetch<C>(graw, gate + tk * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
+      gate_finish<C, FUSED>(graw, gbuf, gbuf + C, min(C, p.T - (c1 - 1) * C), dtb);
+      if (c1 - 2 >= c0) gate_fetch<C>(graw, gate + (tk - C) * p.H + h, tsG, C);
+    }
   }
 
   // The adjoint leaving this segment (from the later segments' local adjoints) into
@@ -357,10 +363,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   for (int ch = c1 - 1; ch >= c0; --ch) {
     const int t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
-    if (w == 0) {
-      gate_finish<C, FUSED>(graw, g, G, n, dtb);
-      if (ch > c0) gate_fetch<C>(graw, gate + (tok0 - C) * p.H + h, tsG, C);
-    }
+    float* g = gbuf + ((c1 - 1 - ch) & 1) * 2 * C;
+    float* G = g + C;
     cp_async_wait_all();
     __syncthreads();
     // the chunk-end sensitivity (rbp is rewritten for the next chunk during this one)
@@ -762,6 +766,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     __syncthreads();  // dc, db of every block are complete: v, dO, h0 and dh's tiles are dead
     if (role == 0) put_dh();
     if (ch > c0) fetch_vo(ch - 1);
+    if (wid == 0 && ch > c0) {  // the next chunk's gate (a full chunk), into the other buffer
+      float* gn = gbuf + ((c1 - ch) & 1) * 2 * C;
+      gate_finish<C, FUSED>(graw, gn, gn + C, C, dtb);
+      if (ch - 1 > c0) gate_fetch<C>(graw, gate + (tok0 - 2 * C) * p.H + h, tsG, C);
+    }
     {
       float* scr = reinterpret_cast<float*>(sm + P::o_dpd);  // dpd is dead
       chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(
@@ -770,7 +779,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             if (ch > c0) fetch_bc(ch - 1);
           });
     }
-    __syncthreads();  // the chunk's decay gradients are done with sdc, sdb and the scratch
   }
   __syncthreads();
   for (int s = tid; s < S; s += NTH) p.dApart[so * S + s] = dAx[s];
