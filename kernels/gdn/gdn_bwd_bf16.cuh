@@ -571,6 +571,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       }
       // the previous chunk's end sensitivity <dh, h>_s: h is this chunk's entering state
       rb_end([&](int s, int d) { return unpack2(h0t + s * LD + d, h0t + LH + s * LD + d); });
+      if (w == 0 && ch > c0) {
+        // the next chunk's gate (a full chunk) into the other buffer, while the key warps
+        // are still busy
+        float* gn = gbuf + ((c1 - ch) & 1) * 2 * C;
+        gate_finish<C, FUSED>(graw, gn, gn + C, C, dtb);
+        if (ch - 1 > c0) gate_fetch<C>(graw, gate + (tok0 - 2 * C) * p.H + h, tsG, C);
+      }
     } else {
       // ---- db, rows (keys) of block w:
       //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
@@ -766,11 +773,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     __syncthreads();  // dc, db of every block are complete: v, dO, h0 and dh's tiles are dead
     if (role == 0) put_dh();
     if (ch > c0) fetch_vo(ch - 1);
-    if (wid == 0 && ch > c0) {  // the next chunk's gate (a full chunk), into the other buffer
-      float* gn = gbuf + ((c1 - ch) & 1) * 2 * C;
-      gate_finish<C, FUSED>(graw, gn, gn + C, C, dtb);
-      if (ch - 1 > c0) gate_fetch<C>(graw, gate + (tok0 - 2 * C) * p.H + h, tsG, C);
-    }
     {
       float* scr = reinterpret_cast<float*>(sm + P::o_dpd);  // dpd is dead
       chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(

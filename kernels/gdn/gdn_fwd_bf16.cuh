@@ -77,6 +77,8 @@ struct PlanF {
   static constexpr int LS = S + 8, LD = D + 8, LP = C + 8;  // BF16 strides (rows 16 B aligned)
   static constexpr int FS = S + 4, FD = D + 4;              // float strides
   static constexpr int NW = C / 16, NTH = 32 * NW;
+  // output pass: R warps a row block, each with D / R output columns (R = 1 for D = 16)
+  static constexpr int R = D >= 32 ? 2 : 1, NTHO = NTH * R;
   static constexpr int NKR = 8 * NW * (NW + 1);  // Kref_i (i = 1..NW) at row 8 i (i - 1)
   static constexpr int M = TR ? 2 : 1;           // tiles per staged operand (high, low)
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
@@ -93,8 +95,8 @@ struct PlanF {
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
   static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
-  static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S]
-  static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S));
+  static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
+  static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C));
   // state pass: double-buffered b and v, the keys' high and low parts, vectors
   static constexpr size_t s_b0 = 0;
   static constexpr size_t s_b1 = al(s_b0 + 2 * C * LS);
@@ -257,6 +259,18 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   if (tid == 0) p.seggsum[so] = gseg;
 }
 
+// Named barrier 1 + w between the R warps of row block w (immediate ids: the kernel
+// reserves only the barriers it uses).
+template <int NTHR>
+__device__ __forceinline__ void block_pair_sync(int w) {
+  switch (w) {
+    case 0: asm volatile("bar.sync 1, %0;\n" ::"n"(NTHR) : "memory"); break;
+    case 1: asm volatile("bar.sync 2, %0;\n" ::"n"(NTHR) : "memory"); break;
+    case 2: asm volatile("bar.sync 3, %0;\n" ::"n"(NTHR) : "memory"); break;
+    default: asm volatile("bar.sync 4, %0;\n" ::"n"(NTHR) : "memory"); break;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Output pass: each CTA combines the earlier segments' local states into its
 // entering state, then walks its chunks. b, c and the gate of the next chunk are
@@ -265,11 +279,14 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
 template <int S, int D, int C, bool FUSED, bool TRAIN>
-__global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) : 1)
+__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 32) ? 2 : 1)
     out_bf16_kernel(KParams p) {
   using P = PlanF<S, D, C, TRAIN>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
-  using I = Items<S, D, NW>;
+  // R warps a row block (role r: output columns r D / R ..); the state items are dealt
+  // over all NWT warps
+  constexpr int R = P::R, NWT = NW * R, NTH = P::NTHO, DR = D / R, ND = DR / 8;
+  using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   extern __shared__ __align__(16) char sm[];
   bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
@@ -287,11 +304,13 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
   float* G = g + C;
   float* A2 = G + C;
   float* dl = A2 + S;
+  float* ssx = dl + S;  // the epilogue's per-row partial sums of squares, one row per role
   // low parts (TRAIN): at a fixed distance after each high tile
   constexpr int LQ = C * LS, LK = P::NKR * LS, LPP = C * LP;
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
-  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
@@ -321,27 +340,27 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
   auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, S, C, P::NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-    load_rows_async<bf16, S, C, P::NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
     cp_async_commit();
   };
   auto fetch_v = [&](int chn, bf16* dst) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, D, C, P::NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+    load_rows_async<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
     cp_async_commit();
   };
   float graw[C / 32];
   if (c0 < c1) {
     fetch_bc(c0);
     fetch_v(c0, svb(0));
-    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
-  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
-  [[maybe_unused]] float2 wy[D / 8];
+  for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+  [[maybe_unused]] float2 wy[ND];
   if constexpr (FUSED) {
 #pragma unroll
-    for (int nt = 0; nt < D / 8; ++nt) wy[nt] = make_float2(p.w_y[nt * 8 + 2 * tq], p.w_y[nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
+    for (int nt = 0; nt < ND; ++nt) wy[nt] = make_float2(p.w_y[cb + nt * 8 + 2 * tq], p.w_y[cb + nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
 
   // The state entering this segment, in this warp's accumulators: run = exp(gsum_j A) run
@@ -354,7 +373,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
 #pragma unroll
     for (int it = 0; it < IPW; ++it) {
       zero(hreg[it]);
-      const int item = w + it * NW;
+      const int item = wid + it * NWT;
       if (item >= NIT) continue;
       const int mt = item / NH, nb = (item % NH) * NTW * 8;
       const float al0 = -expf(p.A_log[h * S + mt * 16 + gq]), al1 = -expf(p.A_log[h * S + mt * 16 + gq + 8]);
@@ -377,7 +396,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     }
   }
   auto put_state = [&]() {
-    for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+    for_state_pairs<S, D, NWT>([&](int it, int nt, int hr, int s, int d) {
       const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
       *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
       *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
@@ -391,18 +410,18 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     const bf16* sv = svb(k & 1);
     // this lane's z pairs (epilogue layout), kept as raw BF16 pairs so that nothing
     // waits for them before the epilogue
-    [[maybe_unused]] uint32_t zq[D / 8][2];
+    [[maybe_unused]] uint32_t zq[ND][2];
     if constexpr (FUSED) {
 #pragma unroll
-      for (int nt = 0; nt < D / 8; ++nt)
+      for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
-          const size_t gi = ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq;
+          const size_t gi = ((tok0 + t) * p.H + h) * D + cb + nt * 8 + 2 * tq;
           zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.z) + gi)) : 0u;
         }
     }
-    if (w == 0) {
+    if (wid == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (ch + 1 < c1)
         gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
@@ -414,8 +433,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
     // in every Kref_i with i > its block.
-    for (int s = tid; s < S; s += P::NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
-    for (int u = tid; u < C * (S / 8); u += P::NTH) {
+    for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
+    for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
       ld8(A2 + s0, a2);
@@ -448,7 +467,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
     // round-robin over the warps: Qi rows of block i against Kref_i rows of block j.
-    for (int pr = w; pr < NW * (NW - 1) / 2; pr += NW) {
+    for (int pr = wid; pr < NW * (NW - 1) / 2; pr += NWT) {
       int i = 1;
       while (pr >= i * (i + 1) / 2) ++i;
       const int j = pr - i * (i - 1) / 2;
@@ -468,8 +487,9 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
           put_p(16 * i + gq + 8 * hr, 16 * j + nt * 8 + 2 * tq, acc[nt][2 * hr], acc[nt][2 * hr + 1]);
     }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
-    // the block) from the mid tile (the product's other quadrants are not used)
-    {
+    // the block) from the mid tile (the product's other quadrants are not used), by the
+    // block's last warp
+    if (role == R - 1) {
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
@@ -483,8 +503,9 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     // ... and the two 8x8 triangles (tau <= t inside each 8-row half of the block),
     // elementwise from products of per-step decays. A lane walks two key columns of
     // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
-    // quarter of S; the four quarters are summed by shuffles at the end.
-    {
+    // quarter of S; the four quarters are summed by shuffles at the end. The block's
+    // first warp.
+    if (role == 0) {
       constexpr int Q = S / 4;
       const int qd = lane & 3, pp = (lane >> 2) & 3, base = r0 + 8 * (lane >> 4), s0 = qd * Q;
       float kb[Q], kb2[Q], part[9];
@@ -531,20 +552,20 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
     __syncthreads();
     if (ch + 1 < c1) fetch_bc(ch + 1);  // b, c are dead for this chunk
     // o = P V + Qs h (h as BF16 high + low)
-    float acc[D / 8][4];
+    float acc[ND][4];
     zero(acc);
-    warp_mm_ldsm<D / 8>(acc, r0 + 16, sp + r0 * LP, LP, sv, LD);
-    warp_mm_ldsm<D / 8>(acc, S, qs + r0 * LS, LS, hh, LD);
-    warp_mm_ldsm<D / 8>(acc, S, qs + r0 * LS, LS, hl, LD);
+    warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
+    warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hh + cb, LD);
+    warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hl + cb, LD);
     if constexpr (TRAIN) {
-      warp_mm_ldsm<D / 8>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv, LD);
-      warp_mm_ldsm<D / 8>(acc, S, qs + LQ + r0 * LS, LS, hh, LD);
+      warp_mm_ldsm<ND>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv + cb, LD);
+      warp_mm_ldsm<ND>(acc, S, qs + LQ + r0 * LS, LS, hh + cb, LD);
       // o (FP32-accurate) for the backward's adjoint pass, which turns it into dO in place
 #pragma unroll
-      for (int nt = 0; nt < D / 8; ++nt)
+      for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
           if (t < n)
             *reinterpret_cast<float2*>(p.dObuf + ((tok0 + t) * p.H + h) * D + d) =
                 make_float2(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
@@ -554,20 +575,20 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
       // the backward's recomputation: o and the states only
     } else if constexpr (!FUSED) {
 #pragma unroll
-      for (int nt = 0; nt < D / 8; ++nt)
+      for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
           if (t < n) st2(reinterpret_cast<bf16*>(p.out) + ((tok0 + t) * p.H + h) * D + d, acc[nt][2 * hr], acc[nt][2 * hr + 1]);
         }
     } else {
       // epilogue: yp = o + D_skip v; y = yp * rsqrt(mean yp^2 + eps) * w_y * silu(z)
       float ss[2] = {0.f, 0.f};
 #pragma unroll
-      for (int nt = 0; nt < D / 8; ++nt)
+      for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
           const float2 v2 = ld2(sv + t * LD + d);
           acc[nt][2 * hr] = fmaf(dsk, v2.x, acc[nt][2 * hr]);
           acc[nt][2 * hr + 1] = fmaf(dsk, v2.y, acc[nt][2 * hr + 1]);
@@ -577,11 +598,25 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
       for (int r = 0; r < 2; ++r) {
         ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
         ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
-        ss[r] = rsqrtf(ss[r] * (1.f / D) + p.eps);
+      }
+      if constexpr (R > 1) {  // the row sums over the other warps' columns
+        if (tq == 0) {
+          ssx[role * C + r0 + gq] = ss[0];
+          ssx[role * C + r0 + gq + 8] = ss[1];
+        }
+        block_pair_sync<32 * R>(w);
+        ss[0] = ss[1] = 0.f;
+#pragma unroll
+        for (int q = 0; q < R; ++q) {
+          ss[0] += ssx[q * C + r0 + gq];
+          ss[1] += ssx[q * C + r0 + gq + 8];
+        }
       }
 #pragma unroll
-      for (int nt = 0; nt < D / 8; ++nt) {
-        const int d = nt * 8 + 2 * tq;
+      for (int r = 0; r < 2; ++r) ss[r] = rsqrtf(ss[r] * (1.f / D) + p.eps);
+#pragma unroll
+      for (int nt = 0; nt < ND; ++nt) {
+        const int d = cb + nt * 8 + 2 * tq;
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
@@ -602,7 +637,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) 
       const bf16* kl = kr + 8 * NW * (NW - 1) * LS;
 #pragma unroll
       for (int it = 0; it < IPW; ++it) {
-        const int item = w + it * NW;
+        const int item = wid + it * NWT;
         if (item >= NIT) continue;
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
         if constexpr (TRAIN) {  // the state entering this chunk, for the backward: per

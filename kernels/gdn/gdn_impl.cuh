@@ -72,12 +72,12 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
       using PF = PlanF<S, D, C, true>;
       auto k = out_bf16_kernel<S, D, C, FUSED, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-      return launch_bh(k, p, PF::NTH, PF::bytes_out, st);
+      return launch_bh(k, p, PF::NTHO, PF::bytes_out, st);
     }
     using PF = PlanF<S, D, C, false>;
     auto k = out_bf16_kernel<S, D, C, FUSED, false>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-    return launch_bh(k, p, PF::NTH, PF::bytes_out, st);
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st);
   } else {
     auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
     HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
