@@ -77,8 +77,10 @@ struct PlanF {
   static constexpr int LS = S + 8, LD = D + 8, LP = C + 8;  // BF16 strides (rows 16 B aligned)
   static constexpr int FS = S + 4, FD = D + 4;              // float strides
   static constexpr int NW = C / 16, NTH = 32 * NW;
-  // output pass: R warps a row block, each with D / R output columns (R = 1 for D = 16)
-  static constexpr int R = D >= 32 ? 2 : 1, NTHO = NTH * R;
+  // output pass: R warps a row block, each with D / R output columns. Two for the
+  // training forward (2 CTAs an SM either way: 16 warps instead of 8); one for the plain
+  // forward, whose 3 CTAs of 4 warps were faster than 2 of 8 (run 31); one for D = 16.
+  static constexpr int R = (TR && D >= 32) ? 2 : 1, NTHO = NTH * R;
   static constexpr int NKR = 8 * NW * (NW + 1);  // Kref_i (i = 1..NW) at row 8 i (i - 1)
   static constexpr int M = TR ? 2 : 1;           // tiles per staged operand (high, low)
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
@@ -279,7 +281,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
 template <int S, int D, int C, bool FUSED, bool TRAIN>
-__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 32) ? 2 : 1)
+__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) : 1)
     out_bf16_kernel(KParams p) {
   using P = PlanF<S, D, C, TRAIN>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
