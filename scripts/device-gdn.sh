@@ -2,6 +2,8 @@
 # Build, test and benchmark kernels/gdn on the GPU machine in one call.
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
 # steps: build test bench py sass ncu ncut ncus ncuk (default: build test bench py sass). Logs go under $OUT.
+# GDN_PY_TIMEOUT: seconds for the python baselines (default 480; torch.compile on a cold
+# machine once took more than 300, run 33).
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
 mkdir -p "$OUT"
@@ -55,7 +57,7 @@ if has bench; then
 fi
 if has py; then
   log "python baselines"
-  PYTHONUNBUFFERED=1 timeout 300 python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
+  PYTHONUNBUFFERED=1 timeout "${GDN_PY_TIMEOUT:-480}" python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
 fi
 if has ncu; then
@@ -67,10 +69,13 @@ if has ncu; then
   grep -E "seg_|Duration|Throughput|Registers|Achieved Occupancy|Theoretical Occupancy|Block Limit|Stall|Issue Slots Busy|Executed Ipc A|L1/TEX Hit|L2 Hit|Warp Cycles Per Issued|Dynamic Shared" "$OUT/ncu.txt" \
     | grep -v "^    ---" | head -150 | tee -a "$OUT/log"
 fi
+# ncut: with --iters 1 the benchmark makes 4 calls (3 warm-up) of the forward (2
+# launches), of the training forward (2) and then of forward + backward: launch 16 is
+# the first training forward of the first forward + backward call.
 if has ncut; then
   log "ncu durations (default shape: one fwd+bwd, every kernel)"
   ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --launch-skip 13 -c 5 \
+      --launch-skip 16 -c 5 \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncut.txt" 2>&1
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
     | head -120 | tee -a "$OUT/log"

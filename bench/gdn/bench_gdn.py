@@ -182,6 +182,7 @@ def main():
         us = o[sh]
         entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'])}
         entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5)
+        print(f'{sh}: eager {entry["torch_chunked_eager"]}', flush=True)
         if sh in (default, small):
             try:
                 entry['torch_chunked_compile'] = time_impl(compiled, sh, 5)
