@@ -2,8 +2,9 @@
 //
 // Runs after the training forward (per-chunk entering states h0, split into BF16
 // high and low halves) and the adjoint pass (dO, likewise split). One CTA per
-// (b, h, segment), chunks in reverse order; warp w owns row block w of a chunk both
-// as queries (dc) and as keys (db, dv). Each chunk's decay-scaled operands are
+// (b, h, segment), chunks in reverse order; two warps per 16-row block w of a chunk:
+// the query warp (dc, then the adjoint update) and the key warp (db, P's diagonal
+// block, dv). Each chunk's decay-scaled operands are
 // computed once into BF16 tiles (high and low parts), every product reads them with
 // ldmatrix, and the intra-chunk dP blocks never touch shared memory: a warp computes
 // the ones it needs (dO_i v_j^T for its dc, v_j dO_i^T for its db) in registers and
