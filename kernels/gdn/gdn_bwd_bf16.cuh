@@ -667,7 +667,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         pd[gq * LT + 9 + 2 * tq] = sq[1][1];
         pd[(gq + 8) * LT + 2 * tq] = 0.f;
         pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
-        for (int i = lane; i < 128; i += 32) {  // zeros above the diagonal inside the halves
+        for (int i = lane; i < 128; i += 32) {  // zeros where tau > t inside the halves
           const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
           if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
         }
