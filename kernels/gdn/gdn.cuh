@@ -881,20 +881,14 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   }
 }
 
-// The decay gradient of one chunk (both backward kernels), once dc and db are complete
-// in sdc / sdb (FP32, row stride FS) and Rb holds the chunk-end sensitivity
-// <dh', h>_s in row NW-1 (BF16) or every block's (RB_PRODUCTS): writes dc and db, turns
-// sdc into q = c dc - b db, then the suffix sums dl_t[s] (see seg_bwd_kernel), dgate,
-// and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C.
-template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS>
-__device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
-                                                  const Tin* sc, const Tin* sb, float* Rb,
-                                                  const float* g, const float* As, float* dAx,
-                                                  float* misc, int n, size_t tok0, int h) {
-  constexpr int NW = C / 16, TPT = NTH / C;  // threads a token
-  static_assert(TPT == 2 || TPT == 4, "two or four threads a token");
-  const int tid = threadIdx.x, lane = tid & 31;
-  // write dc, db; q = c dc - b db (in place in sdc); 8 consecutive s a thread
+// The decay-gradient tails' common ends (chunk_decay_grads here, and
+// chunk_decay_grads_scan of the staged backward): dc and db written out, sdc turned
+// into q = c dc - b db (8 consecutive s a thread) ...
+template <typename Tin, int S, int C, int NTH, int FS, int LS>
+__device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc, const float* sdb,
+                                                   const Tin* sc, const Tin* sb, int n, size_t tok0,
+                                                   int h) {
+  const int tid = threadIdx.x;
   for (int i = tid; i < C * (S / 8); i += NTH) {
     const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
     float dcv[8], dbv[8], cv[8], bv[8];
@@ -921,6 +915,50 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
     *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
     *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
   }
+}
+
+// ... and, from the suffix sums dl in sdc, dgate and the ddt_bias partial (misc[0]).
+template <typename Tin, int S, int C, int NTH, int FS, bool FUSED>
+__device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, const float* g,
+                                            const float* As, float* misc, int n, size_t tok0, int h) {
+  constexpr int TPT = NTH / C;  // threads a token
+  static_assert(TPT == 2 || TPT == 4, "two or four threads a token");
+  const int tid = threadIdx.x, lane = tid & 31;
+  // dg_t = sum_s A_s dl_t[s] (TPT threads a token); dgate = dg (or dg g (1-g) for gate_raw)
+  {
+    const int t = tid / TPT, hs0 = (tid % TPT) * (S / TPT);
+    float dg = 0.f;
+    if (t < n) {
+#pragma unroll 8
+      for (int s = hs0; s < hs0 + S / TPT; ++s) dg = fmaf(As[s], sdc[t * FS + s], dg);
+    }
+    dg += __shfl_xor_sync(0xffffffffu, dg, 1);
+    if (TPT == 4) dg += __shfl_xor_sync(0xffffffffu, dg, 2);
+    if (FUSED) dg *= g[t] * (1.f - g[t]);
+    const bool lead = tid % TPT == 0;
+    if (t < n && lead) reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
+    if (FUSED) {
+      float sum = (t < n && lead) ? dg : 0.f;
+#pragma unroll
+      for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (lane == 0) atomicAdd(&misc[0], sum);
+    }
+  }
+}
+
+// The decay gradient of one chunk (both backward kernels), once dc and db are complete
+// in sdc / sdb (FP32, row stride FS) and Rb holds the chunk-end sensitivity
+// <dh', h>_s in row NW-1 (BF16) or every block's (RB_PRODUCTS): writes dc and db, turns
+// sdc into q = c dc - b db, then the suffix sums dl_t[s] (see seg_bwd_kernel), dgate,
+// and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C.
+template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS>
+__device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
+                                                  const Tin* sc, const Tin* sb, float* Rb,
+                                                  const float* g, const float* As, float* dAx,
+                                                  float* misc, int n, size_t tok0, int h) {
+  constexpr int NW = C / 16;
+  const int tid = threadIdx.x;
+  chunk_store_dcdb_q<Tin, S, C, NTH, FS, LS>(p, sdc, sdb, sc, sb, n, tok0, h);
   __syncthreads();
   if constexpr (!RB_PRODUCTS) {
     // Rb[w] = Rb[w+1] + sum of q over block w+1 (block sums, then a prefix over blocks)
@@ -956,31 +994,12 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
     Rb[it] = x;
   }
   __syncthreads();
-  // dg_t = sum_s A_s dl_t[s] (TPT threads a token); dgate = dg (or dg g (1-g) for gate_raw)
   for (int s = tid; s < S; s += NTH) {
     float x = 0.f;
     for (int blk = 0; blk < NW; ++blk) x += Rb[blk * S + s];
     dAx[s] += x;
   }
-  {
-    const int t = tid / TPT, hs0 = (tid % TPT) * (S / TPT);
-    float dg = 0.f;
-    if (t < n) {
-#pragma unroll 8
-      for (int s = hs0; s < hs0 + S / TPT; ++s) dg = fmaf(As[s], sdc[t * FS + s], dg);
-    }
-    dg += __shfl_xor_sync(0xffffffffu, dg, 1);
-    if (TPT == 4) dg += __shfl_xor_sync(0xffffffffu, dg, 2);
-    if (FUSED) dg *= g[t] * (1.f - g[t]);
-    const bool lead = tid % TPT == 0;
-    if (t < n && lead) reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
-    if (FUSED) {
-      float sum = (t < n && lead) ? dg : 0.f;
-#pragma unroll
-      for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      if (lane == 0) atomicAdd(&misc[0], sum);
-    }
-  }
+  chunk_dgate<Tin, S, C, NTH, FS, FUSED>(p, sdc, g, As, misc, n, tok0, h);
 }
 
 // ---------------------------------------------------------------------------

@@ -92,6 +92,26 @@ __device__ __forceinline__ void frag_lo(const float (&c)[2][4], uint32_t (&a)[4]
   a[3] = pack_bf16(bf16_rem(c[1][2]), bf16_rem(c[1][3]));
 }
 
+// acc += A B with A split (ah + alo) and B split (high tile at B, low tile lo elements
+// later): high * high + low * high + high * low, one k-step of 16.
+template <int NT>
+__device__ __forceinline__ void mm_split3(float (&acc)[NT][4], const uint32_t (&ah)[4],
+                                          const uint32_t (&alo)[4], const bf16* B, int ldb, int lo) {
+  mm_regA<NT>(acc, ah, B, ldb);
+  mm_regA<NT>(acc, alo, B, ldb);
+  mm_regA<NT>(acc, ah, B + lo, ldb);
+}
+
+// acc (16 x 8 NT, mma layout) += f[column] * x.
+template <int NT>
+__device__ __forceinline__ void fma_cols(float (&acc)[NT][4], const float* f, const float (&x)[NT][4]) {
+  const int tq = threadIdx.x & 3;
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], x[nt][e], acc[nt][e]);
+}
+
 // (high + low) * f, rounded once to BF16, for a pair of BF16 values.
 __device__ __forceinline__ uint32_t scale_pair(uint32_t hi, uint32_t lo, float f0, float f1) {
   const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&hi));
@@ -137,27 +157,10 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
                                                        const float* g, const float* As, float* dAx,
                                                        float* misc, int n, size_t tok0, int h,
                                                        BCDead bc_dead) {
-  constexpr int NG = NTH / S, TG = C / NG, TPT = NTH / C;
-  static_assert(NG * S == NTH && TG * NG == C && (TPT == 2 || TPT == 4), "thread layout");
-  const int tid = threadIdx.x, lane = tid & 31;
-  for (int i = tid; i < C * (S / 8); i += NTH) {
-    const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
-    float dcv[8], dbv[8], cv[8], bv[8];
-    ld8(sdc + t * FS + s0, dcv);
-    ld8(sdb + t * FS + s0, dbv);
-    ld8(sc + t * LS + s0, cv);
-    ld8(sb + t * LS + s0, bv);
-    if (t < n) {
-      const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
-      st16(reinterpret_cast<bf16*>(p.dc) + gi, dcv);
-      st16(reinterpret_cast<bf16*>(p.db) + gi, dbv);
-    }
-    float q[8];
-#pragma unroll
-    for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
-    *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
-    *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
-  }
+  constexpr int NG = NTH / S, TG = C / NG;
+  static_assert(NG * S == NTH && TG * NG == C, "thread layout");
+  const int tid = threadIdx.x;
+  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS>(p, sdc, sdb, sc, sb, n, tok0, h);
   __syncthreads();
   bc_dead();  // sc and sb are not read below
   const int gg = tid / S, s = tid % S, tb = gg * TG;
@@ -187,24 +190,7 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
     for (int j = 0; j < NG; ++j) x += dap[j * S + s2];
     dAx[s2] += x;
   }
-  {
-    // dg_t = sum_s A_s dl_t[s] (TPT threads a token); dgate = dg (or dg g (1-g) for gate_raw)
-    const int t = tid / TPT, hs0 = (tid % TPT) * (S / TPT);
-    float dg = 0.f;
-#pragma unroll 8
-    for (int s2 = hs0; s2 < hs0 + S / TPT; ++s2) dg = fmaf(As[s2], sdc[t * FS + s2], dg);
-    dg += __shfl_xor_sync(0xffffffffu, dg, 1);
-    if (TPT == 4) dg += __shfl_xor_sync(0xffffffffu, dg, 2);
-    if (FUSED) dg *= g[t] * (1.f - g[t]);
-    const bool lead = tid % TPT == 0;
-    if (t < n && lead) reinterpret_cast<bf16*>(p.dgate)[(tok0 + t) * p.H + h] = __float2bfloat16_rn(dg);
-    if (FUSED) {
-      float sum = (t < n && lead) ? dg : 0.f;
-#pragma unroll
-      for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      if (lane == 0) atomicAdd(&misc[0], sum);
-    }
-  }
+  chunk_dgate<bf16, S, C, NTH, FS, FUSED>(p, sdc, g, As, misc, n, tok0, h);
 }
 
 template <int S, int D, int C, bool FUSED>
@@ -454,14 +440,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         frag_hi(dp, ah);
         frag_lo(dp, alo);
         zero(tmp);
-        mm_regA<NS>(tmp, ah, ke + 16 * j * LS, LS);
-        mm_regA<NS>(tmp, alo, ke + 16 * j * LS, LS);
-        mm_regA<NS>(tmp, ah, ke + LQ + 16 * j * LS, LS);
-        const float* f = pair(w, j);
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) dcacc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], tmp[nt][e], dcacc[nt][e]);
+        mm_split3<NS>(tmp, ah, alo, ke + 16 * j * LS, LS, LQ);
+        fma_cols(dcacc, pair(w, j), tmp);
       }
 #pragma unroll
       for (int nt = 0; nt < NS; ++nt)
@@ -487,9 +467,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         const uint32_t ah[4] = {0u, pack_bf16(dp[0][2], dp[0][3]), 0u, 0u};
         const uint32_t alo[4] = {0u, pack_bf16(bf16_rem(dp[0][2]), bf16_rem(dp[0][3])), 0u, 0u};
         zero(tmp);
-        mm_regA<NS>(tmp, ah, mid + r0 * LS, LS);
-        mm_regA<NS>(tmp, alo, mid + r0 * LS, LS);
-        mm_regA<NS>(tmp, ah, mid + LQ + r0 * LS, LS);
+        mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
 #pragma unroll
         for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
@@ -602,14 +580,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         frag_hi(dp, ah);
         frag_lo(dp, alo);
         zero(tmp);
-        mm_regA<NS>(tmp, ah, qi + 16 * i * LS, LS);
-        mm_regA<NS>(tmp, alo, qi + 16 * i * LS, LS);
-        mm_regA<NS>(tmp, ah, qi + LQ + 16 * i * LS, LS);
-        const float* f = pair(i, w);
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) dbacc[nt][e] = fmaf(f[nt * 8 + 2 * tq + (e & 1)], tmp[nt][e], dbacc[nt][e]);
+        mm_split3<NS>(tmp, ah, alo, qi + 16 * i * LS, LS, LQ);
+        fma_cols(dbacc, pair(i, w), tmp);
       }
       {
         const float ge = G[r0 + 15];
@@ -638,9 +610,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         const uint32_t ah[4] = {0u, 0u, pack_bf16(dp[1][0], dp[1][1]), 0u};
         const uint32_t alo[4] = {0u, 0u, pack_bf16(bf16_rem(dp[1][0]), bf16_rem(dp[1][1])), 0u};
         zero(tmp);
-        mm_regA<NS>(tmp, ah, mid + r0 * LS, LS);
-        mm_regA<NS>(tmp, alo, mid + r0 * LS, LS);
-        mm_regA<NS>(tmp, ah, mid + LQ + r0 * LS, LS);
+        mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
 #pragma unroll
         for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
@@ -680,8 +650,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       ldq<Q>(sb + (base + pp) * LS + s0, kb);
 #pragma unroll
       for (int it = 0; it < 9; ++it) {
-        const bool second = it >= 8 - pp;
-        const int tau = second ? 7 - pp : pp, t = second ? it - 1 : pp + it;
+        int tau, t;
+        tri_key_step(pp, it, tau, t);
         if (it == 8 - pp) {
           flush(sdb + (base + pp) * FS + s0, acc);
 #pragma unroll
@@ -706,16 +676,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         part[it] = x;
       }
       flush(sdb + (base + 7 - pp) * FS + s0, acc);
-#pragma unroll
-      for (int it = 0; it < 9; ++it) {
-        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 1);
-        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 2);
-      }
+      quad_sum(part);
       if (qd == 0) {
 #pragma unroll
         for (int it = 0; it < 9; ++it) {
-          const bool second = it >= 8 - pp;
-          const int tau = second ? 7 - pp : pp, t = second ? it - 1 : pp + it;
+          int tau, t;
+          tri_key_step(pp, it, tau, t);
           pd[(lb + tau) * LT + lb + t] = part[it];
         }
       }

@@ -163,6 +163,25 @@ __device__ __forceinline__ void for_state_pairs(F f) {
   }
 }
 
+// Step it (0..8) of a lane's balanced walk over one 8x8 triangle (tau <= t, rows
+// inside an 8-row half): key column pp (t = pp .. 7), then key column 7 - pp
+// (t = 7 - pp .. 7), 9 steps for every pp in 0..3.
+__device__ __forceinline__ void tri_key_step(int pp, int it, int& tau, int& t) {
+  const bool second = it >= 8 - pp;
+  tau = second ? 7 - pp : pp;
+  t = second ? it - 1 : pp + it;
+}
+
+// x summed over the four lanes of each quad (lane bits 0 and 1).
+template <int N>
+__device__ __forceinline__ void quad_sum(float (&x)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    x[i] += __shfl_xor_sync(0xffffffffu, x[i], 1);
+    x[i] += __shfl_xor_sync(0xffffffffu, x[i], 2);
+  }
+}
+
 // ---------------------------------------------------------------------------
 // State pass: the local end state of each segment (from a zero state), and the
 // segment's gate sum. The state lives in the warps' mma accumulators across the
@@ -515,6 +534,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
       ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb2);
 #pragma unroll
       for (int it = 0; it < 9; ++it) {
+        // tri_key_step's query row only (through the helper, with the key unused here,
+        // ptxas gave this kernel 23 more registers and spills at the default variant)
         const bool second = it >= 8 - pp;
         const int kk = second ? it - 1 : pp + it;  // row inside the half
         const int t = base + kk;
@@ -532,16 +553,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
         part[it] = sacc;
       }
-#pragma unroll
-      for (int it = 0; it < 9; ++it) {
-        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 1);
-        part[it] += __shfl_xor_sync(0xffffffffu, part[it], 2);
-      }
+      quad_sum(part);
       if (qd == 0) {
 #pragma unroll
         for (int it = 0; it < 9; ++it) {
-          const bool second = it >= 8 - pp;
-          const int kk = second ? it - 1 : pp + it, tau = second ? 7 - pp : pp;
+          int tau, kk;
+          tri_key_step(pp, it, tau, kk);
           put_p1(base + kk, base + tau, part[it]);
         }
       }
