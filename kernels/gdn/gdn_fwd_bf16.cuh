@@ -24,6 +24,12 @@ namespace hymo::gdn::dev {
 
 using bf16 = __nv_bfloat16;
 
+// The staged backward main kernel (gdn_bwd_bf16.cuh) serves S, D <= 32 (C = 64); at
+// S or D = 64 (C = 32, one CTA an SM) it was slower than the generic one (run 33), which
+// keeps those. The training forward and the adjoint pass leave the states and dO in
+// the layout the chosen backward reads.
+__host__ __device__ constexpr bool staged_bwd(int S, int D) { return S <= 32 && D <= 32; }
+
 // acc (16 x 8*NT) += A (16 x K, row-major) * Bt^T, Bt (8*NT x K) row-major: the
 // B operand read from its transpose with ldmatrix (no .trans). NT even.
 template <int NT>
@@ -659,17 +665,23 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         const int item = wid + it * NWT;
         if (item >= NIT) continue;
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        if constexpr (TRAIN) {  // the state entering this chunk, for the backward: per
-          // row s, the D BF16 high parts, then the D low parts
-          bf16* h0 = reinterpret_cast<bf16*>(p.h0buf + (size_t(bh) * p.NC + ch) * S * D);
+        if constexpr (TRAIN) {  // the state entering this chunk, for the backward: for
+          // the staged backward, per row s the D BF16 high parts, then the D low parts;
+          // for the generic one, FP32
+          float* h0f = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
+          bf16* h0 = reinterpret_cast<bf16*>(h0f);
 #pragma unroll
           for (int nt = 0; nt < NTW; ++nt)
 #pragma unroll
             for (int hr = 0; hr < 2; ++hr) {
               const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
               const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
-              *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + d) = pack_bf16(x0, x1);
-              *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + D + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+              if constexpr (staged_bwd(S, D)) {
+                *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + d) = pack_bf16(x0, x1);
+                *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + D + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+              } else {
+                *reinterpret_cast<float2*>(h0f + s * D + d) = make_float2(x0, x1);
+              }
             }
         }
         const float d0 = dl[mt * 16 + gq], d1 = dl[mt * 16 + gq + 8];
@@ -883,10 +895,16 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
           const uint32_t hi = pack_bf16(x0, x1), lo = pack_bf16(bf16_rem(x0), bf16_rem(x1));
           *reinterpret_cast<uint32_t*>(dO + t * LD + d) = hi;
           *reinterpret_cast<uint32_t*>(dO + C * LD + t * LD + d) = lo;
-          if (t < n) {  // over o's row: the D BF16 high parts, then the D low parts
-            bf16* row = reinterpret_cast<bf16*>(p.dObuf + ((tok0 + t) * p.H + h) * D);
-            *reinterpret_cast<uint32_t*>(row + d) = hi;
-            *reinterpret_cast<uint32_t*>(row + D + d) = lo;
+          if (t < n) {  // over o's row: for the staged backward, the D BF16 high parts,
+            // then the D low parts; for the generic one, FP32
+            float* rowf = p.dObuf + ((tok0 + t) * p.H + h) * D;
+            bf16* row = reinterpret_cast<bf16*>(rowf);
+            if constexpr (staged_bwd(S, D)) {
+              *reinterpret_cast<uint32_t*>(row + d) = hi;
+              *reinterpret_cast<uint32_t*>(row + D + d) = lo;
+            } else {
+              *reinterpret_cast<float2*>(rowf + d) = make_float2(x0, x1);
+            }
           }
         }
     }

@@ -105,7 +105,7 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
     HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st));
   }
-  if constexpr (staged_fwd<Tin, S, D>()) {
+  if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
