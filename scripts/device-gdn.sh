@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build, test and benchmark kernels/gdn on the GPU machine in one call.
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
-# steps: build test bench py sass ncu ncut ncus ncuk (default: build test bench py sass). Logs go under $OUT.
+# steps: build test bench py sass ncu ncut ncus ncuk san (default: build test bench py sass). Logs go under $OUT.
+# san: the GPU test's cases with T <= GDN_SAN_MAXT (default 320) under compute-sanitizer's
+# memcheck, racecheck, synccheck and initcheck (GDN_SAN_TOOLS), GDN_SAN_TIMEOUT s each.
 # GDN_PY_TIMEOUT: seconds for the python baselines (default 480; torch.compile on a cold
 # machine once took more than 300, run 33).
 set -o pipefail
@@ -114,5 +116,14 @@ if has sass; then
     awk '/Function :/{f=$3} /HMMA/{c[f]++} END{for(k in c) print c[k], k}' /tmp/gdn.sass | grep 'Li32ELi32E' | sort -k2
     echo "local memory (LDL/STL) lines: $(grep -cE 'LDL|STL' /tmp/gdn.sass)"
   } | tee "$OUT/sass.txt" | tee -a "$OUT/log"
+fi
+if has san; then
+  for tool in ${GDN_SAN_TOOLS:-memcheck racecheck synccheck initcheck}; do
+    log "compute-sanitizer --tool $tool (cases with T <= ${GDN_SAN_MAXT:-320}, at most 64 (b, h) pairs)"
+    timeout "${GDN_SAN_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      "$GDIR/hymo_gdn_test" --max-t "${GDN_SAN_MAXT:-320}" --max-bh 64 > "$OUT/san-$tool.log" 2>&1
+    echo "exit $?" >> "$OUT/san-$tool.log"
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED|^exit|Error|error" "$OUT/san-$tool.log" | sort | uniq -c | head -20 | tee -a "$OUT/log"
+  done
 fi
 log "done"

@@ -2,6 +2,7 @@
 // Exits 77 (skip) when no CUDA device is present.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -150,7 +151,22 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device: skipping\n");
     return 77;
   }
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  // --quick: skip the cases with T > 1000; --max-t N: skip those with T > N; --max-bh N:
+  // skip those with more than N (b, h) pairs (the last two for compute-sanitizer runs,
+  // which are slow)
+  long max_t = -1, max_bh = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      max_t = 1000;
+    } else if (std::strcmp(argv[i], "--max-t") == 0 && i + 1 < argc) {
+      max_t = std::strtol(argv[++i], nullptr, 10);
+    } else if (std::strcmp(argv[i], "--max-bh") == 0 && i + 1 < argc) {
+      max_bh = std::strtol(argv[++i], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N]\n", argv[0]);
+      return 2;
+    }
+  }
   // shape rejection
   {
     Shape s;
@@ -235,10 +251,22 @@ int main(int argc, char** argv) {
       {1, 300, 2, 32, 32, DType::BF16, true, 0, 5.0, true},
       {1, 200, 2, 64, 64, DType::BF16, true, 0, lg, true},
       {1, 150, 2, 16, 64, DType::BF16, true, 0, lg, true},
+      // (appended) the remaining D != S pairs of the staged BF16 kernels, each with the
+      // forward's saved states and with a backward that recomputes them
+      {1, 150, 2, 32, 16, DType::BF16, true, 0, lg, false},
+      {1, 150, 2, 16, 32, DType::BF16, true, 0, lg, true},
+      {1, 150, 2, 64, 16, DType::BF16, true, 0, lg, false},
+      {1, 150, 2, 64, 32, DType::BF16, true, 0, lg, true},
+      {1, 150, 2, 32, 64, DType::BF16, false, 0, lg, false},
+      {1, 97, 2, 32, 16, DType::BF16, true, 0, 5.0, true},
+      {1, 97, 2, 64, 32, DType::BF16, true, 4, 0, false},
   };
   uint64_t seed = 12345;
   for (const Case& k : cases) {
-    if (quick && k.T > 1000) continue;
+    if ((max_t >= 0 && k.T > max_t) || (max_bh >= 0 && long(k.B) * k.H > max_bh)) {
+      ++seed;
+      continue;
+    }
     run_case(k, seed++);
   }
   std::printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
