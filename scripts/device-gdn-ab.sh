@@ -8,7 +8,7 @@
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
 mkdir -p "$OUT"
-: "${GDN_AB_FLAGS:?set GDN_AB_FLAGS to the variant's CUDA defines}"
+: "${GDN_AB_FLAGS:?set GDN_AB_FLAGS to the CUDA defines of the variant}"
 A=$(cat /tmp/gdn-gdir)/hymo_gdn_bench
 BB=$(pwd)/build-dev-b
 echo "== A/B: B = $GDN_AB_FLAGS" | tee -a "$OUT/ab.log"

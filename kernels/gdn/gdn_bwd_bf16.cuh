@@ -306,13 +306,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
     for (int it = 0; it < IPW; ++it) zero(dh[it]);
     if (role == 0)  // the adjoint lives in the query warps (items as in the forward)
-      for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+      for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
         dh[it][nt][2 * hr] = tmp[s * (D + 4) + d];
         dh[it][nt][2 * hr + 1] = tmp[s * (D + 4) + d + 1];
       });
   }
   auto put_dh = [&]() {
-    for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+    for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = dh[it][nt][2 * hr], x1 = dh[it][nt][2 * hr + 1];
       *reinterpret_cast<uint32_t*>(dht + s * LD + d) = pack_bf16(x0, x1);
       *reinterpret_cast<uint32_t*>(dht + LH + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
@@ -324,7 +324,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     float part[IPW][2];
 #pragma unroll
     for (int it = 0; it < IPW; ++it) part[it][0] = part[it][1] = 0.f;
-    for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+    for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
       const float2 x = hval(s, d);
       part[it][hr] = fmaf(dh[it][nt][2 * hr], x.x, fmaf(dh[it][nt][2 * hr + 1], x.y, part[it][hr]));
     });
@@ -354,7 +354,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
       rb_end([&](int s, int d) { return unpack2(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
     } else {
-      for (int s = tid; s < 2 * S; s += 32 * NW) rbp[s] = 0.f;
+      for (int s = 32 * w + lane; s < 2 * S; s += 32 * NW) rbp[s] = 0.f;
     }
   }
 

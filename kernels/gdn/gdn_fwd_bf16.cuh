@@ -151,12 +151,13 @@ struct Items {
   static constexpr int IPW = (NIT + NW - 1) / NW;
 };
 
-// f(it, nt, hr, s, d) for each pair of columns (d, d+1) in row s of the warp's it-th item.
+// f(it, nt, hr, s, d) for each pair of columns (d, d+1) in row s of the it-th item of
+// warp w (of the NW warps that hold the state).
 template <int S, int D, int NW, class F>
-__device__ __forceinline__ void for_state_pairs(F f) {
+__device__ __forceinline__ void for_state_pairs(int w, F f) {
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
-  const int w = threadIdx.x >> 5, lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
 #pragma unroll
   for (int it = 0; it < IPW; ++it) {
     const int item = w + it * NW;
@@ -280,7 +281,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   }
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
-  for_state_pairs<S, D, P::NW>([&](int it, int nt, int hr, int s, int d) {
+  for_state_pairs<S, D, P::NW>(w, [&](int it, int nt, int hr, int s, int d) {
     *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
   });
   if (tid == 0) p.seggsum[so] = gseg;
@@ -423,7 +424,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     }
   }
   auto put_state = [&]() {
-    for_state_pairs<S, D, NWT>([&](int it, int nt, int hr, int s, int d) {
+    for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
       *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
       *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
@@ -934,7 +935,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   }
   const size_t sgi = size_t(bh) * p.NSEG + seg;
   float* dst = p.dHseg + sgi * S * D;
-  for_state_pairs<S, D, NW>([&](int it, int nt, int hr, int s, int d) {
+  for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
     *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(dH[it][nt][2 * hr], dH[it][nt][2 * hr + 1]);
   });
   if constexpr (FUSED) {
