@@ -59,6 +59,10 @@ if has bench; then
 fi
 if has py; then
   log "python baselines"
+  if ls .whl/*.whl >/dev/null 2>&1; then  # carried wheels (bench/gdn/fetch-wheels.sh): FLA
+    python3 -m pip install -q --no-deps --target /tmp/gdn-pywheels .whl/*.whl >>"$OUT/log" 2>&1 \
+      && export PYTHONPATH=/tmp/gdn-pywheels${PYTHONPATH:+:$PYTHONPATH}
+  fi
   PYTHONUNBUFFERED=1 timeout "${GDN_PY_TIMEOUT:-480}" python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
 fi

@@ -2,9 +2,11 @@
 """PyTorch baselines for the GDN recurrence (spec 2.1), timed in the same device run
 as ours (kernels/gdn, run through its benchmark binary with --json).
 
-Prints, per shape: ours, a PyTorch chunked implementation (eager and torch.compile)
-and, for small T, the naive sequential loop; each as ms and as a ratio to ours
-(fwd and fwd+bwd). Then the sweep over T, H and D=S from our binary.
+Prints, per shape: ours, a PyTorch chunked implementation (eager and torch.compile),
+flash-linear-attention's Triton `chunk_gla` for the recurrence with the prologue and
+epilogue in PyTorch (eager and torch.compile; when the `fla` package imports: see
+bench/gdn/fetch-wheels.sh) and, for small T, the naive sequential loop; each as ms and
+as a ratio to ours (fwd and fwd+bwd). Then the sweep over T, H and D=S from our binary.
 
 Usage: python3 bench/gdn/bench_gdn.py --ours build-dev/kernels/gdn/hymo_gdn_bench [--quick]
 """
@@ -88,6 +90,27 @@ def gdn_chunked(v, b, c, gate_raw, z, dt_bias, A_log, D_skip, w_y, C=64):
     o = o + (cf * torch.exp(L)) @ hin
     o = o.permute(0, 2, 3, 1, 4).reshape(B, NC * C, H, D)[:, :T]
     return epilogue(o, v[:, :T], z, D_skip, w_y)
+
+
+def gdn_fla(v, b, c, gate_raw, z, dt_bias, A_log, D_skip, w_y):
+    """flash-linear-attention's chunk_gla (Triton; GLA with per-channel decay is this
+    recurrence with q = c, k = b and log-decay g_t A_s), prologue and epilogue in
+    PyTorch. FLA's API takes the log-decay as a [B,T,H,S] FP32 tensor, which this
+    materialises (ours never does)."""
+    from fla.ops.gla import chunk_gla
+    g, A = prologue(gate_raw, dt_bias, A_log)
+    gk = g[..., None] * A[None, None]                                 # B T H S
+    o, _ = chunk_gla(c, b, v, gk, scale=1.0)
+    return epilogue(o.float(), v, z, D_skip, w_y)
+
+
+def have_fla():
+    try:
+        from fla.ops.gla import chunk_gla  # noqa: F401
+        return True
+    except Exception as e:  # not installed, or does not import here
+        print(f'flash-linear-attention not available ({repr(e)[:120]}): its rows are skipped')
+        return False
 
 
 def make_inputs(B, T, H, D, S, dev, seed=0):
@@ -176,6 +199,19 @@ def main():
            gdn_naive(*x64).double().norm()).item()
     print(f'torch chunked vs naive (fp64 math, bf16 out): rel {err:.2e}')
 
+    fla = have_fla()
+    if fla:
+        import fla as fla_pkg
+        # FLA on this benchmark's decays (A_s down to -28, so log-decays to -28 a step):
+        # its output against the FP64 chunked form
+        x = make_inputs(1, 512, 28, 32, 32, 'cuda', seed=4)
+        ref = gdn_chunked(*[t.double() for t in x]).double()
+        got = gdn_fla(*x).double()
+        err = ((got - ref).norm() / ref.norm()).item()
+        print(f'flash-linear-attention {fla_pkg.__version__} chunk_gla vs fp64 chunked (T=512, H=28): '
+              f'rel {err:.2e}{"" if math.isfinite(err) else " (non-finite: its numbers are not valid here)"}')
+        fla_compiled = torch.compile(gdn_fla, dynamic=False)
+
     default = (4, 4096, 28, 32, 32)
     small = (4, 256, 28, 32, 32)
     base_shapes = [default, small] if args.quick else [default, small, (4, 1024, 28, 32, 32), (4, 4096, 64, 32, 32), (4, 4096, 28, 64, 64)]
@@ -192,6 +228,12 @@ def main():
                 entry['torch_chunked_compile'] = time_impl(compiled, sh, 5)
             except Exception as e:  # keep the run going
                 print('torch.compile failed:', repr(e)[:200])
+        if fla:
+            entry['fla_chunk_gla_eager'] = time_impl(gdn_fla, sh, 5)
+            try:
+                entry['fla_chunk_gla_compile'] = time_impl(fla_compiled, sh, 5)
+            except Exception as e:
+                print('torch.compile around FLA failed:', repr(e)[:200])
         if sh[1] <= 256:
             entry['torch_naive_loop'] = time_impl(gdn_naive, sh, 3)
         rows.append(entry)
@@ -202,7 +244,8 @@ def main():
     print('|---|---|---|---|---|---|')
     for e in rows:
         of, ofb = e['ours']
-        for k in ('ours', 'torch_chunked_eager', 'torch_chunked_compile', 'torch_naive_loop'):
+        for k in ('ours', 'torch_chunked_eager', 'torch_chunked_compile', 'fla_chunk_gla_eager',
+                  'fla_chunk_gla_compile', 'torch_naive_loop'):
             if k in e:
                 f, fb = e[k]
                 print(f"| {','.join(map(str, e['shape']))} | {k} | {f:.3f} | {f / of:.1f} | {fb:.3f} | {fb / ofb:.1f} |")

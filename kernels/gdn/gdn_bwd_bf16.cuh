@@ -28,9 +28,6 @@
 // Accuracy: every product on the decay-gradient path (dP, dc, db, the adjoint) is
 // FP32-accurate (high * high + low * high + high * low); dv uses P in BF16.
 #pragma once
-#ifndef HYMO_GDN_BWD_ROLES_ALTERNATE
-#define HYMO_GDN_BWD_ROLES_ALTERNATE 1
-#endif
 #include "gdn_fwd_bf16.cuh"
 
 namespace hymo::gdn::dev {
@@ -230,15 +227,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  // the row block and this warp's role in it. Roles alternate by warp (role = wid & 1):
-  // an SM's four schedulers take warps wid % 4, so each scheduler runs one role's code
-  // (the roles run different straight-line code of about 120 KB together: mixing them
-  // on a scheduler thrashes its instruction cache)
-#if HYMO_GDN_BWD_ROLES_ALTERNATE
-  const int role = wid & 1, w = wid >> 1;
-#else
+  // the row block and this warp's role in it (roles alternating by warp, so that each
+  // scheduler ran one role's code, was 2% slower: run 36)
   const int role = wid / NW, w = wid % NW;
-#endif
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
   const size_t tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
@@ -406,8 +397,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     }
     __syncthreads();
 
-    // Two warps a row block: role 0 (even warps) takes block w as queries (dc, and later
-    // the adjoint update), role 1 (odd warps) as keys (db, dv).
+    // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
+    // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
     constexpr int Q = S / 4;
     const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
