@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of a compile-time variant of kernels/gdn in one device call: builds the
-# benchmark a second time with extra CUDA defines (GDN_AB_FLAGS, e.g.
-# "-DHYMO_GDN_BWD_ROLES_ALTERNATE=0") into build-dev-b, then runs the main build's
+# benchmark a second time with extra CUDA defines (GDN_AB_FLAGS: a macro the kernel
+# headers read behind #ifndef, e.g. "-DHYMO_GDN_SOME_SWITCH=0") into build-dev-b, then runs the main build's
 # benchmark (A) and the variant's (B) alternately, GDN_AB_ROUNDS times each, on the
 # shapes of GDN_AB_SHAPES (default: the default shape). Run after device-gdn.sh build.
 # Usage (repo root, on the device): OUT=/some/dir GDN_AB_FLAGS=... scripts/device-gdn-ab.sh

@@ -146,26 +146,35 @@ static void run_case(const Case& k, uint64_t seed) {
 }
 
 int main(int argc, char** argv) {
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::printf("no CUDA device: skipping\n");
-    return 77;
-  }
   // --quick: skip the cases with T > 1000; --max-t N: skip those with T > N; --max-bh N:
   // skip those with more than N (b, h) pairs (the last two for compute-sanitizer runs,
   // which are slow)
   long max_t = -1, max_bh = -1;
+  auto count = [&](const char* opt, const char* text) {
+    char* end = nullptr;
+    const long x = std::strtol(text, &end, 10);
+    if (end == text || *end != '\0' || x < 0) {
+      std::fprintf(stderr, "%s: %s expects a count >= 0, got \"%s\"\n", argv[0], opt, text);
+      std::exit(2);
+    }
+    return x;
+  };
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       max_t = 1000;
     } else if (std::strcmp(argv[i], "--max-t") == 0 && i + 1 < argc) {
-      max_t = std::strtol(argv[++i], nullptr, 10);
+      max_t = count("--max-t", argv[++i]);
     } else if (std::strcmp(argv[i], "--max-bh") == 0 && i + 1 < argc) {
-      max_bh = std::strtol(argv[++i], nullptr, 10);
+      max_bh = count("--max-bh", argv[++i]);
     } else {
       std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N]\n", argv[0]);
       return 2;
     }
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("no CUDA device: skipping\n");
+    return 77;
   }
   // shape rejection
   {
