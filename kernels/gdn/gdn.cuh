@@ -20,7 +20,25 @@
 
 #include <type_traits>
 
+// HYMO_GDN_PDL (experimental, default off: not yet measured on the GPU): a call's
+// second and later kernels are launched with programmatic dependent launch, so that
+// each can be launched and its CTAs placed while the kernel before it drains. Every
+// kernel then starts with pdl_enter(): it lets its own dependents launch and waits for
+// the kernel before it to complete (and its writes to be visible) before it reads or
+// writes anything, so the ordering is that of a plain stream. Without the switch
+// pdl_enter() is empty and launches are plain.
+#ifndef HYMO_GDN_PDL
+#define HYMO_GDN_PDL 0
+#endif
+
 namespace hymo::gdn::dev {
+
+__device__ __forceinline__ void pdl_enter() {
+#if HYMO_GDN_PDL
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
 
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
@@ -513,6 +531,7 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
                                                  ? (MODE == MODE_OUT ? 5 : MODE == MODE_BPREP ? 4 : 1)
                                                  : 1)
     seg_fwd_kernel(KParams p) {
+  pdl_enter();
   using P = Plan<Tin, S, D, C>;
   extern __shared__ __align__(16) char sm[];
   Tin* sc = reinterpret_cast<Tin*>(sm + P::o_c);
@@ -1006,6 +1025,7 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
 // Backward main kernel: one CTA per (b,h,segment), chunks in reverse order.
 template <typename Tin, int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
+  pdl_enter();
   using P = Plan<Tin, S, D, C>;
   constexpr bool RB_PRODUCTS = sizeof(Tin) == 4;  // see the Rb comment below
   extern __shared__ __align__(16) char sm[];
@@ -1438,6 +1458,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 // a fixed order per thread and a fixed tree: deterministic.
 template <bool FUSED>
 __global__ void __launch_bounds__(128) param_grad_kernel(KParams p, int S, int D) {
+  pdl_enter();
   __shared__ double red[128];
   const int B = p.B, H = p.H, NSEG = p.NSEG, i = blockIdx.x, tid = threadIdx.x;
   if (!FUSED && i >= H * S) return;

@@ -195,6 +195,7 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
 
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
+  pdl_enter();
   using P = PlanB<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
   using I = Items<S, D, NW>;

@@ -195,6 +195,7 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 // chunks; b and v of the next chunk are in flight while the current one computes.
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
+  pdl_enter();
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
@@ -309,6 +310,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 template <int S, int D, int C, bool FUSED, bool TRAIN>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) : 1)
     out_bf16_kernel(KParams p) {
+  pdl_enter();
   using P = PlanF<S, D, C, TRAIN>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
   // R warps a row block (role r: output columns r D / R ..); the state items are dealt
@@ -722,6 +724,7 @@ struct PlanA {
 
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
+  pdl_enter();
   using P = PlanA<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
   using I = Items<S, D, NW>;

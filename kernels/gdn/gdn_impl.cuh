@@ -24,16 +24,44 @@ inline cudaError_t set_smem(K kernel, size_t bytes) {
     if (_e != cudaSuccess) return _e;    \
   } while (0)
 
+// Launches kernel k with arguments args on stream st; `follows`: k comes after another
+// kernel of the same call, and with HYMO_GDN_PDL it is launched as a programmatic
+// dependent of that kernel (see pdl_enter in gdn.cuh).
+template <typename... KArgs, typename... Args>
+cudaError_t launch(void (*k)(KArgs...), dim3 grid, int threads, size_t smem, cudaStream_t st,
+                   bool follows, Args... args) {
+#if HYMO_GDN_PDL
+  if (follows) {
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(threads);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = st;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, k, args...);
+  }
+#else
+  (void)follows;
+#endif
+  k<<<grid, threads, smem, st>>>(args...);
+  return cudaGetLastError();
+}
+
 // Launches kernel k over a (segment, (b, h)) grid; gridDim.y is at most
-// 65535, so more (b, h) pairs go in slices that start at p.bh0.
+// 65535, so more (b, h) pairs go in slices that start at p.bh0 (each slice after the
+// first follows the one before).
 template <typename K>
-cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st) {
+cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows) {
   constexpr int kMaxGridY = 65535;
   const int BH = p.B * p.H;
   for (int bh0 = 0; bh0 < BH; bh0 += kMaxGridY) {
     p.bh0 = bh0;
-    k<<<dim3(p.NSEG, std::min(kMaxGridY, BH - bh0)), threads, smem, st>>>(p);
-    HYMO_GDN_TRY(cudaGetLastError());
+    HYMO_GDN_TRY(launch(k, dim3(p.NSEG, std::min(kMaxGridY, BH - bh0)), threads, smem, st,
+                        follows || bh0 > 0, p));
   }
   return cudaSuccess;
 }
@@ -51,12 +79,12 @@ cudaError_t run_states(const KParams& p, cudaStream_t st) {
     using PF = PlanF<S, D, C>;
     auto k = state_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
-    return launch_bh(k, p, PF::NTH, PF::bytes_state, st);
+    return launch_bh(k, p, PF::NTH, PF::bytes_state, st, false);
   } else {
     using P = Plan<Tin, S, D, C>;
     auto k1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_STATE>;
     HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
-    return launch_bh(k1, p, P::NTH, P::bytes_state, st);
+    return launch_bh(k1, p, P::NTH, P::bytes_state, st, false);
   }
 }
 
@@ -72,16 +100,16 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
       using PF = PlanF<S, D, C, true>;
       auto k = out_bf16_kernel<S, D, C, FUSED, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-      return launch_bh(k, p, PF::NTHO, PF::bytes_out, st);
+      return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
     }
     using PF = PlanF<S, D, C, false>;
     auto k = out_bf16_kernel<S, D, C, FUSED, false>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st);
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
   } else {
     auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
     HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
-    return launch_bh(k3, p, P::NTH, P::bytes_out, st);
+    return launch_bh(k3, p, P::NTH, P::bytes_out, st, true);
   }
 }
 
@@ -98,26 +126,25 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     using PA = PlanA<S, D, C>;
     auto a = adj_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(a, PA::bytes));
-    HYMO_GDN_TRY(launch_bh(a, p, PA::NTH, PA::bytes, st));
+    HYMO_GDN_TRY(launch_bh(a, p, PA::NTH, PA::bytes, st, recompute));
   } else {
     if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
     auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
     HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
-    HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st));
+    HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st, recompute));
   }
   if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
-    HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st));
+    HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true));
   } else {
     auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
-    HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st));
+    HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st, true));
   }
   const int nout = p.H * S + 2 * p.H + D;
-  param_grad_kernel<FUSED><<<nout, 128, 0, st>>>(p, S, D);
-  return cudaGetLastError();
+  return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D);
 }
 
 // One entry point per (dtype, S): dispatches D and fused (instantiated in gdn_inst_*.cu).
