@@ -23,21 +23,33 @@
 // HYMO_GDN_PDL (experimental, default off: not yet measured on the GPU): a call's
 // second and later kernels are launched with programmatic dependent launch, so that
 // each can be launched and its CTAs placed while the kernel before it drains. Every
-// kernel then starts with pdl_enter(): it lets its own dependents launch and waits for
-// the kernel before it to complete (and its writes to be visible) before it reads or
-// writes anything, so the ordering is that of a plain stream. Without the switch
-// pdl_enter() is empty and launches are plain.
+// kernel first lets its own dependents launch (pdl_launch_dependents), then waits for
+// the kernel before it to complete and its writes to be visible (pdl_wait) before it
+// reads anything a kernel of the call wrote, and before it writes to global memory at
+// all. Before the wait a kernel may only read the call's inputs and parameters (the
+// call's first kernel is launched plainly, so whatever wrote them has finished) and
+// write shared memory: the output pass and the staged backward fetch their first
+// chunk's input tiles there. pdl_enter() is both at once, at a kernel's top. Without
+// the switch these are empty and launches are plain.
 #ifndef HYMO_GDN_PDL
 #define HYMO_GDN_PDL 0
 #endif
 
 namespace hymo::gdn::dev {
 
-__device__ __forceinline__ void pdl_enter() {
+__device__ __forceinline__ void pdl_launch_dependents() {
 #if HYMO_GDN_PDL
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if HYMO_GDN_PDL
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
+}
+__device__ __forceinline__ void pdl_enter() {
+  pdl_launch_dependents();
+  pdl_wait();
 }
 
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };

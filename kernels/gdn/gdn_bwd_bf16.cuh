@@ -195,7 +195,7 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
 
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
-  pdl_enter();
+  pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
   using P = PlanB<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
   using I = Items<S, D, NW>;
@@ -276,8 +276,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     cp_async_commit();
   };
   float graw[C / 32];
+  if (c0 < c1) fetch_bc(c1 - 1);
+  pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
   if (c0 < c1) {
-    fetch_bc(c1 - 1);
     fetch_vo(c1 - 1);
     if (wid == 0) {
       const size_t tk = size_t(bb) * p.T + size_t(c1 - 1) * C;

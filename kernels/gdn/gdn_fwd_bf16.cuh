@@ -310,7 +310,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 template <int S, int D, int C, bool FUSED, bool TRAIN>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) : 1)
     out_bf16_kernel(KParams p) {
-  pdl_enter();
+  pdl_launch_dependents();  // pdl_wait() below, before the segment combine
   using P = PlanF<S, D, C, TRAIN>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
   // R warps a row block (role r: output columns r D / R ..); the state items are dealt
@@ -393,6 +393,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     for (int nt = 0; nt < ND; ++nt) wy[nt] = make_float2(p.w_y[cb + nt * 8 + 2 * tq], p.w_y[cb + nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
 
+  // The first chunk's inputs are in flight; everything below may read the state pass's
+  // output and writes global memory.
+  pdl_wait();
   // The state entering this segment, in this warp's accumulators: run = exp(gsum_j A) run
   // + local_j over the earlier segments j (every exponent gsum * A <= 0), then its BF16
   // high and low parts into the tiles.
