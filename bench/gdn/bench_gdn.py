@@ -245,6 +245,34 @@ def main():
     default = (4, 4096, 28, 32, 32)
     small = (4, 256, 28, 32, 32)
     base_shapes = [default, small] if args.quick else [default, small, (4, 1024, 28, 32, 32), (4, 4096, 64, 32, 32), (4, 4096, 28, 64, 64)]
+
+    if not args.quick:  # ours over the sweep first: it is quick, and a timeout later keeps it
+        print('\nsweep (ours):')
+        if args.sweep_json:
+            out = open(args.sweep_json).read()
+        else:
+            out = subprocess.run([args.ours, '--json', '--iters', '30'], capture_output=True, text=True, check=True).stdout
+        print('| B | T | H | D=S | fwd ms | fwd+bwd ms | floor fwd | floor fwd+bwd | fwd x floor | fwd+bwd x floor |')
+        print('|---|---|---|---|---|---|---|---|---|---|')
+        for line in out.splitlines():
+            if line.startswith('{'):
+                j = json.loads(line)
+                print(f"| {j['B']} | {j['T']} | {j['H']} | {j['D']} | {j['fwd_ms']:.4f} | {j['fwd_bwd_ms']:.4f} | "
+                      f"{j['floor_ms']:.4f} | {j['floor_fwd_bwd_ms']:.4f} | {j['fwd_x_floor']:.2f} | {j['fwd_bwd_x_floor']:.2f} |")
+        sys.stdout.flush()
+
+    header = ('| B,T,H,D,S | impl | fwd ms | fwd x ours | fwd+bwd ms | fwd+bwd x ours |\n'
+              '|---|---|---|---|---|---|')
+    impls = ('ours', 'torch_chunked_eager', 'torch_chunked_compile', 'fla_chunk_gla_eager',
+             'fla_chunk_gla_compile', 'fla_chunk_gla_core_only', 'torch_naive_loop')
+
+    def table_rows(e):
+        of, ofb = e['ours']
+        for k in impls:
+            if k in e:
+                f, fb = e[k]
+                print(f"| {','.join(map(str, e['shape']))} | {k} | {f:.3f} | {f / of:.1f} | {fb:.3f} | {fb / ofb:.1f} |")
+
     o = ours(args.ours, base_shapes)
     compiled = torch.compile(gdn_chunked, dynamic=False)
     rows = []
@@ -270,31 +298,14 @@ def main():
             entry['torch_naive_loop'] = time_impl(gdn_naive, sh, 3)
         rows.append(entry)
         print(json.dumps({'shape': sh, **{k: v for k, v in entry.items() if k != 'shape'}}))
+        print(header)  # this shape's rows now (a timeout later keeps them)
+        table_rows(entry)
         sys.stdout.flush()
 
-    print('\n| B,T,H,D,S | impl | fwd ms | fwd x ours | fwd+bwd ms | fwd+bwd x ours |')
-    print('|---|---|---|---|---|---|')
+    print('\nall shapes:')
+    print(header)
     for e in rows:
-        of, ofb = e['ours']
-        for k in ('ours', 'torch_chunked_eager', 'torch_chunked_compile', 'fla_chunk_gla_eager',
-                  'fla_chunk_gla_compile', 'fla_chunk_gla_core_only', 'torch_naive_loop'):
-            if k in e:
-                f, fb = e[k]
-                print(f"| {','.join(map(str, e['shape']))} | {k} | {f:.3f} | {f / of:.1f} | {fb:.3f} | {fb / ofb:.1f} |")
-
-    if not args.quick:
-        print('\nsweep (ours):')
-        if args.sweep_json:
-            out = open(args.sweep_json).read()
-        else:
-            out = subprocess.run([args.ours, '--json', '--iters', '30'], capture_output=True, text=True, check=True).stdout
-        print('| B | T | H | D=S | fwd ms | fwd+bwd ms | floor fwd | floor fwd+bwd | fwd x floor | fwd+bwd x floor |')
-        print('|---|---|---|---|---|---|---|---|---|---|')
-        for line in out.splitlines():
-            if line.startswith('{'):
-                j = json.loads(line)
-                print(f"| {j['B']} | {j['T']} | {j['H']} | {j['D']} | {j['fwd_ms']:.4f} | {j['fwd_bwd_ms']:.4f} | "
-                      f"{j['floor_ms']:.4f} | {j['floor_fwd_bwd_ms']:.4f} | {j['fwd_x_floor']:.2f} | {j['fwd_bwd_x_floor']:.2f} |")
+        table_rows(e)
 
 
 if __name__ == '__main__':
