@@ -94,18 +94,20 @@ template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
-  HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+  // HYMO_GDN_FUSED_STATE: the staged output pass computes the segment states itself
+  constexpr bool fused_state = HYMO_GDN_FUSED_STATE && staged_fwd<Tin, S, D>();
+  if constexpr (!fused_state) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
   if constexpr (staged_fwd<Tin, S, D>()) {
     if (train) {
       using PF = PlanF<S, D, C, true>;
       auto k = out_bf16_kernel<S, D, C, FUSED, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-      return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
+      return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, !fused_state);
     }
     using PF = PlanF<S, D, C, false>;
     auto k = out_bf16_kernel<S, D, C, FUSED, false>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, !fused_state);
   } else {
     auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
     HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
