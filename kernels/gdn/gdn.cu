@@ -1,10 +1,8 @@
 // hymo GDN launchers: shape checks, workspace layout, dispatch.
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
 #include <mutex>
-#include <random>
 #include <string>
 #include <unordered_map>
 
@@ -44,18 +42,6 @@ bool forward_saved(const void* ws) {
   return it != g_ws_saved.end() && it->second;
 }
 bool staged(const Shape& s) { return dev::staged_variant(s.dtype == DType::BF16, s.S, s.D); }
-
-// The flag value of a call (HYMO_GDN_FUSED_STATE): a process-wide 64-bit counter that
-// starts at a random point, so that stale flags from earlier calls never match and the
-// contents of a fresh workspace match only with probability ~2^-64.
-unsigned long long next_epoch() {
-  static std::atomic<unsigned long long> ctr{[] {
-    std::random_device rd;
-    return (static_cast<unsigned long long>(rd()) << 32 | rd()) | 1ull;
-  }()};
-  unsigned long long e = ctr.fetch_add(1, std::memory_order_relaxed);
-  return e ? e : ctr.fetch_add(1, std::memory_order_relaxed);
-}
 
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
@@ -98,7 +84,7 @@ Layout layout(const Shape& s) {
   L.dwpart = take(BH * L.NSEG * s.D);
   L.dDpart = take(2 * BH * L.NSEG);  // doubles
   L.ddtpart = take(BH * L.NSEG);
-  L.segflag = take(2 * BH * L.NSEG);  // 64-bit flags
+  L.segflag = HYMO_GDN_FUSED_STATE ? take(2 * BH * L.NSEG) : 0;  // 64-bit flags
   L.total = off;
   return L;
 }
@@ -119,8 +105,7 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.dwpart = reinterpret_cast<float*>(w + L.dwpart);
   p.dDpart = reinterpret_cast<double*>(w + L.dDpart);
   p.ddtpart = reinterpret_cast<float*>(w + L.ddtpart);
-  p.segflag = reinterpret_cast<unsigned long long*>(w + L.segflag);
-  p.epoch = next_epoch();
+  p.segflag = HYMO_GDN_FUSED_STATE ? reinterpret_cast<unsigned long long*>(w + L.segflag) : nullptr;
   return p;
 }
 
@@ -186,11 +171,13 @@ size_t gdn_workspace_bytes(const Shape& s) {
   return layout(s).total;
 }
 
-int gdn_forward_launches(const Shape& s) { return HYMO_GDN_FUSED_STATE && staged(s) ? 1 : 2; }
+// stream operations (with HYMO_GDN_FUSED_STATE, the staged forward is a memset of its
+// flags and one kernel: still 2)
+int gdn_forward_launches(const Shape&) { return 2; }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
-  // the staged BF16 variants recompute with the training forward (2 launches, 1 with
-  // HYMO_GDN_FUSED_STATE), the generic ones with the state pass (1)
-  return states_from_forward ? 3 : staged(s) ? 3 + gdn_forward_launches(s) : 4;
+  // the staged BF16 variants recompute with the training forward (2 launches), the
+  // generic ones with the state pass (1)
+  return states_from_forward ? 3 : staged(s) ? 5 : 4;
 }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,

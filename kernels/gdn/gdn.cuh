@@ -36,10 +36,11 @@
 #endif
 // HYMO_GDN_FUSED_STATE (experimental, default off: not yet run on the GPU): the staged
 // BF16 forward in one kernel. Each output-pass CTA first computes its segment's local
-// state (the state pass's work) and publishes it with a flag (per (b, h, segment), the
-// value of the call's epoch), then waits for the flags of the earlier segments of its
-// (b, h) before the segment combine. Saves the state pass's launch and its DRAM reads
-// of b, v and the gate (the output phase reads them again from L2).
+// state (the state pass's work) and publishes it with a flag per (b, h, segment) (the
+// launcher zeroes the flags in the stream first: safe under graph replay), then waits
+// for the flags of the earlier segments of its (b, h) before the segment combine. Saves
+// the state pass and its DRAM reads of b, v and the gate (the output phase reads them
+// again from L2), for a memset of the flags.
 #ifndef HYMO_GDN_FUSED_STATE
 #define HYMO_GDN_FUSED_STATE 0
 #endif
@@ -70,13 +71,10 @@ __device__ __forceinline__ unsigned long long ld_acquire(const unsigned long lon
 }
 // The segment states: through the read-only path when a previous kernel wrote them, from
 // L2 when another CTA of the same kernel did (HYMO_GDN_FUSED_STATE).
-template <typename T>
+template <bool SAME_KERNEL, typename T>
 __device__ __forceinline__ T ld_seg(const T* x) {
-#if HYMO_GDN_FUSED_STATE
-  return __ldcg(x);
-#else
-  return __ldg(x);
-#endif
+  if constexpr (SAME_KERNEL) return __ldcg(x);
+  else return __ldg(x);
 }
 
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
@@ -99,11 +97,7 @@ struct KParams {
   float* dwpart;    // [BH*NSEG][D]
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)
   float* ddtpart;   // [BH*NSEG]
-  // [BH][NSEG]: HYMO_GDN_FUSED_STATE's "local state published" flags, and the value this
-  // call writes there: 64 bits, from a process-wide counter with a random start, so that
-  // neither an earlier call's flags nor a fresh workspace's contents match it
-  unsigned long long* segflag;
-  unsigned long long epoch;
+  unsigned long long* segflag;  // [BH][NSEG]: HYMO_GDN_FUSED_STATE's "state published"
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every

@@ -30,6 +30,12 @@ using bf16 = __nv_bfloat16;
 // the layout the chosen backward reads.
 __host__ __device__ constexpr bool staged_bwd(int S, int D) { return S <= 32 && D <= 32; }
 
+// HYMO_GDN_FUSED_STATE (gdn.cuh) serves S, D <= 32: at S = 64 the output pass is at 255
+// registers, and phase 1 made it spill.
+__host__ __device__ constexpr bool fused_state_fwd(int S, int D) {
+  return HYMO_GDN_FUSED_STATE && S <= 32 && D <= 32;
+}
+
 // acc (16 x 8*NT) += A (16 x K, row-major) * Bt^T, Bt (8*NT x K) row-major: the
 // B operand read from its transpose with ldmatrix (no .trans). NT even.
 template <int NT>
@@ -104,7 +110,8 @@ struct PlanF {
   static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
-  static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C));
+  // (+ 1 float with fused_state_fwd: the last segment's gate sum)
+  static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
   // state pass: double-buffered b and v, the keys' high and low parts, vectors
   static constexpr size_t s_b0 = 0;
   static constexpr size_t s_b1 = al(s_b0 + 2 * C * LS);
@@ -316,6 +323,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
   // R warps a row block (role r: output columns r D / R ..); the state items are dealt
   // over all NWT warps
   constexpr int R = P::R, NWT = NW * R, NTH = P::NTHO, DR = D / R, ND = DR / 8;
+  constexpr bool FSF = fused_state_fwd(S, D);  // the state pass fused in (phase 1)
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   extern __shared__ __align__(16) char sm[];
@@ -381,100 +389,102 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     cp_async_commit();
   };
   float graw[C / 32];
-#if HYMO_GDN_FUSED_STATE
-  // Phase 1 (the state pass's work, for every segment but the last of its (b, h)): this
-  // segment's local end state from zero, published for the later segments (segstate,
-  // seggsum, then the flag). Tiles: b in the c and b tiles (two buffers), v in the two v
-  // buffers, the chunk-end keys' high and low parts in Qs and Qi. Phase 2 then fetches
-  // its first chunk again (from L2).
-  for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
-  pdl_wait();  // phase 1 writes global memory (this kernel is the call's first, or a slice)
-  if (seg + 1 < p.NSEG) {
-    auto bbuf = [&](int k) { return k ? sc : sb; };
-    auto fetch1 = [&](int chn, int buf) {
-      const int nn = min(C, p.T - chn * C);
-      const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-      load_rows_async<bf16, S, C, NTH>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-      load_rows_async<bf16, D, C, NTH>(svb(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
-      cp_async_commit();
-    };
-    bf16* kh = qs;
-    bf16* kl = qi;
-    float acc[IPW][NTW][4];
+  if constexpr (FSF) {
+    // Phase 1 (the state pass's work, for every segment but the last of its (b, h)): this
+    // segment's local end state from zero, published for the later segments (segstate,
+    // seggsum, then the flag, which the launcher zeroes before the kernel). Tiles: b in
+    // the c and b tiles (two buffers), v in the two v buffers, the chunk-end keys' high
+    // and low parts in Qs and Qi. Phase 2 then fetches its first chunk again (from L2).
+    for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+    pdl_wait();  // phase 1 writes global memory (this kernel is the call's first, or a slice)
+    if (seg + 1 < p.NSEG) {
+      auto bbuf = [&](int k) { return k ? sc : sb; };
+      auto fetch1 = [&](int chn, int buf) {
+        const int nn = min(C, p.T - chn * C);
+        const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+        load_rows_async<bf16, S, C, NTH>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+        load_rows_async<bf16, D, C, NTH>(svb(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+        cp_async_commit();
+      };
+      bf16* kh = qs;
+      bf16* kl = qi;
+      float acc[IPW][NTW][4];
 #pragma unroll
-    for (int it = 0; it < IPW; ++it) zero(acc[it]);
-    float gseg = 0.f;
-    fetch1(c0, 0);  // c0 < c1: a segment that is not the last has all its chunks
-    if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
-    for (int ch = c0; ch < c1; ++ch) {
-      const int k = ch - c0, n = min(C, p.T - ch * C);
-      const bf16* sbk = bbuf(k & 1);
-      const bf16* svk = svb(k & 1);
-      if (wid == 0) {
-        gate_finish<C, FUSED>(graw, g, G, n, dtb);
-        if (ch + 1 < c1)
-          gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
-      }
-      cp_async_wait_all();
-      __syncthreads();
-      if (ch + 1 < c1) fetch1(ch + 1, (k + 1) & 1);
-      // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
-      const float Gl = G[C - 1];
-      for (int u = tid; u < C * (S / 8); u += NTH) {
-        const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
-        float x[8], a2[8], lo[8];
-        ld8(sbk + t * LS + s0, x);
-        ld8(A2 + s0, a2);
-        const float dg = Gl - G[t];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          x[e] *= ex2f(dg * a2[e]);
-          lo[e] = bf16_rem(x[e]);
+      for (int it = 0; it < IPW; ++it) zero(acc[it]);
+      float gseg = 0.f;
+      fetch1(c0, 0);  // c0 < c1: a segment that is not the last has all its chunks
+      if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+      for (int ch = c0; ch < c1; ++ch) {
+        const int k = ch - c0, n = min(C, p.T - ch * C);
+        const bf16* sbk = bbuf(k & 1);
+        const bf16* svk = svb(k & 1);
+        if (wid == 0) {
+          gate_finish<C, FUSED>(graw, g, G, n, dtb);
+          if (ch + 1 < c1)
+            gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
         }
-        st16(kh + t * LS + s0, x);
-        st16(kl + t * LS + s0, lo);
-      }
-      __syncthreads();
+        cp_async_wait_all();
+        __syncthreads();
+        if (ch + 1 < c1) fetch1(ch + 1, (k + 1) & 1);
+        // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
+        const float Gl = G[C - 1];
+        for (int u = tid; u < C * (S / 8); u += NTH) {
+          const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
+          float x[8], a2[8], lo[8];
+          ld8(sbk + t * LS + s0, x);
+          ld8(A2 + s0, a2);
+          const float dg = Gl - G[t];
 #pragma unroll
-      for (int it = 0; it < IPW; ++it) {
-        const int item = wid + it * NWT;
-        if (item < NIT) {
-          const int mt = item / NH, nb = (item % NH) * NTW * 8;
-          const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
-#pragma unroll
-          for (int nt = 0; nt < NTW; ++nt) {
-            acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
-            acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
+          for (int e = 0; e < 8; ++e) {
+            x[e] *= ex2f(dg * a2[e]);
+            lo[e] = bf16_rem(x[e]);
           }
-          warp_mm_ldsm<NTW, true>(acc[it], C, kh + mt * 16, LS, svk + nb, LD);
-          warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, svk + nb, LD);
+          st16(kh + t * LS + s0, x);
+          st16(kl + t * LS + s0, lo);
         }
+        __syncthreads();
+#pragma unroll
+        for (int it = 0; it < IPW; ++it) {
+          const int item = wid + it * NWT;
+          if (item < NIT) {
+            const int mt = item / NH, nb = (item % NH) * NTW * 8;
+            const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
+#pragma unroll
+            for (int nt = 0; nt < NTW; ++nt) {
+              acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
+              acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
+            }
+            warp_mm_ldsm<NTW, true>(acc[it], C, kh + mt * 16, LS, svk + nb, LD);
+            warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, svk + nb, LD);
+          }
+        }
+        gseg += Gl;
       }
-      gseg += Gl;
+      const size_t so = size_t(bh) * p.NSEG + seg;
+      float* dst = p.segstate + so * S * D;
+      for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
+        __stcg(reinterpret_cast<float2*>(dst + s * D + d), make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]));
+      });
+      if (tid == 0) __stcg(p.seggsum + so, gseg);
+      __syncthreads();  // every thread's share is written (and phase 1's tiles are dead)
+      if (tid == 0) {   // release: the fence after the barrier orders the CTA's writes first
+        __threadfence();
+        atomicExch(p.segflag + so, 1ull);
+      }
     }
-    const size_t so = size_t(bh) * p.NSEG + seg;
-    float* dst = p.segstate + so * S * D;
-    for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
-      __stcg(reinterpret_cast<float2*>(dst + s * D + d), make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]));
-    });
-    if (tid == 0) __stcg(p.seggsum + so, gseg);
-    __threadfence();  // every thread's share is visible device-wide before the flag
-    __syncthreads();  // (also: phase 1's tiles and gate vectors are dead from here)
-    if (tid == 0) atomicExch(p.segflag + so, p.epoch);  // 64-bit: one store
+    if (c0 < c1) {
+      fetch_bc(c0);
+      fetch_v(c0, svb(0));
+      if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    }
+  } else {
+    if (c0 < c1) {
+      fetch_bc(c0);
+      fetch_v(c0, svb(0));
+      if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    }
+    for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
   }
-  if (c0 < c1) {
-    fetch_bc(c0);
-    fetch_v(c0, svb(0));
-    if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
-  }
-#else
-  if (c0 < c1) {
-    fetch_bc(c0);
-    fetch_v(c0, svb(0));
-    if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
-  }
-  for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
-#endif
   [[maybe_unused]] float2 wy[ND];
   if constexpr (FUSED) {
 #pragma unroll
@@ -484,15 +494,15 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
   // The first chunk's inputs are in flight; everything below may read the state pass's
   // output and writes global memory.
   pdl_wait();
-#if HYMO_GDN_FUSED_STATE
-  // wait for the earlier segments' phase 1 (they started before this CTA: blocks are
-  // dispatched in order of their linear index, and a phase 1 waits for nothing)
-  for (int j = tid; j < seg; j += NTH) {
-    const unsigned long long* f = p.segflag + size_t(bh) * p.NSEG + j;
-    while (ld_acquire(f) != p.epoch) __nanosleep(64);
+  if constexpr (FSF) {
+    // wait for the earlier segments' phase 1 (they started before this CTA: blocks are
+    // dispatched in order of their linear index, and a phase 1 waits for nothing)
+    for (int j = tid; j < seg; j += NTH) {
+      const unsigned long long* f = p.segflag + size_t(bh) * p.NSEG + j;
+      while (ld_acquire(f) == 0ull) __nanosleep(64);
+    }
+    __syncthreads();
   }
-  __syncthreads();
-#endif
   // The state entering this segment, in this warp's accumulators: run = exp(gsum_j A) run
   // + local_j over the earlier segments j (every exponent gsum * A <= 0), then its BF16
   // high and low parts into the tiles.
@@ -509,7 +519,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
       const float al0 = -expf(p.A_log[h * S + mt * 16 + gq]), al1 = -expf(p.A_log[h * S + mt * 16 + gq + 8]);
 #pragma unroll 4
       for (int j = 0; j < seg; ++j) {
-        const float gj = ld_seg(gsum + j);
+        const float gj = ld_seg<FSF>(gsum + j);
         const float* lj = loc + size_t(j) * S * D;
         const float e0 = __expf(gj * al0), e1 = __expf(gj * al1);
 #pragma unroll
@@ -517,7 +527,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-            const float2 x = ld_seg(reinterpret_cast<const float2*>(lj + s * D + d));
+            const float2 x = ld_seg<FSF>(reinterpret_cast<const float2*>(lj + s * D + d));
             const float e = hr ? e1 : e0;
             hreg[it][nt][2 * hr] = fmaf(e, hreg[it][nt][2 * hr], x.x);
             hreg[it][nt][2 * hr + 1] = fmaf(e, hreg[it][nt][2 * hr + 1], x.y);
@@ -534,7 +544,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
   };
   put_state();
 
-  [[maybe_unused]] float gsum_last = 0.f;
+  float* gsum_last = ssx + R * C;  // fused_state_fwd: the last segment's gate sum
+  if (FSF && tid == 0) *gsum_last = 0.f;
   for (int ch = c0; ch < c1; ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
@@ -559,9 +570,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     }
     cp_async_wait_all();
     __syncthreads();
-#if HYMO_GDN_FUSED_STATE
-    if (tid == 0) gsum_last += G[C - 1];  // the last segment's gate sum (it has no phase 1)
-#endif
+    if (FSF && tid == 0) *gsum_last += G[C - 1];  // the last segment has no phase 1
     if (ch + 1 < c1) fetch_v(ch + 1, svb((k + 1) & 1));
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
@@ -803,10 +812,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
       put_state();
     }
   }
-#if HYMO_GDN_FUSED_STATE
   // the backward's adjoint combine reads every segment's gate sum, the last one's too
-  if (tid == 0 && seg + 1 == p.NSEG) p.seggsum[size_t(bh) * p.NSEG + seg] = gsum_last;
-#endif
+  if (FSF && tid == 0 && seg + 1 == p.NSEG) p.seggsum[size_t(bh) * p.NSEG + seg] = *gsum_last;
 }
 
 // ---------------------------------------------------------------------------

@@ -95,8 +95,12 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
   // HYMO_GDN_FUSED_STATE: the staged output pass computes the segment states itself
-  constexpr bool fused_state = HYMO_GDN_FUSED_STATE && staged_fwd<Tin, S, D>();
-  if constexpr (!fused_state) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+  constexpr bool fused_state = staged_fwd<Tin, S, D>() && fused_state_fwd(S, D);
+  if constexpr (fused_state) {
+    HYMO_GDN_TRY(cudaMemsetAsync(p.segflag, 0, sizeof(unsigned long long) * size_t(p.B) * p.H * p.NSEG, st));
+  } else {
+    HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+  }
   if constexpr (staged_fwd<Tin, S, D>()) {
     if (train) {
       using PF = PlanF<S, D, C, true>;
