@@ -4,7 +4,8 @@
 # headers read behind #ifndef, e.g. "-DHYMO_GDN_PDL=1"). Variant i is built into
 # build-dev-b<i>, its GPU test runs (--quick; GDN_AB_TEST=0 skips it), then the main
 # build's benchmark (A) and each variant's (B1, B2, ...) run in turn, GDN_AB_ROUNDS times
-# (default 3), on the shapes of GDN_AB_SHAPES (default: the default shape).
+# (default 3), on the shapes of GDN_AB_SHAPES (default: the default shape), with the
+# extra benchmark arguments of GDN_AB_BENCH_ARGS (e.g. "--cps 0,3,8": segment lengths).
 # Run after `scripts/device-gdn.sh build`.
 # Usage (repo root, on the device): OUT=/some/dir GDN_AB_FLAGS="..." scripts/device-gdn-ab.sh
 set -o pipefail
@@ -33,7 +34,7 @@ done
 for r in $(seq "${GDN_AB_ROUNDS:-3}"); do
   for sh in ${GDN_AB_SHAPES:-4,4096,28,32,32}; do
     for k in "${!BINS[@]}"; do
-      echo "${NAMES[$k]} $("${BINS[$k]}" --json --shape "$sh" | grep '^{')" | tee -a "$OUT/ab.log"
+      "${BINS[$k]}" --json --shape "$sh" $GDN_AB_BENCH_ARGS | grep '^{' | sed "s/^/${NAMES[$k]} /" | tee -a "$OUT/ab.log"
     done
   done
 done
