@@ -197,15 +197,91 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 }
 
 // ---------------------------------------------------------------------------
+// The local end state of chunks c0 .. c1-1 (c0 < c1) of (b, h), accumulated into acc
+// (zero on entry; the items of warp wid of NWT, Items<S, D, NWT>); returns the chunks'
+// gate sum.
+// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (double-buffered, strides LS and
+// LD), kh, kl the chunk-end keys' high and low parts, g and G the gate vectors, A2 (set
+// and visible); graw is warp 0's gate registers. b and v of the next chunk are in flight
+// while the current one computes. The state pass, and phase 1 of the output pass with
+// HYMO_GDN_FUSED_STATE.
+template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, class BBuf, class VBuf>
+__device__ __forceinline__ float segment_local_state(
+    KParams p, float (&acc)[Items<S, D, NWT>::IPW][Items<S, D, NWT>::NTW][4], BBuf bbuf,
+    VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
+    int bb, int h, int c0, int c1, float dtb) {
+  using I = Items<S, D, NWT>;
+  constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
+  const int tid = threadIdx.x, wid = tid >> 5, gq = (tid & 31) >> 2;
+  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
+  const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
+  auto fetch = [&](int chn, int buf) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<bf16, S, C, NTH>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, D, C, NTH>(vbuf(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+    cp_async_commit();
+  };
+  fetch(c0, 0);
+  if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+  float gseg = 0.f;
+
+  for (int ch = c0; ch < c1; ++ch) {
+    const int k = ch - c0, n = min(C, p.T - ch * C);
+    const bf16* sb = bbuf(k & 1);
+    const bf16* sv = vbuf(k & 1);
+    if (wid == 0) {
+      gate_finish<C, FUSED>(graw, g, G, n, dtb);
+      if (ch + 1 < c1)
+        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    if (ch + 1 < c1) fetch(ch + 1, (k + 1) & 1);
+    // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
+    const float Gl = G[C - 1];
+    for (int u = tid; u < C * (S / 8); u += NTH) {
+      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
+      float x[8], a2[8], lo[8];
+      ld8(sb + t * LS + s0, x);
+      ld8(A2 + s0, a2);
+      const float dg = Gl - G[t];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        x[e] *= ex2f(dg * a2[e]);
+        lo[e] = bf16_rem(x[e]);
+      }
+      st16(kh + t * LS + s0, x);
+      st16(kl + t * LS + s0, lo);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) {
+      const int item = wid + it * NWT;
+      if (item < NIT) {
+        const int mt = item / NH, nb = (item % NH) * NTW * 8;
+        const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
+#pragma unroll
+        for (int nt = 0; nt < NTW; ++nt) {
+          acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
+          acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
+        }
+        warp_mm_ldsm<NTW, true>(acc[it], C, kh + mt * 16, LS, sv + nb, LD);
+        warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, sv + nb, LD);
+      }
+    }
+    gseg += Gl;
+  }
+  return gseg;
+}
+
 // State pass: the local end state of each segment (from a zero state), and the
-// segment's gate sum. The state lives in the warps' mma accumulators across the
-// chunks; b and v of the next chunk are in flight while the current one computes.
+// segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   pdl_enter();
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
-  constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   extern __shared__ __align__(16) char sm[];
   // buffer k of b and v (selects, not arrays: no local memory)
   auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_b1 : P::s_b0)); };
@@ -217,76 +293,19 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   float* A2 = G + C;
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
-  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2;
+  const int tid = threadIdx.x, w = tid >> 5;
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
-  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
-  const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
 
-  auto fetch = [&](int chn, int buf) {
-    const int nn = min(C, p.T - chn * C);
-    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, S, C, P::NTH>(sbb(buf), P::LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-    load_rows_async<bf16, D, C, P::NTH>(svb(buf), P::LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
-    cp_async_commit();
-  };
   float graw[C / 32];
-  if (c0 < c1) {
-    fetch(c0, 0);
-    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
-  }
-  float acc[IPW][NTW][4];
+  float acc[I::IPW][I::NTW][4];
 #pragma unroll
-  for (int it = 0; it < IPW; ++it) zero(acc[it]);
+  for (int it = 0; it < I::IPW; ++it) zero(acc[it]);
   float gseg = 0.f;
-
-  for (int ch = c0; ch < c1; ++ch) {
-    const int k = ch - c0, n = min(C, p.T - ch * C);
-    const bf16* sb = sbb(k & 1);
-    const bf16* sv = svb(k & 1);
-    if (w == 0) {
-      gate_finish<C, FUSED>(graw, g, G, n, dtb);
-      if (ch + 1 < c1)
-        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
-    }
-    cp_async_wait_all();
-    __syncthreads();
-    if (ch + 1 < c1) fetch(ch + 1, (k + 1) & 1);
-    // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
-    const float Gl = G[C - 1];
-    for (int u = tid; u < C * (S / 8); u += P::NTH) {
-      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
-      float x[8], a2[8], lo[8];
-      ld8(sb + t * P::LS + s0, x);
-      ld8(A2 + s0, a2);
-      const float dg = Gl - G[t];
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        x[e] *= ex2f(dg * a2[e]);
-        lo[e] = bf16_rem(x[e]);
-      }
-      st16(kh + t * P::LS + s0, x);
-      st16(kl + t * P::LS + s0, lo);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int it = 0; it < IPW; ++it) {
-      const int item = w + it * P::NW;
-      if (item < NIT) {
-        const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt) {
-          acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
-          acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
-        }
-        warp_mm_ldsm<NTW, true>(acc[it], C, kh + mt * 16, P::LS, sv + nb, P::LD);
-        warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, P::LS, sv + nb, P::LD);
-      }
-    }
-    gseg += Gl;
-  }
+  if (c0 < c1)
+    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD>(
+        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb);
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
   for_state_pairs<S, D, P::NW>(w, [&](int it, int nt, int hr, int s, int d) {
@@ -397,69 +416,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     // and low parts in Qs and Qi. Phase 2 then fetches its first chunk again (from L2).
     for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
     pdl_wait();  // phase 1 writes global memory (this kernel is the call's first, or a slice)
-    if (seg + 1 < p.NSEG) {
-      auto bbuf = [&](int k) { return k ? sc : sb; };
-      auto fetch1 = [&](int chn, int buf) {
-        const int nn = min(C, p.T - chn * C);
-        const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-        load_rows_async<bf16, S, C, NTH>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-        load_rows_async<bf16, D, C, NTH>(svb(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
-        cp_async_commit();
-      };
-      bf16* kh = qs;
-      bf16* kl = qi;
+    if (seg + 1 < p.NSEG) {  // (then c0 < c1)
       float acc[IPW][NTW][4];
 #pragma unroll
       for (int it = 0; it < IPW; ++it) zero(acc[it]);
-      float gseg = 0.f;
-      fetch1(c0, 0);  // c0 < c1: a segment that is not the last has all its chunks
-      if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
-      for (int ch = c0; ch < c1; ++ch) {
-        const int k = ch - c0, n = min(C, p.T - ch * C);
-        const bf16* sbk = bbuf(k & 1);
-        const bf16* svk = svb(k & 1);
-        if (wid == 0) {
-          gate_finish<C, FUSED>(graw, g, G, n, dtb);
-          if (ch + 1 < c1)
-            gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
-        }
-        cp_async_wait_all();
-        __syncthreads();
-        if (ch + 1 < c1) fetch1(ch + 1, (k + 1) & 1);
-        // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
-        const float Gl = G[C - 1];
-        for (int u = tid; u < C * (S / 8); u += NTH) {
-          const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
-          float x[8], a2[8], lo[8];
-          ld8(sbk + t * LS + s0, x);
-          ld8(A2 + s0, a2);
-          const float dg = Gl - G[t];
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            x[e] *= ex2f(dg * a2[e]);
-            lo[e] = bf16_rem(x[e]);
-          }
-          st16(kh + t * LS + s0, x);
-          st16(kl + t * LS + s0, lo);
-        }
-        __syncthreads();
-#pragma unroll
-        for (int it = 0; it < IPW; ++it) {
-          const int item = wid + it * NWT;
-          if (item < NIT) {
-            const int mt = item / NH, nb = (item % NH) * NTW * 8;
-            const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
-#pragma unroll
-            for (int nt = 0; nt < NTW; ++nt) {
-              acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
-              acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
-            }
-            warp_mm_ldsm<NTW, true>(acc[it], C, kh + mt * 16, LS, svk + nb, LD);
-            warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, svk + nb, LD);
-          }
-        }
-        gseg += Gl;
-      }
+      const float gseg = segment_local_state<S, D, C, FUSED, NTH, NWT, LS, LD>(
+          p, acc, [&](int k) { return k ? sc : sb; }, svb, qs, qi, g, G, A2, graw, bb, h, c0, c1, dtb);
       const size_t so = size_t(bh) * p.NSEG + seg;
       float* dst = p.segstate + so * S * D;
       for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
@@ -472,19 +434,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         atomicExch(p.segflag + so, 1ull);
       }
     }
-    if (c0 < c1) {
-      fetch_bc(c0);
-      fetch_v(c0, svb(0));
-      if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
-    }
-  } else {
-    if (c0 < c1) {
-      fetch_bc(c0);
-      fetch_v(c0, svb(0));
-      if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
-    }
-    for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
   }
+  if (c0 < c1) {
+    fetch_bc(c0);
+    fetch_v(c0, svb(0));
+    if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+  }
+  if constexpr (!FSF)
+    for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
   [[maybe_unused]] float2 wy[ND];
   if constexpr (FUSED) {
 #pragma unroll
