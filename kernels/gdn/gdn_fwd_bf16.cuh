@@ -105,9 +105,13 @@ struct PlanF {
   static constexpr size_t o_qi = al(o_qs + M * 2 * C * LS);
   static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
   static constexpr size_t o_a = al(o_kr + M * 2 * NKR * LS);
-  static constexpr size_t o_p = al(o_a + 4 * C * FS);
+  // DM (HYMO_GDN_DIAG_MMA, plain forward): the diagonal blocks of P by tensor cores, from
+  // two 16-row scratch tiles a warp (at o_mid: rows 16 w.. and C + 16 w..) instead of the
+  // per-step decay tile a and the all-thread mid tile
+  static constexpr bool DM = HYMO_GDN_DIAG_MMA && !TR;
+  static constexpr size_t o_p = al(o_a + (DM ? 0 : 4 * C * FS));
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
-  static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
+  static constexpr size_t o_hh = al(o_mid + (DM ? 2 : M) * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 1 float with fused_state_fwd: the last segment's gate sum)
@@ -194,6 +198,101 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
     x[i] += __shfl_xor_sync(0xffffffffu, x[i], 1);
     x[i] += __shfl_xor_sync(0xffffffffu, x[i], 2);
   }
+}
+
+// ---------------------------------------------------------------------------
+// The diagonal 16x16 block of P by tensor cores (plain forward, HYMO_GDN_DIAG_MMA). An
+// entry P[t][tau] = sum_s c_t b_tau exp((G_t - G_tau) A_s), tau <= t, both in the block,
+// belongs to exactly one of these:
+//   level GSZ = 16, 8, 4, 2: t and tau in one group of GSZ rows of the block, t in its
+//     second half (queries), tau in its first (keys). With the group's reference
+//     r = its last key row, queries c_t exp((G_t - G_r) A) and keys b_tau exp((G_r -
+//     G_tau) A) (factors <= 1) make the entry a plain product (GSZ = 16 is the old
+//     square, GSZ = 2 pairs t = tau + 1 with keys b_tau unscaled);
+//   the diagonal t = tau: c_t . b_t, from the raw tiles.
+// A level's 16 rows (its queries and keys) go in one BF16 tile; its product reads all 16
+// rows as A and its 8 key rows as B (ldmatrix addresses pick them), and keeps the
+// entries where a query meets a key of its own group. Per warp and chunk (S = 32): 12
+// mma and 4 x 16 staged rows, where the elementwise triangles took about 9 x 8 FMAs and
+// multiplies a lane plus the per-step decay tile.
+
+// Stage level GSZ of the block at rows r0.. into the warp's 16-row tile x.
+template <int GSZ, int S, int LS>
+__device__ __forceinline__ void diag_stage(const bf16* sc, const bf16* sb, const float* G,
+                                           const float* A2, bf16* x, int r0) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int k = 0; k < S / 16; ++k) {  // 16 rows x S / 8 units of 8 values, over 32 lanes
+    const int u = lane + 32 * k, pr = u / (S / 8), s0 = (u % (S / 8)) * 8;
+    const int ref = (pr & ~(GSZ - 1)) + GSZ / 2 - 1;
+    const bool query = (pr & (GSZ - 1)) >= GSZ / 2;
+    const float gt = G[r0 + pr], gr = G[r0 + ref];
+    const float dg = query ? gt - gr : gr - gt;  // >= 0
+    float v[8], a2[8];
+    ld8((query ? sc : sb) + (r0 + pr) * LS + s0, v);
+    ld8(A2 + s0, a2);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] *= ex2f(dg * a2[e]);
+    st16(x + pr * LS + s0, v);
+  }
+}
+
+// acc (16 x 8) = x (16 x S) times the level's 8 key rows of x (column j: key j % (GSZ/2)
+// of group j / (GSZ/2)), then f(row, column of the block, value) for the entries kept.
+template <int GSZ, int S, int LS, class F>
+__device__ __forceinline__ void diag_level(const bf16* x, F f) {
+  constexpr int HG = GSZ / 2;
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3, j = lane & 7;
+  const int krow = (j / HG) * GSZ + j % HG;
+  float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+  for (int k0 = 0; k0 < S; k0 += 32) {
+    uint32_t b[4], a[4];
+    // one ldmatrix.x4 of B covers 32 values of s (S = 16: matrices 2 and 3 repeat 0 and 1)
+    ldsm_x4(b, x + krow * LS + k0 + ((lane >> 3) & (S >= 32 ? 3 : 1)) * 8);
+    ldsm_x4(a, x + (lane & 15) * LS + k0 + (lane >> 4) * 8);
+    mma_bf16(acc, a, b[0], b[1]);
+    if constexpr (S >= 32) {
+      ldsm_x4(a, x + (lane & 15) * LS + k0 + 16 + (lane >> 4) * 8);
+      mma_bf16(acc, a, b[2], b[3]);
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const int pr = gq + (e >> 1) * 8, jc = 2 * tq + (e & 1);
+    if (pr / GSZ == jc / HG && pr % GSZ >= HG) f(pr, (jc / HG) * GSZ + jc % HG, acc[e]);
+  }
+}
+
+// The whole lower triangle (diagonal included) of the diagonal block at rows r0.. into P
+// through put1(t, tau, value); x0, x1: the warp's two 16-row scratch tiles. Entries
+// above the diagonal are not written (the caller zeroes them once).
+template <int S, int LS, class F>
+__device__ __forceinline__ void diag_block_mma(const bf16* sc, const bf16* sb, const float* G,
+                                               const float* A2, bf16* x0, bf16* x1, int r0,
+                                               F put1) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  auto put = [&](int t, int tau, float v) { put1(r0 + t, r0 + tau, v); };
+  diag_stage<16, S, LS>(sc, sb, G, A2, x0, r0);
+  diag_stage<8, S, LS>(sc, sb, G, A2, x1, r0);
+  float dd[2][4];  // c_t . b_t: the raw tiles' product, its diagonal kept
+  zero(dd);
+  warp_mm_nt<2>(dd, S, sc + r0 * LS, LS, sb + r0 * LS, LS);
+  __syncwarp();
+  diag_level<16, S, LS>(x0, put);
+  diag_level<8, S, LS>(x1, put);
+  __syncwarp();  // x0, x1 read: the next two levels reuse them
+  diag_stage<4, S, LS>(sc, sb, G, A2, x0, r0);
+  diag_stage<2, S, LS>(sc, sb, G, A2, x1, r0);
+  __syncwarp();
+  diag_level<4, S, LS>(x0, put);
+  diag_level<2, S, LS>(x1, put);
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (nt == (e >> 1) && 2 * tq + (e & 1) == gq) put(gq + nt * 8, gq + nt * 8, dd[nt][e]);
+  __syncwarp();  // x0, x1 read before the next chunk stages them again
 }
 
 // ---------------------------------------------------------------------------
@@ -501,6 +600,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
   };
   put_state();
 
+  if constexpr (P::DM) {  // P above the diagonal: zero once (no pass writes it)
+    for (int u = tid; u < C * LP / 2; u += NTH) reinterpret_cast<uint32_t*>(sp)[u] = 0u;
+  }
   float* gsum_last = ssx + R * C;  // fused_state_fwd: the last segment's gate sum
   if (FSF && tid == 0) *gsum_last = 0.f;
   for (int ch = c0; ch < c1; ++ch) {
@@ -549,14 +651,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
       }
       stage(qs + t * LS + s0, LQ, y);
       stage(qi + t * LS + s0, LQ, z);
+      if constexpr (!P::DM) {  // (DM: the diagonal blocks stage their own operands)
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        y[e] = ex2f(gg * a2[e]);
-        z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
+        for (int e = 0; e < 8; ++e) {
+          y[e] = ex2f(gg * a2[e]);
+          z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
+        }
+        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+        stage(mid + t * LS + s0, LQ, z);
       }
-      *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
-      *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
-      stage(mid + t * LS + s0, LQ, z);
       for (int i = blk + 1; i <= NW; ++i) {
         const float dg = G[16 * i - 1] - gt;
 #pragma unroll
@@ -586,10 +690,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         for (int hr = 0; hr < 2; ++hr)
           put_p(16 * i + gq + 8 * hr, 16 * j + nt * 8 + 2 * tq, acc[nt][2 * hr], acc[nt][2 * hr + 1]);
     }
+    if constexpr (P::DM) {
+      // Diagonal block by tensor cores in levels (diag_block_mma), by the block's warp
+      diag_block_mma<S, LS>(sc, sb, G, A2, mid + r0 * LS, mid + (C + r0) * LS, r0, put_p1);
+    }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used), by the
     // block's last warp
-    if (role == R - 1) {
+    if (!P::DM && role == R - 1) {
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
@@ -605,7 +713,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
     // quarter of S; the four quarters are summed by shuffles at the end. The block's
     // first warp.
-    if (role == 0) {
+    if (!P::DM && role == 0) {
       constexpr int Q = S / 4;
       const int qd = lane & 3, pp = (lane >> 2) & 3, base = r0 + 8 * (lane >> 4), s0 = qd * Q;
       float kb[Q], kb2[Q], part[9];
