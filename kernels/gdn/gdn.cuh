@@ -49,6 +49,11 @@
 // HYMO_GDN_DIAG_MMA (default on; -DHYMO_GDN_DIAG_MMA=0 for the elementwise triangles): the
 // plain BF16 output pass computes each diagonal 16x16 block of P with tensor cores in
 // levels (gdn_fwd_bf16.cuh, diag_block_mma) instead of two elementwise 8x8 triangles.
+// HYMO_GDN_STAGE_TABLES (temporary A/B switch, default on): the output pass's staging
+// from per-chunk decay tables (products) rather than one exponential per staged value.
+#ifndef HYMO_GDN_STAGE_TABLES
+#define HYMO_GDN_STAGE_TABLES 1
+#endif
 #ifndef HYMO_GDN_DIAG_MMA
 #define HYMO_GDN_DIAG_MMA 1
 #endif

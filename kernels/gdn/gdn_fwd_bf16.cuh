@@ -115,7 +115,9 @@ struct PlanF {
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 1 float with fused_state_fwd: the last segment's gate sum)
-  static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
+  static constexpr size_t o_tab = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
+  // the staging's per-chunk decay tables: Dm, Dk, Db, Eq, each [NW][S] (out_bf16_kernel)
+  static constexpr size_t bytes_out = al(o_tab + 4 * 4 * NW * S);
   // state pass: double-buffered b and v, the keys' high and low parts, vectors
   static constexpr size_t s_b0 = 0;
   static constexpr size_t s_b1 = al(s_b0 + 2 * C * LS);
@@ -461,6 +463,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
   float* A2 = G + C;
   float* dl = A2 + S;
   float* ssx = dl + S;  // the epilogue's per-row partial sums of squares, one row per role
+  float* tab = reinterpret_cast<float*>(sm + P::o_tab);  // the staging's decay tables
   // low parts (TRAIN): at a fixed distance after each high tile
   constexpr int LQ = C * LS, LK = P::NKR * LS, LPP = C * LP;
 
@@ -631,6 +634,81 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     __syncthreads();
     if (FSF && tid == 0) *gsum_last += G[C - 1];  // the last segment has no phase 1
     if (ch + 1 < c1) fetch_v(ch + 1, svb((k + 1) & 1));
+#if HYMO_GDN_STAGE_TABLES
+    // Per-chunk decay tables, [NW][S] each, for the staging below: with g0, g7, g15 the
+    // cumulative gate before block b, at its row 7 and at its end,
+    //   Dm = exp((g7 - g0) A), Dk = exp((g15 - g7) A), Db = exp((g15 - g0) A), Eq = exp(g0 A)
+    // (every exponent <= 0). Each staged value that is another one times a factor <= 1 is
+    // computed as that product, so that a unit needs 3 exponentials a value, not 6.5.
+    for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
+    for (int u = tid; u < NW * S; u += NTH) {
+      const int b = u / S;
+      const float a2 = A2[u % S], g0 = b ? G[16 * b - 1] : 0.f, g7 = G[16 * b + 7], g15 = G[16 * b + 15];
+      tab[u] = ex2f((g7 - g0) * a2);
+      tab[NW * S + u] = ex2f((g15 - g7) * a2);
+      tab[2 * NW * S + u] = ex2f((g15 - g0) * a2);
+      tab[3 * NW * S + u] = ex2f(g0 * a2);
+    }
+    __syncthreads();
+    // Staged operands, one unit per (t, 8 values of s), in block blk = t / 16:
+    //   mid (the diagonal square's operand): rows 8..15 of a block c_t exp((G_t - g7) A)
+    //     (queries referenced to row 7), rows 0..7 b_t exp((g7 - G_t) A) (keys);
+    //   Qi = c_t exp((G_t - g0) A): rows 8..15 mid * Dm, rows 0..7 directly;
+    //   Qs = c_t exp(G_t A) = Qi * Eq;
+    //   Kref_{blk+1} = b_t exp((g15 - G_t) A): rows 0..7 mid * Dk, rows 8..15 directly;
+    //     Kref_i = Kref_{i-1} * Db[i - 1] for i > blk + 1;
+    //   a = exp(g_t A), the per-step decays (the elementwise triangles).
+    // (A warp's units cover 8 rows of one half of a block, for S >= 32: the row test is
+    // uniform over the warp.)
+    for (int u = tid; u < C * (S / 8); u += NTH) {
+      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
+      float cx[8], bx[8], a2[8], m[8], y[8], z[8], f[8];
+      ld8(A2 + s0, a2);
+      ld8(sc + t * LS + s0, cx);
+      ld8(sb + t * LS + s0, bx);
+      const float gt = G[t], gm = G[16 * blk + 7];
+      const float* tb = tab + blk * S + s0;
+      if ((t & 15) >= 8) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) m[e] = cx[e] * ex2f((gt - gm) * a2[e]);
+        ld8(tb, f);  // Dm
+#pragma unroll
+        for (int e = 0; e < 8; ++e) z[e] = m[e] * f[e];
+        const float ge = G[16 * blk + 15];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f((ge - gt) * a2[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) m[e] = bx[e] * ex2f((gm - gt) * a2[e]);
+        const float gs = blk ? G[16 * blk - 1] : 0.f;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
+        ld8(tb + NW * S, f);  // Dk
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = m[e] * f[e];
+      }
+      stage(qi + t * LS + s0, LQ, z);
+      stage(kr + (8 * (blk + 1) * blk + t) * LS + s0, LK, y);  // Kref_{blk+1}
+      for (int i = blk + 2; i <= NW; ++i) {
+        ld8(tab + 2 * NW * S + (i - 1) * S + s0, f);  // Db[i - 1]
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] *= f[e];
+        stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
+      }
+      ld8(tb + 3 * NW * S, f);  // Eq
+#pragma unroll
+      for (int e = 0; e < 8; ++e) z[e] *= f[e];
+      stage(qs + t * LS + s0, LQ, z);
+      if constexpr (!P::DM) {  // (DM: the diagonal blocks stage their own operands)
+        stage(mid + t * LS + s0, LQ, m);
+        const float gg = g[t];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
+        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+      }
+    }
+#else
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
@@ -668,6 +746,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
       }
     }
+#endif
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
     // round-robin over the warps: Qi rows of block i against Kref_i rows of block j.
