@@ -20,8 +20,8 @@
 
 #include <type_traits>
 
-// HYMO_GDN_PDL (default on since run 40: forward 2% faster, forward + backward the
-// same within noise; -DHYMO_GDN_PDL=0 turns it off): a call's
+// HYMO_GDN_PDL (default on since session 6: runs 40-42 measured the forward 1.5-2%
+// faster, forward + backward the same within noise; -DHYMO_GDN_PDL=0 turns it off): a call's
 // second and later kernels are launched with programmatic dependent launch, so that
 // each can be launched and its CTAs placed while the kernel before it drains. Every
 // kernel first lets its own dependents launch (pdl_launch_dependents), then waits for
@@ -44,18 +44,6 @@
 // again from L2), for a memset of the flags.
 #ifndef HYMO_GDN_FUSED_STATE
 #define HYMO_GDN_FUSED_STATE 0
-#endif
-
-// HYMO_GDN_DIAG_MMA (default on; -DHYMO_GDN_DIAG_MMA=0 for the elementwise triangles): the
-// plain BF16 output pass computes each diagonal 16x16 block of P with tensor cores in
-// levels (gdn_fwd_bf16.cuh, diag_block_mma) instead of two elementwise 8x8 triangles.
-// HYMO_GDN_STAGE_TABLES (temporary A/B switch, default on): the output pass's staging
-// from per-chunk decay tables (products) rather than one exponential per staged value.
-#ifndef HYMO_GDN_STAGE_TABLES
-#define HYMO_GDN_STAGE_TABLES 1
-#endif
-#ifndef HYMO_GDN_DIAG_MMA
-#define HYMO_GDN_DIAG_MMA 1
 #endif
 
 namespace hymo::gdn::dev {

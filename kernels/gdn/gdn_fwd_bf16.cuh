@@ -105,19 +105,13 @@ struct PlanF {
   static constexpr size_t o_qi = al(o_qs + M * 2 * C * LS);
   static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
   static constexpr size_t o_a = al(o_kr + M * 2 * NKR * LS);
-  // DM (HYMO_GDN_DIAG_MMA, plain forward): the diagonal blocks of P by tensor cores, from
-  // two 16-row scratch tiles a warp (at o_mid: rows 16 w.. and C + 16 w..) instead of the
-  // per-step decay tile a and the all-thread mid tile
-  static constexpr bool DM = HYMO_GDN_DIAG_MMA && !TR;
-  static constexpr size_t o_p = al(o_a + (DM ? 0 : 4 * C * FS));
+  static constexpr size_t o_p = al(o_a + 4 * C * FS);
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
-  static constexpr size_t o_hh = al(o_mid + (DM ? 2 : M) * 2 * C * LS);
+  static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 1 float with fused_state_fwd: the last segment's gate sum)
-  static constexpr size_t o_tab = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
-  // the staging's per-chunk decay tables: Dm, Dk, Db, Eq, each [NW][S] (out_bf16_kernel)
-  static constexpr size_t bytes_out = al(o_tab + 4 * 4 * NW * S);
+  static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
   // state pass: double-buffered b and v, the keys' high and low parts, vectors
   static constexpr size_t s_b0 = 0;
   static constexpr size_t s_b1 = al(s_b0 + 2 * C * LS);
@@ -200,101 +194,6 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
     x[i] += __shfl_xor_sync(0xffffffffu, x[i], 1);
     x[i] += __shfl_xor_sync(0xffffffffu, x[i], 2);
   }
-}
-
-// ---------------------------------------------------------------------------
-// The diagonal 16x16 block of P by tensor cores (plain forward, HYMO_GDN_DIAG_MMA). An
-// entry P[t][tau] = sum_s c_t b_tau exp((G_t - G_tau) A_s), tau <= t, both in the block,
-// belongs to exactly one of these:
-//   level GSZ = 16, 8, 4, 2: t and tau in one group of GSZ rows of the block, t in its
-//     second half (queries), tau in its first (keys). With the group's reference
-//     r = its last key row, queries c_t exp((G_t - G_r) A) and keys b_tau exp((G_r -
-//     G_tau) A) (factors <= 1) make the entry a plain product (GSZ = 16 is the old
-//     square, GSZ = 2 pairs t = tau + 1 with keys b_tau unscaled);
-//   the diagonal t = tau: c_t . b_t, from the raw tiles.
-// A level's 16 rows (its queries and keys) go in one BF16 tile; its product reads all 16
-// rows as A and its 8 key rows as B (ldmatrix addresses pick them), and keeps the
-// entries where a query meets a key of its own group. Per warp and chunk (S = 32): 12
-// mma and 4 x 16 staged rows, where the elementwise triangles took about 9 x 8 FMAs and
-// multiplies a lane plus the per-step decay tile.
-
-// Stage level GSZ of the block at rows r0.. into the warp's 16-row tile x.
-template <int GSZ, int S, int LS>
-__device__ __forceinline__ void diag_stage(const bf16* sc, const bf16* sb, const float* G,
-                                           const float* A2, bf16* x, int r0) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int k = 0; k < S / 16; ++k) {  // 16 rows x S / 8 units of 8 values, over 32 lanes
-    const int u = lane + 32 * k, pr = u / (S / 8), s0 = (u % (S / 8)) * 8;
-    const int ref = (pr & ~(GSZ - 1)) + GSZ / 2 - 1;
-    const bool query = (pr & (GSZ - 1)) >= GSZ / 2;
-    const float gt = G[r0 + pr], gr = G[r0 + ref];
-    const float dg = query ? gt - gr : gr - gt;  // >= 0
-    float v[8], a2[8];
-    ld8((query ? sc : sb) + (r0 + pr) * LS + s0, v);
-    ld8(A2 + s0, a2);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) v[e] *= ex2f(dg * a2[e]);
-    st16(x + pr * LS + s0, v);
-  }
-}
-
-// acc (16 x 8) = x (16 x S) times the level's 8 key rows of x (column j: key j % (GSZ/2)
-// of group j / (GSZ/2)), then f(row, column of the block, value) for the entries kept.
-template <int GSZ, int S, int LS, class F>
-__device__ __forceinline__ void diag_level(const bf16* x, F f) {
-  constexpr int HG = GSZ / 2;
-  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3, j = lane & 7;
-  const int krow = (j / HG) * GSZ + j % HG;
-  float acc[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-  for (int k0 = 0; k0 < S; k0 += 32) {
-    uint32_t b[4], a[4];
-    // one ldmatrix.x4 of B covers 32 values of s (S = 16: matrices 2 and 3 repeat 0 and 1)
-    ldsm_x4(b, x + krow * LS + k0 + ((lane >> 3) & (S >= 32 ? 3 : 1)) * 8);
-    ldsm_x4(a, x + (lane & 15) * LS + k0 + (lane >> 4) * 8);
-    mma_bf16(acc, a, b[0], b[1]);
-    if constexpr (S >= 32) {
-      ldsm_x4(a, x + (lane & 15) * LS + k0 + 16 + (lane >> 4) * 8);
-      mma_bf16(acc, a, b[2], b[3]);
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    const int pr = gq + (e >> 1) * 8, jc = 2 * tq + (e & 1);
-    if (pr / GSZ == jc / HG && pr % GSZ >= HG) f(pr, (jc / HG) * GSZ + jc % HG, acc[e]);
-  }
-}
-
-// The whole lower triangle (diagonal included) of the diagonal block at rows r0.. into P
-// through put1(t, tau, value); x0, x1: the warp's two 16-row scratch tiles. Entries
-// above the diagonal are not written (the caller zeroes them once).
-template <int S, int LS, class F>
-__device__ __forceinline__ void diag_block_mma(const bf16* sc, const bf16* sb, const float* G,
-                                               const float* A2, bf16* x0, bf16* x1, int r0,
-                                               F put1) {
-  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-  auto put = [&](int t, int tau, float v) { put1(r0 + t, r0 + tau, v); };
-  diag_stage<16, S, LS>(sc, sb, G, A2, x0, r0);
-  diag_stage<8, S, LS>(sc, sb, G, A2, x1, r0);
-  float dd[2][4];  // c_t . b_t: the raw tiles' product, its diagonal kept
-  zero(dd);
-  warp_mm_nt<2>(dd, S, sc + r0 * LS, LS, sb + r0 * LS, LS);
-  __syncwarp();
-  diag_level<16, S, LS>(x0, put);
-  diag_level<8, S, LS>(x1, put);
-  __syncwarp();  // x0, x1 read: the next two levels reuse them
-  diag_stage<4, S, LS>(sc, sb, G, A2, x0, r0);
-  diag_stage<2, S, LS>(sc, sb, G, A2, x1, r0);
-  __syncwarp();
-  diag_level<4, S, LS>(x0, put);
-  diag_level<2, S, LS>(x1, put);
-#pragma unroll
-  for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      if (nt == (e >> 1) && 2 * tq + (e & 1) == gq) put(gq + nt * 8, gq + nt * 8, dd[nt][e]);
-  __syncwarp();  // x0, x1 read before the next chunk stages them again
 }
 
 // ---------------------------------------------------------------------------
@@ -463,7 +362,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
   float* A2 = G + C;
   float* dl = A2 + S;
   float* ssx = dl + S;  // the epilogue's per-row partial sums of squares, one row per role
-  float* tab = reinterpret_cast<float*>(sm + P::o_tab);  // the staging's decay tables
   // low parts (TRAIN): at a fixed distance after each high tile
   constexpr int LQ = C * LS, LK = P::NKR * LS, LPP = C * LP;
 
@@ -603,9 +501,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
   };
   put_state();
 
-  if constexpr (P::DM) {  // P above the diagonal: zero once (no pass writes it)
-    for (int u = tid; u < C * LP / 2; u += NTH) reinterpret_cast<uint32_t*>(sp)[u] = 0u;
-  }
   float* gsum_last = ssx + R * C;  // fused_state_fwd: the last segment's gate sum
   if (FSF && tid == 0) *gsum_last = 0.f;
   for (int ch = c0; ch < c1; ++ch) {
@@ -634,81 +529,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     __syncthreads();
     if (FSF && tid == 0) *gsum_last += G[C - 1];  // the last segment has no phase 1
     if (ch + 1 < c1) fetch_v(ch + 1, svb((k + 1) & 1));
-#if HYMO_GDN_STAGE_TABLES
-    // Per-chunk decay tables, [NW][S] each, for the staging below: with g0, g7, g15 the
-    // cumulative gate before block b, at its row 7 and at its end,
-    //   Dm = exp((g7 - g0) A), Dk = exp((g15 - g7) A), Db = exp((g15 - g0) A), Eq = exp(g0 A)
-    // (every exponent <= 0). Each staged value that is another one times a factor <= 1 is
-    // computed as that product, so that a unit needs 3 exponentials a value, not 6.5.
-    for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
-    for (int u = tid; u < NW * S; u += NTH) {
-      const int b = u / S;
-      const float a2 = A2[u % S], g0 = b ? G[16 * b - 1] : 0.f, g7 = G[16 * b + 7], g15 = G[16 * b + 15];
-      tab[u] = ex2f((g7 - g0) * a2);
-      tab[NW * S + u] = ex2f((g15 - g7) * a2);
-      tab[2 * NW * S + u] = ex2f((g15 - g0) * a2);
-      tab[3 * NW * S + u] = ex2f(g0 * a2);
-    }
-    __syncthreads();
-    // Staged operands, one unit per (t, 8 values of s), in block blk = t / 16:
-    //   mid (the diagonal square's operand): rows 8..15 of a block c_t exp((G_t - g7) A)
-    //     (queries referenced to row 7), rows 0..7 b_t exp((g7 - G_t) A) (keys);
-    //   Qi = c_t exp((G_t - g0) A): rows 8..15 mid * Dm, rows 0..7 directly;
-    //   Qs = c_t exp(G_t A) = Qi * Eq;
-    //   Kref_{blk+1} = b_t exp((g15 - G_t) A): rows 0..7 mid * Dk, rows 8..15 directly;
-    //     Kref_i = Kref_{i-1} * Db[i - 1] for i > blk + 1;
-    //   a = exp(g_t A), the per-step decays (the elementwise triangles).
-    // (A warp's units cover 8 rows of one half of a block, for S >= 32: the row test is
-    // uniform over the warp.)
-    for (int u = tid; u < C * (S / 8); u += NTH) {
-      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
-      float cx[8], bx[8], a2[8], m[8], y[8], z[8], f[8];
-      ld8(A2 + s0, a2);
-      ld8(sc + t * LS + s0, cx);
-      ld8(sb + t * LS + s0, bx);
-      const float gt = G[t], gm = G[16 * blk + 7];
-      const float* tb = tab + blk * S + s0;
-      if ((t & 15) >= 8) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) m[e] = cx[e] * ex2f((gt - gm) * a2[e]);
-        ld8(tb, f);  // Dm
-#pragma unroll
-        for (int e = 0; e < 8; ++e) z[e] = m[e] * f[e];
-        const float ge = G[16 * blk + 15];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f((ge - gt) * a2[e]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) m[e] = bx[e] * ex2f((gm - gt) * a2[e]);
-        const float gs = blk ? G[16 * blk - 1] : 0.f;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
-        ld8(tb + NW * S, f);  // Dk
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = m[e] * f[e];
-      }
-      stage(qi + t * LS + s0, LQ, z);
-      stage(kr + (8 * (blk + 1) * blk + t) * LS + s0, LK, y);  // Kref_{blk+1}
-      for (int i = blk + 2; i <= NW; ++i) {
-        ld8(tab + 2 * NW * S + (i - 1) * S + s0, f);  // Db[i - 1]
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] *= f[e];
-        stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
-      }
-      ld8(tb + 3 * NW * S, f);  // Eq
-#pragma unroll
-      for (int e = 0; e < 8; ++e) z[e] *= f[e];
-      stage(qs + t * LS + s0, LQ, z);
-      if constexpr (!P::DM) {  // (DM: the diagonal blocks stage their own operands)
-        stage(mid + t * LS + s0, LQ, m);
-        const float gg = g[t];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
-        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
-        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
-      }
-    }
-#else
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
@@ -729,16 +549,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
       }
       stage(qs + t * LS + s0, LQ, y);
       stage(qi + t * LS + s0, LQ, z);
-      if constexpr (!P::DM) {  // (DM: the diagonal blocks stage their own operands)
 #pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          y[e] = ex2f(gg * a2[e]);
-          z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
-        }
-        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
-        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
-        stage(mid + t * LS + s0, LQ, z);
+      for (int e = 0; e < 8; ++e) {
+        y[e] = ex2f(gg * a2[e]);
+        z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
       }
+      *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+      *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+      stage(mid + t * LS + s0, LQ, z);
       for (int i = blk + 1; i <= NW; ++i) {
         const float dg = G[16 * i - 1] - gt;
 #pragma unroll
@@ -746,7 +564,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
       }
     }
-#endif
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
     // round-robin over the warps: Qi rows of block i against Kref_i rows of block j.
@@ -769,14 +586,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         for (int hr = 0; hr < 2; ++hr)
           put_p(16 * i + gq + 8 * hr, 16 * j + nt * 8 + 2 * tq, acc[nt][2 * hr], acc[nt][2 * hr + 1]);
     }
-    if constexpr (P::DM) {
-      // Diagonal block by tensor cores in levels (diag_block_mma), by the block's warp
-      diag_block_mma<S, LS>(sc, sb, G, A2, mid + r0 * LS, mid + (C + r0) * LS, r0, put_p1);
-    }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used), by the
     // block's last warp
-    if (!P::DM && role == R - 1) {
+    if (role == R - 1) {
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
@@ -792,7 +605,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
     // quarter of S; the four quarters are summed by shuffles at the end. The block's
     // first warp.
-    if (!P::DM && role == 0) {
+    if (role == 0) {
       constexpr int Q = S / 4;
       const int qd = lane & 3, pp = (lane >> 2) & 3, base = r0 + 8 * (lane >> 4), s0 = qd * Q;
       float kb[Q], kb2[Q], part[9];
