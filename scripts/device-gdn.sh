@@ -87,14 +87,14 @@ if has ncut; then
     | head -120 | tee -a "$OUT/log"
 fi
 if has ncus; then
-  log "ncu stalls (default shape: output pass, prologue, backward main)"
+  log "ncu stalls (default shape, the staged kernels of the benchmark's first calls: 4 forwards, 4 training forwards, then forward + backward)"
   M=smsp__inst_executed.sum,smsp__cycles_active.avg,sm__warps_active.avg.pct_of_peak_sustained_active
   for r in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait not_selected lg_throttle no_instruction dispatch_stall branch_resolving; do
     M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
   done
-  ncu --clock-control none --metrics "$M" -k regex:'seg_(fwd|bwd)' --launch-skip 9 -c 3 \
+  ncu --clock-control none --metrics "$M" -k regex:"${NCU_KERNEL:-(state|out|adj|bwd)_bf16}" --launch-skip 0 -c 20 \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncus.txt" 2>&1
-  grep -E "seg_|inst_executed|cycles_active|warps_active|stalled" "$OUT/ncus.txt" | tee -a "$OUT/log"
+  grep -E "_kernel|inst_executed|cycles_active|warps_active|stalled" "$OUT/ncus.txt" | tee -a "$OUT/log"
 fi
 if has ncuk; then
   # one kernel in depth (NCU_KERNEL: a name regex, default the output pass): the full
