@@ -171,13 +171,18 @@ size_t gdn_workspace_bytes(const Shape& s) {
   return layout(s).total;
 }
 
-// stream operations (with HYMO_GDN_FUSED_STATE, the staged forward is a memset of its
-// flags and one kernel: still 2)
-int gdn_forward_launches(const Shape&) { return 2; }
+// stream operations: the state pass and the output pass, plus the segment scan between
+// them in the staged BF16 variants (with HYMO_GDN_FUSED_STATE, the staged forward is a
+// memset of its flags and one kernel: 2)
+int gdn_forward_launches(const Shape& s) {
+  return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
+}
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
-  // the staged BF16 variants recompute with the training forward (2 launches), the
-  // generic ones with the state pass (1)
-  return states_from_forward ? 3 : staged(s) ? 5 : 4;
+  // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
+  // segment scan before the staged main kernel; the staged BF16 variants recompute with
+  // the training forward, the generic ones with the state pass (1)
+  const int n = staged(s) && dev::staged_bwd(s.S, s.D) && HYMO_GDN_SEG_SCAN ? 4 : 3;
+  return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
 }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,

@@ -293,8 +293,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float dh[IPW][NTW][4];
   {
     float* tmp = reinterpret_cast<float*>(sm + P::o_ke);
-    seg_combine<true, S, D, NTH, D + 4>(tmp, p.dHseg + size_t(bh) * p.NSEG * S * D,
-                                        p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);
+    if constexpr (HYMO_GDN_SEG_SCAN) {  // seg_rscan_kernel left it in dHseg
+      const float* src = p.dHseg + (size_t(bh) * p.NSEG + seg) * S * D;
+      for (int i = tid; i < S * D; i += NTH) tmp[(i / D) * (D + 4) + i % D] = src[i];
+    } else {
+      seg_combine<true, S, D, NTH, D + 4>(tmp, p.dHseg + size_t(bh) * p.NSEG * S * D,
+                                          p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);
+    }
     __syncthreads();
 #pragma unroll
     for (int it = 0; it < IPW; ++it) zero(dh[it]);

@@ -123,6 +123,12 @@ struct PlanF {
   static constexpr size_t bytes_state = al(s_vec + 4 * (2 * C + S));
 };
 
+// The staged forward's segment scan (HYMO_GDN_SEG_SCAN; not with HYMO_GDN_FUSED_STATE,
+// whose output pass publishes the local states itself).
+__host__ __device__ constexpr bool seg_scan_fwd(int S, int D) {
+  return HYMO_GDN_SEG_SCAN && !fused_state_fwd(S, D);
+}
+
 // The gate of one chunk: warp 0 holds the raw values of C/32 tokens a lane in
 // registers (fetched a chunk ahead), then turns them into g and the inclusive
 // within-chunk cumsum G (gate_cumsum).
@@ -314,6 +320,76 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   if (tid == 0) p.seggsum[so] = gseg;
 }
 
+// Segment scan (seg_scan_fwd), between the state pass and the output pass: segstate
+// [bh][j] turns from segment j's local end state into the state entering segment j, in
+// place (run = 0; for each j: x = local_j, segstate_j = run, run = exp(gsum_j A) run + x:
+// the output pass's former in-CTA combine, in the same order and arithmetic, so the
+// entering states are bitwise the same). One thread per (b, h) and pair of state columns
+// (grid: S D / 256 x (b, h)); the loads of U segments are in flight together.
+template <int S, int D>
+__global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
+  pdl_enter();
+  constexpr int NP = S * D / 2, U = 4;  // float2 pairs a state
+  const int bh = blockIdx.y + p.bh0, h = bh % p.H;
+  const int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= NP) return;
+  const float al = -expf(p.A_log[h * S + (2 * i) / D]);
+  float2* st = reinterpret_cast<float2*>(p.segstate + size_t(bh) * p.NSEG * S * D) + i;
+  const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
+  float2 run = make_float2(0.f, 0.f);
+  for (int j0 = 0; j0 < p.NSEG; j0 += U) {
+    float2 x[U];
+    float gj[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (j0 + u < p.NSEG) {
+        x[u] = st[size_t(j0 + u) * NP];
+        gj[u] = gsum[j0 + u];
+      }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (j0 + u < p.NSEG) {
+        st[size_t(j0 + u) * NP] = run;
+        const float e = __expf(gj[u] * al);
+        run.x = fmaf(e, run.x, x[u].x);
+        run.y = fmaf(e, run.y, x[u].y);
+      }
+  }
+}
+
+// Reverse segment scan (HYMO_GDN_SEG_SCAN), between the adjoint pass and the staged
+// backward main kernel: dHseg[bh][j] turns from segment j's local adjoint into the
+// adjoint leaving segment j (from the segments after it), in place (run = 0; for j from
+// the last: x = local_j, dHseg_j = run, run = exp(gsum_j A) run + x: seg_combine<true>'s
+// order and arithmetic). One thread per (b, h) and state element.
+template <int S, int D>
+__global__ void __launch_bounds__(128) seg_rscan_kernel(KParams p) {
+  pdl_enter();
+  constexpr int N = S * D, U = 4;
+  const int bh = blockIdx.y + p.bh0, h = bh % p.H;
+  const int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= N) return;
+  const float A = -expf(__ldg(p.A_log + h * S + i / D));
+  float* st = p.dHseg + size_t(bh) * p.NSEG * N + i;
+  const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
+  float run = 0.f;
+  for (int j0 = p.NSEG - 1; j0 >= 0; j0 -= U) {
+    float x[U], gj[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (j0 - u >= 0) {
+        x[u] = st[size_t(j0 - u) * N];
+        gj[u] = gsum[j0 - u];
+      }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (j0 - u >= 0) {
+        st[size_t(j0 - u) * N] = run;
+        run = fmaf(expf(gj[u] * A), run, x[u]);
+      }
+  }
+}
+
 // Named barrier 1 + w between the R warps of row block w (immediate ids: the kernel
 // reserves only the barriers it uses).
 template <int NTHR>
@@ -460,11 +536,21 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     }
     __syncthreads();
   }
-  // The state entering this segment, in this warp's accumulators: run = exp(gsum_j A) run
-  // + local_j over the earlier segments j (every exponent gsum * A <= 0), then its BF16
-  // high and low parts into the tiles.
+  // The state entering this segment, in this warp's accumulators: with the segment scan,
+  // segstate holds it; else run = exp(gsum_j A) run + local_j over the earlier segments j
+  // (every exponent gsum * A <= 0). Then its BF16 high and low parts into the tiles.
   float hreg[IPW][NTW][4];
-  {
+  if constexpr (seg_scan_fwd(S, D)) {
+    const float* src = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
+    for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
+      const float2 x = *reinterpret_cast<const float2*>(src + s * D + d);
+      hreg[it][nt][2 * hr] = x.x;
+      hreg[it][nt][2 * hr + 1] = x.y;
+    });
+#pragma unroll
+    for (int it = 0; it < IPW; ++it)  // items past NIT (no state rows): zero, as below
+      if (wid + it * NWT >= NIT) zero(hreg[it]);
+  } else {
     const float* loc = p.segstate + size_t(bh) * p.NSEG * S * D;
     const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
 #pragma unroll

@@ -51,17 +51,18 @@ cudaError_t launch(void (*k)(KArgs...), dim3 grid, int threads, size_t smem, cud
   return cudaGetLastError();
 }
 
-// Launches kernel k over a (segment, (b, h)) grid; gridDim.y is at most
-// 65535, so more (b, h) pairs go in slices that start at p.bh0 (each slice after the
-// first follows the one before).
+// Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
+// segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
+// that start at p.bh0 (each slice after the first follows the one before).
 template <typename K>
-cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows) {
+cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows,
+                      int gridx = 0) {
   constexpr int kMaxGridY = 65535;
   const int BH = p.B * p.H;
   for (int bh0 = 0; bh0 < BH; bh0 += kMaxGridY) {
     p.bh0 = bh0;
-    HYMO_GDN_TRY(launch(k, dim3(p.NSEG, std::min(kMaxGridY, BH - bh0)), threads, smem, st,
-                        follows || bh0 > 0, p));
+    HYMO_GDN_TRY(launch(k, dim3(gridx > 0 ? gridx : p.NSEG, std::min(kMaxGridY, BH - bh0)),
+                        threads, smem, st, follows || bh0 > 0, p));
   }
   return cudaSuccess;
 }
@@ -100,6 +101,9 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(cudaMemsetAsync(p.segflag, 0, sizeof(unsigned long long) * size_t(p.B) * p.H * p.NSEG, st));
   } else {
     HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+  }
+  if constexpr (staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D)) {  // local -> entering states
+    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D>, p, 128, 0, st, true, (S * D / 2 + 127) / 128));
   }
   if constexpr (staged_fwd<Tin, S, D>()) {
     if (train) {
@@ -140,6 +144,8 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st, recompute));
   }
   if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
+    if constexpr (HYMO_GDN_SEG_SCAN)  // local adjoints -> the adjoints leaving each segment
+      HYMO_GDN_TRY(launch_bh(seg_rscan_kernel<S, D>, p, 128, 0, st, true, (S * D + 127) / 128));
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
