@@ -46,13 +46,15 @@
 #define HYMO_GDN_FUSED_STATE 0
 #endif
 
-// HYMO_GDN_SEG_SCAN (default on; -DHYMO_GDN_SEG_SCAN=0 for the old in-CTA combine): the
-// staged BF16 forward turns the segments' local end states into entering states with a
-// scan kernel between the state pass and the output pass (seg_scan_kernel,
-// gdn_fwd_bf16.cuh), so that an output-pass CTA reads one state instead of combining
-// every earlier segment's (work that grew with the square of the segment count).
+// HYMO_GDN_SEG_SCAN (experimental, default off: written and compiled in session 6 after
+// its device time was spent, not yet run on a GPU): the staged BF16 forward turns the
+// segments' local end states into entering states with a scan kernel between the state
+// pass and the output pass (seg_scan_kernel, gdn_fwd_bf16.cuh), and the staged backward
+// the local adjoints into leaving adjoints before its main kernel (seg_rscan_kernel), so
+// that a CTA reads one state instead of combining every earlier (later) segment's: work
+// that grows with the square of the segment count (the segment-length sweep, run 44).
 #ifndef HYMO_GDN_SEG_SCAN
-#define HYMO_GDN_SEG_SCAN 1
+#define HYMO_GDN_SEG_SCAN 0
 #endif
 
 namespace hymo::gdn::dev {
