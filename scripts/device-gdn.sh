@@ -75,13 +75,18 @@ if has ncu; then
   grep -E "seg_|Duration|Throughput|Registers|Achieved Occupancy|Theoretical Occupancy|Block Limit|Stall|Issue Slots Busy|Executed Ipc A|L1/TEX Hit|L2 Hit|Warp Cycles Per Issued|Dynamic Shared" "$OUT/ncu.txt" \
     | grep -v "^    ---" | head -150 | tee -a "$OUT/log"
 fi
-# ncut: with --iters 1 the benchmark makes 4 calls (3 warm-up) of the forward (2
-# launches), of the training forward (2) and then of forward + backward: launch 16 is
-# the first training forward of the first forward + backward call.
+# ncut: with --iters 1 the benchmark makes 4 calls (3 warm-up) of the forward (LF
+# launches), of the training forward (LF) and then of forward + backward (LF + LB, the
+# training forward first): launch 8 LF is the first forward + backward call's first.
+# LF and LB are the launch counts the benchmark reports (2 and 3 by default; 3 and 4
+# with -DHYMO_GDN_SEG_SCAN=1).
 if has ncut; then
   log "ncu durations (default shape: one fwd+bwd, every kernel)"
+  J=$("$GDIR/hymo_gdn_bench" --json --shape 4,4096,28,32,32 --iters 1 | grep '^{' | head -1)
+  LF=$(echo "$J" | sed -E 's/.*"launches_fwd": ([0-9]+).*/\1/')
+  LB=$(echo "$J" | sed -E 's/.*"launches_bwd": ([0-9]+).*/\1/')
   ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --launch-skip 16 -c 5 \
+      --launch-skip $((8 * ${LF:-2})) -c $((${LF:-2} + ${LB:-3})) \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncut.txt" 2>&1
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
     | head -120 | tee -a "$OUT/log"
@@ -92,7 +97,7 @@ if has ncus; then
   for r in barrier long_scoreboard short_scoreboard mio_throttle math_pipe_throttle wait not_selected lg_throttle no_instruction dispatch_stall branch_resolving; do
     M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
   done
-  ncu --clock-control none --metrics "$M" -k regex:"${NCU_KERNEL:-(state|out|adj|bwd)_bf16}" --launch-skip 0 -c 20 \
+  ncu --clock-control none --metrics "$M" -k regex:"${NCU_KERNEL:-(state|out|adj|bwd)_bf16|seg_r?scan}" --launch-skip 0 -c 20 \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncus.txt" 2>&1
   grep -E "_kernel|inst_executed|cycles_active|warps_active|stalled" "$OUT/ncus.txt" | tee -a "$OUT/log"
 fi

@@ -181,7 +181,7 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
   // segment scan before the staged main kernel; the staged BF16 variants recompute with
   // the training forward, the generic ones with the state pass (1)
-  const int n = staged(s) && dev::staged_bwd(s.S, s.D) && HYMO_GDN_SEG_SCAN ? 4 : 3;
+  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
 }
 

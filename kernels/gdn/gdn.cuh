@@ -4,10 +4,12 @@
 // chunks of C tokens (C = 64 when S, D <= 32, else 32); NW = C/16 warps, warp i
 // owns the 16-row block i of a chunk. Forward: (1) local segment states,
 // (2) outputs (each CTA first combines the earlier segments' local states into
-// its entering state). Backward: (1) recompute o, epilogue backward, per-chunk
-// states and local segment adjoints, (2) gradients of v, b, c, gate and
+// its entering state; with HYMO_GDN_SEG_SCAN a scan kernel between (1) and (2) does
+// that once for the staged variants). Backward: (1) recompute o, epilogue backward,
+// per-chunk states and local segment adjoints, (2) gradients of v, b, c, gate and
 // per-segment parameter partials (each CTA combines the later segments' local
-// adjoints), (3) parameter reductions.
+// adjoints; with HYMO_GDN_SEG_SCAN, a reverse scan before the staged main kernel),
+// (3) parameter reductions.
 //
 // Numerics: with G_t the inclusive within-chunk cumulative gate and A_s < 0,
 // every exponent evaluated is (G_hi - G_lo) * A_s with G_hi >= G_lo, i.e.
@@ -100,11 +102,11 @@ struct KParams {
   void *out, *dv, *db, *dc, *dgate, *dz;
   float *ddt_bias, *dA_log, *dD_skip, *dw_y;
   // workspace
-  float* segstate;  // [BH][NSEG][S][D]
+  float* segstate;  // [BH][NSEG][S][D]: local end states (entering states after seg_scan_kernel)
   float* seggsum;   // [BH][NSEG]
   float* h0buf;     // [BH][NC][S][D]
   float* dObuf;     // [B,T,H,D]
-  float* dHseg;     // [BH][NSEG][S][D]
+  float* dHseg;     // [BH][NSEG][S][D]: local adjoints (leaving adjoints after seg_rscan_kernel)
   float* dApart;    // [BH][NSEG][S]
   float* dwpart;    // [BH*NSEG][D]
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)

@@ -128,6 +128,10 @@ struct PlanF {
 __host__ __device__ constexpr bool seg_scan_fwd(int S, int D) {
   return HYMO_GDN_SEG_SCAN && !fused_state_fwd(S, D);
 }
+// ... and the staged backward's reverse scan (its main kernel is staged_bwd's).
+__host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
+  return HYMO_GDN_SEG_SCAN && staged_bwd(S, D);
+}
 
 // The gate of one chunk: warp 0 holds the raw values of C/32 tokens a lane in
 // registers (fetched a chunk ahead), then turns them into g and the inclusive
@@ -329,7 +333,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 template <int S, int D>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
   pdl_enter();
-  constexpr int NP = S * D / 2, U = 4;  // float2 pairs a state
+  constexpr int NP = S * D / 2, U = 8;  // float2 pairs a state; U segments' loads in flight
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
   const int i = blockIdx.x * 128 + threadIdx.x;
   if (i >= NP) return;
@@ -344,7 +348,7 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
     for (int u = 0; u < U; ++u)
       if (j0 + u < p.NSEG) {
         x[u] = st[size_t(j0 + u) * NP];
-        gj[u] = gsum[j0 + u];
+        gj[u] = __ldg(gsum + j0 + u);
       }
 #pragma unroll
     for (int u = 0; u < U; ++u)
@@ -365,7 +369,7 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
 template <int S, int D>
 __global__ void __launch_bounds__(128) seg_rscan_kernel(KParams p) {
   pdl_enter();
-  constexpr int N = S * D, U = 4;
+  constexpr int N = S * D, U = 8;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
   const int i = blockIdx.x * 128 + threadIdx.x;
   if (i >= N) return;
@@ -379,7 +383,7 @@ __global__ void __launch_bounds__(128) seg_rscan_kernel(KParams p) {
     for (int u = 0; u < U; ++u)
       if (j0 - u >= 0) {
         x[u] = st[size_t(j0 - u) * N];
-        gj[u] = gsum[j0 - u];
+        gj[u] = __ldg(gsum + j0 - u);
       }
 #pragma unroll
     for (int u = 0; u < U; ++u)
@@ -404,7 +408,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 
 // ---------------------------------------------------------------------------
 // Output pass: each CTA combines the earlier segments' local states into its
-// entering state, then walks its chunks. b, c and the gate of the next chunk are
+// entering state (or, after seg_scan_kernel, loads it), then walks its chunks. b, c and the gate of the next chunk are
 // fetched as soon as the current chunk is done with them, v a chunk ahead (double
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows

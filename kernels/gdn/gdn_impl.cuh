@@ -144,7 +144,7 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st, recompute));
   }
   if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
-    if constexpr (HYMO_GDN_SEG_SCAN)  // local adjoints -> the adjoints leaving each segment
+    if constexpr (seg_scan_bwd(S, D))  // local adjoints -> the adjoints leaving each segment
       HYMO_GDN_TRY(launch_bh(seg_rscan_kernel<S, D>, p, 128, 0, st, true, (S * D + 127) / 128));
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
