@@ -30,6 +30,22 @@
 #pragma once
 #include "gdn_fwd_bf16.cuh"
 
+// HYMO_GDN_BWD_ROLL (experimental, default off, not yet run): the staged backward main
+// kernel's largest stall is instruction fetch (run 43: 1.84 cycles an instruction; 122 KB
+// of code). With the switch, the loops over row blocks (the off-diagonal products of dc,
+// db and dv, the adjoint update) and the dc triangle walk are kept rolled (unroll 1)
+// rather than unrolled by the compiler, for less code a chunk.
+#ifndef HYMO_GDN_BWD_ROLL
+#define HYMO_GDN_BWD_ROLL 0
+#endif
+#if HYMO_GDN_BWD_ROLL
+#define HYMO_GDN_BWD_LOOP _Pragma("unroll 1")
+#define HYMO_GDN_BWD_UNROLL _Pragma("unroll 1")
+#else
+#define HYMO_GDN_BWD_LOOP
+#define HYMO_GDN_BWD_UNROLL _Pragma("unroll")
+#endif
+
 namespace hymo::gdn::dev {
 
 template <int S, int D, int C>
@@ -440,6 +456,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
       }
+      HYMO_GDN_BWD_LOOP
       for (int j = 0; j < w; ++j) {
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -498,7 +515,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       float acc[Q], wv[Q];
 #pragma unroll
       for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-#pragma unroll
+      HYMO_GDN_BWD_UNROLL  // the dc triangle walk
       for (int it = 0; it < 9; ++it) {
         const bool second = it >= 8 - pp;
         const int t = second ? pp : 7 - pp, tau = second ? pp - (it - (8 - pp)) : 7 - pp - it;
@@ -536,7 +553,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             dh[it][nt][0] *= d0; dh[it][nt][1] *= d0;
             dh[it][nt][2] *= d1; dh[it][nt][3] *= d1;
           }
-#pragma unroll
+          HYMO_GDN_BWD_UNROLL  // the adjoint update over the row blocks
           for (int i = 0; i < NW; ++i) {
             float acc[NTW][4];
             zero(acc);
@@ -580,6 +597,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
       }
+      HYMO_GDN_BWD_LOOP
       for (int i = w + 1; i < NW; ++i) {
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -700,6 +718,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       {
         float dvacc[ND][4];
         zero(dvacc);
+        HYMO_GDN_BWD_LOOP
         for (int i = w + 1; i < NW; ++i) {
           float pt[2][4];
           zero(pt);
