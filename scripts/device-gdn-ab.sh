@@ -2,7 +2,7 @@
 # A/B of compile-time variants of kernels/gdn in one device call. GDN_AB_FLAGS holds one
 # or more variants separated by ';', each a set of CUDA defines (a macro the kernel
 # headers read behind #ifndef, e.g. "-DHYMO_GDN_PDL=1"). Variant i is built into
-# build-dev-b<i>, its GPU test runs (--quick; GDN_AB_TEST=0 skips it), then the main
+# build-dev-b<i>, its GPU test runs (--quick; GDN_AB_TEST=full runs every case, 0 none), then the main
 # build's benchmark (A) and each variant's (B1, B2, ...) run in turn, GDN_AB_ROUNDS times
 # (default 3), on the shapes of GDN_AB_SHAPES (default: the default shape), with the
 # extra benchmark arguments of GDN_AB_BENCH_ARGS (e.g. "--cps 0,3,8": segment lengths).
@@ -25,7 +25,9 @@ for flags in "${VARIANTS[@]}"; do
   ninja -C "$BB" -j16 hymo_gdn_bench hymo_gdn_test >> "$OUT/ab-build.log" 2>&1 || { tail -40 "$OUT/ab-build.log"; exit 1; }
   if [ "${GDN_AB_TEST:-1}" != 0 ]; then
     T=$(find "$BB" -name hymo_gdn_test -type f | head -1)
-    "$T" --quick > "$OUT/ab-test-b$i.log" 2>&1
+    Q=--quick
+    [ "${GDN_AB_TEST:-1}" = full ] && Q=
+    "$T" $Q > "$OUT/ab-test-b$i.log" 2>&1
     echo "B$i test (exit $?): $(tail -1 "$OUT/ab-test-b$i.log")" | tee -a "$OUT/ab.log"
   fi
   BINS+=("$(find "$BB" -name hymo_gdn_bench -type f | head -1)")

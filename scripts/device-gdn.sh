@@ -4,6 +4,7 @@
 # steps: build test bench py sass ncu ncut ncus ncuk san (default: build test bench py sass). Logs go under $OUT.
 # san: the GPU test's cases with T <= GDN_SAN_MAXT (default 320) under compute-sanitizer's
 # memcheck, racecheck, synccheck and initcheck (GDN_SAN_TOOLS), GDN_SAN_TIMEOUT s each.
+# GDN_CUDA_FLAGS: CUDA defines for the build (a switch's variant, e.g. "-DHYMO_GDN_SEG_SCAN=1").
 # GDN_PY_TIMEOUT: seconds for the python baselines (default 480; torch.compile on a cold
 # machine once took more than 300, run 33).
 set -o pipefail
@@ -19,7 +20,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>
 if has build; then
   log "configure (whole project)"
   if cmake -S . -B "$BUILD" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON \
-       -DHYMO_ENABLE_NCCL=OFF >>"$OUT/log" 2>&1; then
+       -DHYMO_ENABLE_NCCL=OFF "-DCMAKE_CUDA_FLAGS=${GDN_CUDA_FLAGS:-}" >>"$OUT/log" 2>&1; then
     GDIR=$BUILD/kernels/gdn
   else
     log "whole-project configure failed: building kernels/gdn alone"
@@ -38,7 +39,8 @@ set(HYMO_CUDA ON)
 add_subdirectory(${GDN_SRC} gdn)
 CM
     BUILD=/tmp/gdnbuild
-    cmake -S /tmp/gdnproj -B "$BUILD" -G Ninja -DGDN_SRC="$ROOT/kernels/gdn" >>"$OUT/log" 2>&1 || exit 1
+    cmake -S /tmp/gdnproj -B "$BUILD" -G Ninja -DGDN_SRC="$ROOT/kernels/gdn" \
+      "-DCMAKE_CUDA_FLAGS=${GDN_CUDA_FLAGS:-}" >>"$OUT/log" 2>&1 || exit 1
     GDIR=$BUILD/gdn
   fi
   log "build"
