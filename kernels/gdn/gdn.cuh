@@ -16,6 +16,7 @@
 // <= 0: off-diagonal 16x16 blocks use the end of the key block as reference,
 // diagonal blocks multiply per-step decays (products of numbers <= 1).
 #pragma once
+#include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -57,6 +58,16 @@
 // that grows with the square of the segment count (the segment-length sweep, run 44).
 #ifndef HYMO_GDN_SEG_SCAN
 #define HYMO_GDN_SEG_SCAN 0
+#endif
+
+// HYMO_GDN_OUT4 (experimental, default off: written in session 6 after its device time
+// was spent, not yet run): the plain BF16 output pass at S, D <= 32 in at most 56 KB of
+// shared memory and 128 registers, for 4 CTAs an SM instead of 3 (gdn_fwd_bf16.cuh,
+// PlanF::P4): no Qs tile (the Qs h product scales Qi's fragments in registers), one key
+// tile referenced to each key's own block end instead of the Kref_i tiles (the pair and
+// chunk-end decays scale the fragments in registers), the per-step decays in FP16.
+#ifndef HYMO_GDN_OUT4
+#define HYMO_GDN_OUT4 0
 #endif
 
 namespace hymo::gdn::dev {

@@ -55,6 +55,36 @@ __device__ __forceinline__ void warp_mm_nt(float (&acc)[NT][4], int K, const bf1
   }
 }
 
+// A packed BF16 pair times (f0, f1), rounded again (operand scaling in registers).
+__device__ __forceinline__ uint32_t scale_bf16x2(uint32_t x, float f0, float f1) {
+  const float2 v = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&x));
+  return pack_bf16(v.x * f0, v.y * f1);
+}
+
+// Q consecutive FP16 values as floats (Q = 4: 8-byte aligned; else a multiple of 8,
+// 16-byte aligned).
+template <int Q>
+__device__ __forceinline__ void ldqh(const __half* p, float (&x)[Q]) {
+  if constexpr (Q == 4) {
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
+    const float2 f1 = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
+    x[0] = f0.x; x[1] = f0.y; x[2] = f1.x; x[3] = f1.y;
+    return;
+  }
+#pragma unroll
+  for (int i = 0; i < Q / 8; ++i) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p + 8 * i);
+    const __half2* hv = reinterpret_cast<const __half2*>(&v);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float2 f = __half22float2(hv[e]);
+      x[8 * i + 2 * e] = f.x;
+      x[8 * i + 2 * e + 1] = f.y;
+    }
+  }
+}
+
 // Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16, 16 for floats).
 template <int Q>
 __device__ __forceinline__ void ldq(const bf16* p, float (&x)[Q]) {
@@ -95,6 +125,11 @@ struct PlanF {
   static constexpr int R = (TR && D >= 32) ? 2 : 1, NTHO = NTH * R;
   static constexpr int NKR = 8 * NW * (NW + 1);  // Kref_i (i = 1..NW) at row 8 i (i - 1)
   static constexpr int M = TR ? 2 : 1;           // tiles per staged operand (high, low)
+  // P4 (HYMO_GDN_OUT4, plain forward, S, D <= 32): no Qs tile; a C-row Kend tile (keys
+  // referenced to their own block's end) in place of the Kref_i tiles; the per-step
+  // decays in FP16 (stride FA halves)
+  static constexpr bool P4 = HYMO_GDN_OUT4 && !TR && S <= 32 && D <= 32;
+  static constexpr int NKRP = P4 ? C : NKR, FA = S + 8;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
@@ -102,10 +137,10 @@ struct PlanF {
   static constexpr size_t o_v0 = al(o_b + 2 * C * LS);
   static constexpr size_t o_v1 = al(o_v0 + 2 * C * LD);
   static constexpr size_t o_qs = al(o_v1 + 2 * C * LD);
-  static constexpr size_t o_qi = al(o_qs + M * 2 * C * LS);
+  static constexpr size_t o_qi = al(o_qs + (P4 ? 0 : M * 2 * C * LS));
   static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
-  static constexpr size_t o_a = al(o_kr + M * 2 * NKR * LS);
-  static constexpr size_t o_p = al(o_a + 4 * C * FS);
+  static constexpr size_t o_a = al(o_kr + M * 2 * NKRP * LS);
+  static constexpr size_t o_p = al(o_a + (P4 ? 2 * C * FA : 4 * C * FS));
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
   static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
@@ -414,7 +449,8 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
 template <int S, int D, int C, bool FUSED, bool TRAIN>
-__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 32) ? (TRAIN ? 2 : 3) : 1)
+__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
+                                  (S <= 32 && D <= 32) ? (TRAIN ? 2 : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
     out_bf16_kernel(KParams p) {
   pdl_launch_dependents();  // pdl_wait() below, before the segment combine
   using P = PlanF<S, D, C, TRAIN>;
@@ -501,7 +537,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
 #pragma unroll
       for (int it = 0; it < IPW; ++it) zero(acc[it]);
       const float gseg = segment_local_state<S, D, C, FUSED, NTH, NWT, LS, LD>(
-          p, acc, [&](int k) { return k ? sc : sb; }, svb, qs, qi, g, G, A2, graw, bb, h, c0, c1, dtb);
+          p, acc, [&](int k) { return k ? sc : sb; }, svb, P::P4 ? qi : qs, P::P4 ? kr : qi, g, G,
+          A2, graw, bb, h, c0, c1, dtb);  // (P4 has no Qs tile; its Kend tile has C rows)
       const size_t so = size_t(bh) * p.NSEG + seg;
       float* dst = p.segstate + so * S * D;
       for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
@@ -622,7 +659,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
-    // in every Kref_i with i > its block.
+    // in every Kref_i with i > its block (P4: no Qs; key t once, in Kend, referenced to
+    // the end of its own block; a in FP16).
     for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
     for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
@@ -632,26 +670,52 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       const bool lower = (t & 15) >= 8;
+      if constexpr (P::P4) {  // (no Qs: the Qs h product scales Qi's fragments instead)
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        y[e] = cx[e] * ex2f(gt * a2[e]);
-        z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
+        for (int e = 0; e < 8; ++e) z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
+        stage(qi + t * LS + s0, LQ, z);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          y[e] = cx[e] * ex2f(gt * a2[e]);
+          z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
+        }
+        stage(qs + t * LS + s0, LQ, y);
+        stage(qi + t * LS + s0, LQ, z);
       }
-      stage(qs + t * LS + s0, LQ, y);
-      stage(qi + t * LS + s0, LQ, z);
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         y[e] = ex2f(gg * a2[e]);
         z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
       }
-      *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
-      *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+      if constexpr (P::P4) {
+        // FP16: values in [0, 1], finer than P's own BF16 rounding in FP16's normal range;
+        // a decay below 6e-5 a step keeps an absolute error under 3e-8, below 6e-8 it is 0
+        uint32_t hv[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const __half2 x2 = __floats2half2_rn(y[2 * e], y[2 * e + 1]);
+          hv[e] = *reinterpret_cast<const uint32_t*>(&x2);
+        }
+        *reinterpret_cast<uint4*>(reinterpret_cast<__half*>(a) + t * P::FA + s0) =
+            make_uint4(hv[0], hv[1], hv[2], hv[3]);
+      } else {
+        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+      }
       stage(mid + t * LS + s0, LQ, z);
-      for (int i = blk + 1; i <= NW; ++i) {
-        const float dg = G[16 * i - 1] - gt;
+      if constexpr (P::P4) {  // Kend: key t referenced to the end of its own block
+        const float dg = G[16 * blk + 15] - gt;
 #pragma unroll
         for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
-        stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
+        stage(kr + t * LS + s0, LK, y);
+      } else {
+        for (int i = blk + 1; i <= NW; ++i) {
+          const float dg = G[16 * i - 1] - gt;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
+          stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
+        }
       }
     }
     __syncthreads();
@@ -664,11 +728,32 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
       float acc[2][4];
       zero(acc);
       const bf16* qa = qi + 16 * i * LS;
-      const bf16* kb = kr + (8 * i * (i - 1) + 16 * j) * LS;
-      warp_mm_nt<2>(acc, S, qa, LS, kb, LS);
-      if constexpr (TRAIN) {  // FP32-accurate: + lo * hi + hi * lo
-        warp_mm_nt<2>(acc, S, qa + LQ, LS, kb, LS);
-        warp_mm_nt<2>(acc, S, qa, LS, kb + LK, LS);
+      if constexpr (P::P4) {
+        // (Qi_i scaled by d_ij = exp((G_{16i-1} - G_{16j+15}) A) in registers) Kend_j^T
+        const float dg = G[16 * i - 1] - G[16 * j + 15];
+        const bf16* kb = kr + 16 * j * LS;
+#pragma unroll
+        for (int k0 = 0; k0 < S; k0 += 16) {
+          uint32_t a4[4], b4[4];
+          ldsm_x4(a4, qa + (lane & 15) * LS + k0 + (lane >> 4) * 8);
+          const int kc = k0 + 2 * tq;
+          const float f0 = ex2f(dg * A2[kc]), f1 = ex2f(dg * A2[kc + 1]);
+          const float f8 = ex2f(dg * A2[kc + 8]), f9 = ex2f(dg * A2[kc + 9]);
+          a4[0] = scale_bf16x2(a4[0], f0, f1);
+          a4[1] = scale_bf16x2(a4[1], f0, f1);
+          a4[2] = scale_bf16x2(a4[2], f8, f9);
+          a4[3] = scale_bf16x2(a4[3], f8, f9);
+          ldsm_x4(b4, kb + ((lane & 7) + ((lane >> 4) & 1) * 8) * LS + k0 + ((lane >> 3) & 1) * 8);
+          mma_bf16(acc[0], a4, b4[0], b4[1]);
+          mma_bf16(acc[1], a4, b4[2], b4[3]);
+        }
+      } else {
+        const bf16* kb = kr + (8 * i * (i - 1) + 16 * j) * LS;
+        warp_mm_nt<2>(acc, S, qa, LS, kb, LS);
+        if constexpr (TRAIN) {  // FP32-accurate: + lo * hi + hi * lo
+          warp_mm_nt<2>(acc, S, qa + LQ, LS, kb, LS);
+          warp_mm_nt<2>(acc, S, qa, LS, kb + LK, LS);
+        }
       }
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
@@ -710,7 +795,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         const int t = base + kk;
         if (it > 0) {
           float av[Q];
-          ldqf<Q>(a + t * FS + s0, av);
+          if constexpr (P::P4)
+            ldqh<Q>(reinterpret_cast<const __half*>(a) + t * P::FA + s0, av);
+          else
+            ldqf<Q>(a + t * FS + s0, av);
           const bool restart = it == 8 - pp;
 #pragma unroll
           for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * av[e];
@@ -743,8 +831,38 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
     float acc[ND][4];
     zero(acc);
     warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
-    warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hh + cb, LD);
-    warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hl + cb, LD);
+    if constexpr (P::P4) {
+      // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments
+      const float gs = w ? G[r0 - 1] : 0.f;
+#pragma unroll
+      for (int k0 = 0; k0 < S; k0 += 16) {
+        uint32_t a4[4];
+        ldsm_x4(a4, qi + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+        if (w) {
+          const int kc = k0 + 2 * tq;
+          const float f0 = ex2f(gs * A2[kc]), f1 = ex2f(gs * A2[kc + 1]);
+          const float f8 = ex2f(gs * A2[kc + 8]), f9 = ex2f(gs * A2[kc + 9]);
+          a4[0] = scale_bf16x2(a4[0], f0, f1);
+          a4[1] = scale_bf16x2(a4[1], f0, f1);
+          a4[2] = scale_bf16x2(a4[2], f8, f9);
+          a4[3] = scale_bf16x2(a4[3], f8, f9);
+        }
+#pragma unroll
+        for (int np = 0; np < ND / 2; ++np) {
+          uint32_t b4[4];
+          const int bo = (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + cb + np * 16 + (lane >> 4) * 8;
+          ldsm_x4_t(b4, hh + bo);
+          mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
+          mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
+          ldsm_x4_t(b4, hl + bo);
+          mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
+          mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
+        }
+      }
+    } else {
+      warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hh + cb, LD);
+      warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hl + cb, LD);
+    }
     if constexpr (TRAIN) {
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv + cb, LD);
       warp_mm_ldsm<ND>(acc, S, qs + LQ + r0 * LS, LS, hh + cb, LD);
@@ -819,6 +937,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
         }
       }
     }
+    // P4's state update reads the block-end gate sums: into registers before the barrier
+    // (after it, warp 0 may already write the next chunk's G)
+    [[maybe_unused]] float gend[NW];
+    if constexpr (P::P4) {
+#pragma unroll
+      for (int j = 0; j < NW; ++j) gend[j] = G[16 * j + 15];
+    }
     __syncthreads();  // the state tiles are read above and rewritten below
     // state update h = exp(G_last A) h + Kref_NW^T V
     {
@@ -847,14 +972,39 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, (S <= 32 && D <= 
               }
             }
         }
-        const float d0 = dl[mt * 16 + gq], d1 = dl[mt * 16 + gq + 8];
+        if constexpr (P::P4) {
+          // block by block: h = exp((G_{16j+15} - G_{16j-1}) A) h + Kend_j^T V_j (G_{-1} = 0),
+          // i.e. h = exp(G_last A) h + sum_j exp((G_last - G_{16j+15}) A) Kend_j^T V_j
+          const float al0 = A2[mt * 16 + gq], al1 = A2[mt * 16 + gq + 8];
 #pragma unroll
-        for (int nt = 0; nt < NTW; ++nt) {
-          hreg[it][nt][0] *= d0; hreg[it][nt][1] *= d0;
-          hreg[it][nt][2] *= d1; hreg[it][nt][3] *= d1;
+          for (int k0 = 0; k0 < C; k0 += 16) {
+            const float dg = gend[k0 / 16] - (k0 ? gend[k0 / 16 - 1] : 0.f);
+            const float f0 = ex2f(dg * al0), f1 = ex2f(dg * al1);
+#pragma unroll
+            for (int nt = 0; nt < NTW; ++nt) {
+              hreg[it][nt][0] *= f0; hreg[it][nt][1] *= f0;
+              hreg[it][nt][2] *= f1; hreg[it][nt][3] *= f1;
+            }
+            uint32_t a4[4];
+            ldsm_x4_t(a4, kr + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8);
+#pragma unroll
+            for (int np = 0; np < NTW / 2; ++np) {
+              uint32_t b4[4];
+              ldsm_x4_t(b4, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb + np * 16 + (lane >> 4) * 8);
+              mma_bf16(hreg[it][2 * np], a4, b4[0], b4[1]);
+              mma_bf16(hreg[it][2 * np + 1], a4, b4[2], b4[3]);
+            }
+          }
+        } else {
+          const float d0 = dl[mt * 16 + gq], d1 = dl[mt * 16 + gq + 8];
+#pragma unroll
+          for (int nt = 0; nt < NTW; ++nt) {
+            hreg[it][nt][0] *= d0; hreg[it][nt][1] *= d0;
+            hreg[it][nt][2] *= d1; hreg[it][nt][3] *= d1;
+          }
+          warp_mm_ldsm<NTW, true>(hreg[it], C, kl + mt * 16, LS, sv + nb, LD);
+          if constexpr (TRAIN) warp_mm_ldsm<NTW, true>(hreg[it], C, kl + LK + mt * 16, LS, sv + nb, LD);
         }
-        warp_mm_ldsm<NTW, true>(hreg[it], C, kl + mt * 16, LS, sv + nb, LD);
-        if constexpr (TRAIN) warp_mm_ldsm<NTW, true>(hreg[it], C, kl + LK + mt * 16, LS, sv + nb, LD);
       }
       put_state();
     }
