@@ -61,45 +61,53 @@ __device__ __forceinline__ uint32_t scale_bf16x2(uint32_t x, float f0, float f1)
   return pack_bf16(v.x * f0, v.y * f1);
 }
 
-// Q consecutive FP16 values as floats (Q = 4: 8-byte aligned; else a multiple of 8,
-// 16-byte aligned).
-template <int Q>
-__device__ __forceinline__ void ldqh(const __half* p, float (&x)[Q]) {
-  if constexpr (Q == 4) {
-    const uint2 v = *reinterpret_cast<const uint2*>(p);
-    const float2 f0 = __half22float2(*reinterpret_cast<const __half2*>(&v.x));
-    const float2 f1 = __half22float2(*reinterpret_cast<const __half2*>(&v.y));
-    x[0] = f0.x; x[1] = f0.y; x[2] = f1.x; x[3] = f1.y;
-    return;
-  }
-#pragma unroll
-  for (int i = 0; i < Q / 8; ++i) {
-    const uint4 v = *reinterpret_cast<const uint4*>(p + 8 * i);
-    const __half2* hv = reinterpret_cast<const __half2*>(&v);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float2 f = __half22float2(hv[e]);
-      x[8 * i + 2 * e] = f.x;
-      x[8 * i + 2 * e + 1] = f.y;
-    }
+// The mma A fragment of the 16 x 16 tile at rows A.., columns k0.. (ldmatrix), with column
+// k scaled by exp(dg A_k) = ex2(dg A2[k]) in registers (dg >= 0; 0: unscaled).
+__device__ __forceinline__ void ldsm_a_colscaled(uint32_t (&a4)[4], const bf16* A, int lda, int k0,
+                                                 float dg, const float* A2) {
+  const int lane = threadIdx.x & 31, kc = k0 + 2 * (lane & 3);
+  ldsm_x4(a4, A + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+  if (dg != 0.f) {
+    const float f0 = ex2f(dg * A2[kc]), f1 = ex2f(dg * A2[kc + 1]);
+    const float f8 = ex2f(dg * A2[kc + 8]), f9 = ex2f(dg * A2[kc + 9]);
+    a4[0] = scale_bf16x2(a4[0], f0, f1);
+    a4[1] = scale_bf16x2(a4[1], f0, f1);
+    a4[2] = scale_bf16x2(a4[2], f8, f9);
+    a4[3] = scale_bf16x2(a4[3], f8, f9);
   }
 }
 
-// Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16, 16 for floats).
-template <int Q>
-__device__ __forceinline__ void ldq(const bf16* p, float (&x)[Q]) {
+// Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16 or FP16, 16 for
+// floats).
+__device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+__device__ __forceinline__ float2 to_float2(__half2 v) { return __half22float2(v); }
+template <int Q, class T>  // T: bf16 or __half
+__device__ __forceinline__ void ldq(const T* p, float (&x)[Q]) {
+  using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
   if constexpr (Q == 4) {
     const uint2 v = *reinterpret_cast<const uint2*>(p);
-    const float2 f0 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.x));
-    const float2 f1 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.y));
+    const float2 f0 = to_float2(*reinterpret_cast<const T2*>(&v.x));
+    const float2 f1 = to_float2(*reinterpret_cast<const T2*>(&v.y));
     x[0] = f0.x; x[1] = f0.y; x[2] = f1.x; x[3] = f1.y;
-  } else {
+  } else if constexpr (std::is_same_v<T, bf16>) {
 #pragma unroll
     for (int i = 0; i < Q / 8; ++i) {
       float y[8];
       ld8(p + 8 * i, y);
 #pragma unroll
       for (int e = 0; e < 8; ++e) x[8 * i + e] = y[e];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < Q / 8; ++i) {
+      const uint4 v = *reinterpret_cast<const uint4*>(p + 8 * i);
+      const T2* h2 = reinterpret_cast<const T2*>(&v);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 f = to_float2(h2[e]);
+        x[8 * i + 2 * e] = f.x;
+        x[8 * i + 2 * e + 1] = f.y;
+      }
     }
   }
 }
@@ -735,14 +743,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
         for (int k0 = 0; k0 < S; k0 += 16) {
           uint32_t a4[4], b4[4];
-          ldsm_x4(a4, qa + (lane & 15) * LS + k0 + (lane >> 4) * 8);
-          const int kc = k0 + 2 * tq;
-          const float f0 = ex2f(dg * A2[kc]), f1 = ex2f(dg * A2[kc + 1]);
-          const float f8 = ex2f(dg * A2[kc + 8]), f9 = ex2f(dg * A2[kc + 9]);
-          a4[0] = scale_bf16x2(a4[0], f0, f1);
-          a4[1] = scale_bf16x2(a4[1], f0, f1);
-          a4[2] = scale_bf16x2(a4[2], f8, f9);
-          a4[3] = scale_bf16x2(a4[3], f8, f9);
+          ldsm_a_colscaled(a4, qa, LS, k0, dg, A2);
           ldsm_x4(b4, kb + ((lane & 7) + ((lane >> 4) & 1) * 8) * LS + k0 + ((lane >> 3) & 1) * 8);
           mma_bf16(acc[0], a4, b4[0], b4[1]);
           mma_bf16(acc[1], a4, b4[2], b4[3]);
@@ -796,7 +797,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         if (it > 0) {
           float av[Q];
           if constexpr (P::P4)
-            ldqh<Q>(reinterpret_cast<const __half*>(a) + t * P::FA + s0, av);
+            ldq<Q>(reinterpret_cast<const __half*>(a) + t * P::FA + s0, av);
           else
             ldqf<Q>(a + t * FS + s0, av);
           const bool restart = it == 8 - pp;
@@ -837,16 +838,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
       for (int k0 = 0; k0 < S; k0 += 16) {
         uint32_t a4[4];
-        ldsm_x4(a4, qi + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-        if (w) {
-          const int kc = k0 + 2 * tq;
-          const float f0 = ex2f(gs * A2[kc]), f1 = ex2f(gs * A2[kc + 1]);
-          const float f8 = ex2f(gs * A2[kc + 8]), f9 = ex2f(gs * A2[kc + 9]);
-          a4[0] = scale_bf16x2(a4[0], f0, f1);
-          a4[1] = scale_bf16x2(a4[1], f0, f1);
-          a4[2] = scale_bf16x2(a4[2], f8, f9);
-          a4[3] = scale_bf16x2(a4[3], f8, f9);
-        }
+        ldsm_a_colscaled(a4, qi + r0 * LS, LS, k0, gs, A2);
 #pragma unroll
         for (int np = 0; np < ND / 2; ++np) {
           uint32_t b4[4];
