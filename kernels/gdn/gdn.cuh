@@ -53,7 +53,7 @@
 // its device time was spent, not yet run on a GPU): the staged BF16 forward turns the
 // segments' local end states into entering states with a scan kernel between the state
 // pass and the output pass (seg_scan_kernel, gdn_fwd_bf16.cuh), and the staged backward
-// the local adjoints into leaving adjoints before its main kernel (seg_rscan_kernel), so
+// the local adjoints into leaving adjoints before its main kernel (its REVERSE form), so
 // that a CTA reads one state instead of combining every earlier (later) segment's: work
 // that grows with the square of the segment count (the segment-length sweep, run 44).
 #ifndef HYMO_GDN_SEG_SCAN
@@ -113,11 +113,11 @@ struct KParams {
   void *out, *dv, *db, *dc, *dgate, *dz;
   float *ddt_bias, *dA_log, *dD_skip, *dw_y;
   // workspace
-  float* segstate;  // [BH][NSEG][S][D]: local end states (entering states after seg_scan_kernel)
+  float* segstate;  // [BH][NSEG][S][D]: local end states (entering states after the forward segment scan)
   float* seggsum;   // [BH][NSEG]
   float* h0buf;     // [BH][NC][S][D]
   float* dObuf;     // [B,T,H,D]
-  float* dHseg;     // [BH][NSEG][S][D]: local adjoints (leaving adjoints after seg_rscan_kernel)
+  float* dHseg;     // [BH][NSEG][S][D]: local adjoints (leaving adjoints after the reverse segment scan)
   float* dApart;    // [BH][NSEG][S]
   float* dwpart;    // [BH*NSEG][D]
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)

@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float dh[IPW][NTW][4];
   {
     float* tmp = reinterpret_cast<float*>(sm + P::o_ke);
-    if constexpr (seg_scan_bwd(S, D)) {  // seg_rscan_kernel left it in dHseg
+    if constexpr (seg_scan_bwd(S, D)) {  // seg_scan_kernel<.., true> left it in dHseg
       const float* src = p.dHseg + (size_t(bh) * p.NSEG + seg) * S * D;
       for (int i = tid; i < S * D; i += NTH) tmp[(i / D) * (D + 4) + i % D] = src[i];
     } else {

@@ -367,72 +367,42 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   if (tid == 0) p.seggsum[so] = gseg;
 }
 
-// Segment scan (seg_scan_fwd), between the state pass and the output pass: segstate
-// [bh][j] turns from segment j's local end state into the state entering segment j, in
-// place (run = 0; for each j: x = local_j, segstate_j = run, run = exp(gsum_j A) run + x:
-// the output pass's former in-CTA combine, in the same order and arithmetic, so the
-// entering states are bitwise the same). One thread per (b, h) and pair of state columns
-// (grid: S D / 256 x (b, h)); the loads of U segments are in flight together.
-template <int S, int D>
+// Segment scans (HYMO_GDN_SEG_SCAN), in place over one [BH][NSEG][S][D] buffer:
+//   forward (seg_scan_fwd, between the state pass and the output pass): segstate[bh][j]
+//     turns from segment j's local end state into the state entering segment j;
+//   REVERSE (seg_scan_bwd, between the adjoint pass and the staged backward main kernel):
+//     dHseg[bh][j] turns from segment j's local adjoint into the adjoint leaving it.
+// run = 0; for each j in order (REVERSE: from the last): x = local_j, buf_j = run,
+// run = exp(gsum_j A) run + x. This is the in-CTA combine each replaces, in the same
+// order and arithmetic (the output pass used __expf, seg_combine<true> expf), so the
+// results are bitwise the same. One thread per (b, h) and state element (grid: S D / 128
+// x (b, h)); the loads of U segments are in flight together.
+template <int S, int D, bool REVERSE>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
-  pdl_enter();
-  constexpr int NP = S * D / 2, U = 8;  // float2 pairs a state; U segments' loads in flight
-  const int bh = blockIdx.y + p.bh0, h = bh % p.H;
-  const int i = blockIdx.x * 128 + threadIdx.x;
-  if (i >= NP) return;
-  const float al = -expf(p.A_log[h * S + (2 * i) / D]);
-  float2* st = reinterpret_cast<float2*>(p.segstate + size_t(bh) * p.NSEG * S * D) + i;
-  const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
-  float2 run = make_float2(0.f, 0.f);
-  for (int j0 = 0; j0 < p.NSEG; j0 += U) {
-    float2 x[U];
-    float gj[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (j0 + u < p.NSEG) {
-        x[u] = st[size_t(j0 + u) * NP];
-        gj[u] = __ldg(gsum + j0 + u);
-      }
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (j0 + u < p.NSEG) {
-        st[size_t(j0 + u) * NP] = run;
-        const float e = __expf(gj[u] * al);
-        run.x = fmaf(e, run.x, x[u].x);
-        run.y = fmaf(e, run.y, x[u].y);
-      }
-  }
-}
-
-// Reverse segment scan (HYMO_GDN_SEG_SCAN), between the adjoint pass and the staged
-// backward main kernel: dHseg[bh][j] turns from segment j's local adjoint into the
-// adjoint leaving segment j (from the segments after it), in place (run = 0; for j from
-// the last: x = local_j, dHseg_j = run, run = exp(gsum_j A) run + x: seg_combine<true>'s
-// order and arithmetic). One thread per (b, h) and state element.
-template <int S, int D>
-__global__ void __launch_bounds__(128) seg_rscan_kernel(KParams p) {
   pdl_enter();
   constexpr int N = S * D, U = 8;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
   const int i = blockIdx.x * 128 + threadIdx.x;
   if (i >= N) return;
   const float A = -expf(__ldg(p.A_log + h * S + i / D));
-  float* st = p.dHseg + size_t(bh) * p.NSEG * N + i;
+  float* st = (REVERSE ? p.dHseg : p.segstate) + size_t(bh) * p.NSEG * N + i;
   const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
   float run = 0.f;
-  for (int j0 = p.NSEG - 1; j0 >= 0; j0 -= U) {
+  for (int k0 = 0; k0 < p.NSEG; k0 += U) {
     float x[U], gj[U];
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (j0 - u >= 0) {
-        x[u] = st[size_t(j0 - u) * N];
-        gj[u] = __ldg(gsum + j0 - u);
+      if (k0 + u < p.NSEG) {
+        const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
+        x[u] = st[size_t(j) * N];
+        gj[u] = __ldg(gsum + j);
       }
 #pragma unroll
     for (int u = 0; u < U; ++u)
-      if (j0 - u >= 0) {
-        st[size_t(j0 - u) * N] = run;
-        run = fmaf(expf(gj[u] * A), run, x[u]);
+      if (k0 + u < p.NSEG) {
+        const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
+        st[size_t(j) * N] = run;
+        run = fmaf(REVERSE ? expf(gj[u] * A) : __expf(gj[u] * A), run, x[u]);
       }
   }
 }
@@ -451,7 +421,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 
 // ---------------------------------------------------------------------------
 // Output pass: each CTA combines the earlier segments' local states into its
-// entering state (or, after seg_scan_kernel, loads it), then walks its chunks. b, c and the gate of the next chunk are
+// entering state (or, after the segment scan, loads it), then walks its chunks. b, c and the gate of the next chunk are
 // fetched as soon as the current chunk is done with them, v a chunk ahead (double
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows

@@ -103,7 +103,7 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
   }
   if constexpr (staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D)) {  // local -> entering states
-    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D>, p, 128, 0, st, true, (S * D / 2 + 127) / 128));
+    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false>, p, 128, 0, st, true, (S * D + 127) / 128));
   }
   if constexpr (staged_fwd<Tin, S, D>()) {
     if (train) {
@@ -145,7 +145,7 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
   }
   if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
     if constexpr (seg_scan_bwd(S, D))  // local adjoints -> the adjoints leaving each segment
-      HYMO_GDN_TRY(launch_bh(seg_rscan_kernel<S, D>, p, 128, 0, st, true, (S * D + 127) / 128));
+      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, true>, p, 128, 0, st, true, (S * D + 127) / 128));
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
