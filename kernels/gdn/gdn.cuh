@@ -57,7 +57,7 @@
 // that a CTA reads one state instead of combining every earlier (later) segment's: work
 // that grows with the square of the segment count (the segment-length sweep, run 44).
 #ifndef HYMO_GDN_SEG_SCAN
-#define HYMO_GDN_SEG_SCAN 0
+#define HYMO_GDN_SEG_SCAN 1
 #endif
 
 // HYMO_GDN_OUT4 (experimental, default off: written in session 6 after its device time
@@ -67,7 +67,7 @@
 // tile referenced to each key's own block end instead of the Kref_i tiles (the pair and
 // chunk-end decays scale the fragments in registers), the per-step decays in FP16.
 #ifndef HYMO_GDN_OUT4
-#define HYMO_GDN_OUT4 0
+#define HYMO_GDN_OUT4 1
 #endif
 
 namespace hymo::gdn::dev {

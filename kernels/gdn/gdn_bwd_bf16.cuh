@@ -36,7 +36,7 @@
 // db and dv, the adjoint update) and the dc triangle walk are kept rolled (unroll 1)
 // rather than unrolled by the compiler, for less code a chunk.
 #ifndef HYMO_GDN_BWD_ROLL
-#define HYMO_GDN_BWD_ROLL 0
+#define HYMO_GDN_BWD_ROLL 1
 #endif
 #if HYMO_GDN_BWD_ROLL
 #define HYMO_GDN_BWD_LOOP _Pragma("unroll 1")
