@@ -58,12 +58,15 @@ Layout layout(const Shape& s) {
   if (g_cps_override > 0) {
     L.cps = g_cps_override;
   } else {
-    // aim at about 1400 CTAs (several waves of 3..5 CTAs per SM on 132 SMs); measured
-    // at the default shape (notes/gdn-measurements.md, run 9): 13 segments of 5 chunks
-    // beat 10 of 7 by 3% fwd+bwd
-    long nseg = (1400 + BH - 1) / BH;
-    if (nseg < 1) nseg = 1;
-    L.cps = int((L.NC + nseg - 1) / nseg);
+    // A power-of-two number of chunks a segment, the smallest from 4 that keeps a pass's
+    // CTAs (B*H*segments) at most 2048. Run 46's sweep (11 shapes, with the segment scans
+    // and the 4-CTA output pass): 4, 8 and 16 beat their neighbours (3, 5, 6, 10, 12) by
+    // 5-15% (no ragged last segment at T a multiple of 256 or 512; fewer partial waves),
+    // and this rule is 3.7% (forward) and 4.0% (forward + backward) faster in the
+    // geometric mean than run 9's "about 1400 CTAs" (notes/gdn-measurements.md).
+    int cps = 4;
+    while (cps < L.NC && BH * ((L.NC + cps - 1) / cps) > 2048) cps *= 2;
+    L.cps = cps;
   }
   if (L.cps < 1) L.cps = 1;
   if (L.cps > L.NC) L.cps = L.NC;

@@ -49,13 +49,20 @@ struct Case {
   double gate_mean, alog_max;  // alog_max < 0: A_log = log(28) everywhere (extreme);
                                // alog_max = 0: log(28) on even s, U(0, log 4) on odd s
   bool recompute;
+  // chunks a segment of the staged variants (gdn_set_chunks_per_segment): 1, every chunk
+  // its own segment, the most segment scan work at these small B*H (what the automatic
+  // rule chose for them before run 47); 0 the automatic rule
+  int cps = 1;
 };
 
 static void run_case(const Case& k, uint64_t seed) {
   const bool bf = k.dt == DType::BF16;
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f%s\n", k.B, k.T,
-              k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean,
-              k.alog_max < 0 ? std::log(28.0) : k.alog_max == 0 ? -1.0 : k.alog_max, k.recompute ? " (bwd recomputes states)" : "");
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f cps=%s%s\n", k.B,
+              k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean,
+              k.alog_max < 0 ? std::log(28.0) : k.alog_max == 0 ? -1.0 : k.alog_max,
+              k.cps ? std::to_string(k.cps).c_str() : "auto",
+              k.recompute ? " (bwd recomputes states)" : "");
+  gdn_set_chunks_per_segment(k.cps);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01(0.0, 1.0);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
@@ -269,6 +276,14 @@ int main(int argc, char** argv) {
       {1, 150, 2, 32, 64, DType::BF16, false, 0, lg, false},
       {1, 97, 2, 32, 16, DType::BF16, true, 0, 5.0, true},
       {1, 97, 2, 64, 32, DType::BF16, true, 4, 0, false},
+      // (appended) the automatic segment length (power-of-two segments, a ragged last one
+      // at T = 4097) and a length that divides no T here (3)
+      {1, 4097, 2, 32, 32, DType::BF16, true, 0, lg, false, 0},
+      {2, 777, 3, 32, 32, DType::BF16, true, 0, lg, true, 0},
+      {1, 4097, 2, 64, 64, DType::BF16, true, 4, 0, false, 0},
+      {1, 4097, 1, 32, 32, DType::F32, true, 0, lg, false, 0},
+      {2, 1000, 2, 32, 32, DType::BF16, false, 0, 5.0, false, 3},
+      {1, 1000, 2, 32, 32, DType::BF16, true, 0, lg, true, 3},
   };
   uint64_t seed = 12345;
   for (const Case& k : cases) {
