@@ -58,14 +58,18 @@ Layout layout(const Shape& s) {
   if (g_cps_override > 0) {
     L.cps = g_cps_override;
   } else {
-    // A power-of-two number of chunks a segment, the smallest from 4 that keeps a pass's
-    // CTAs (B*H*segments) at most 2048. Run 46's sweep (11 shapes, with the segment scans
-    // and the 4-CTA output pass): 4, 8 and 16 beat their neighbours (3, 5, 6, 10, 12) by
-    // 5-15% (no ragged last segment at T a multiple of 256 or 512; fewer partial waves),
-    // and this rule is 3.7% (forward) and 4.0% (forward + backward) faster in the
-    // geometric mean than run 9's "about 1400 CTAs" (notes/gdn-measurements.md).
+    // A power-of-two number of chunks a segment: 4, doubled while a pass would have more
+    // than 3072 CTAs (B*H*segments), halved while it would have fewer than 400. Runs 46
+    // and 47 (19 shapes, segment scans and the 4-CTA output pass on): 4, 8 and 16 beat
+    // their neighbours 3, 5, 6, 10, 12 by 5-15% (no ragged last segment when T is a
+    // multiple of 64 * cps; fewer partial waves), too many CTAs lose to per-segment
+    // overhead (3584 at B*H = 224), too few to idle SMs (224 at T = 512). This rule is
+    // within 1.1% (forward) and 0.7% (forward + backward) of each shape's best length
+    // in the geometric mean, and no shape is more than 5% off (notes/gdn-measurements.md).
+    auto ctas = [&](int c) { return BH * ((L.NC + c - 1) / c); };
     int cps = 4;
-    while (cps < L.NC && BH * ((L.NC + cps - 1) / cps) > 2048) cps *= 2;
+    while (cps < L.NC && ctas(cps) > 3072) cps *= 2;
+    while (cps > 1 && ctas(cps) < 400) cps /= 2;
     L.cps = cps;
   }
   if (L.cps < 1) L.cps = 1;
