@@ -1,4 +1,5 @@
 // hymo GDN launchers: shape checks, workspace layout, dispatch.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -57,6 +58,13 @@ Layout layout(const Shape& s) {
   const long BH = long(s.B) * s.H;
   if (g_cps_override > 0) {
     L.cps = g_cps_override;
+  } else if (!staged(s)) {
+    // The generic kernels (FP32, S or D = 128) still combine the earlier segments'
+    // states in each CTA (work that grows with the square of the segment count): about
+    // 1400 CTAs (run 9). The power-of-two rule below made D = S = 128 7% slower (run 48:
+    // fwd 4.907 ms at 8 chunks a segment against 4.591 at 10, run 43).
+    const long nseg = std::max(1L, (1400 + BH - 1) / BH);
+    L.cps = int((L.NC + nseg - 1) / nseg);
   } else {
     // A power-of-two number of chunks a segment: 4, doubled while a pass would have more
     // than 3072 CTAs (B*H*segments), halved while it would have fewer than 400. Runs 46
