@@ -49,8 +49,8 @@
 #define HYMO_GDN_FUSED_STATE 0
 #endif
 
-// HYMO_GDN_SEG_SCAN (experimental, default off: written and compiled in session 6 after
-// its device time was spent, not yet run on a GPU): the staged BF16 forward turns the
+// HYMO_GDN_SEG_SCAN (default on since run 45: -1..-2% at the default shape, forward -12%
+// at B = 1; -DHYMO_GDN_SEG_SCAN=0 turns it off): the staged BF16 forward turns the
 // segments' local end states into entering states with a scan kernel between the state
 // pass and the output pass (seg_scan_kernel, gdn_fwd_bf16.cuh), and the staged backward
 // the local adjoints into leaving adjoints before its main kernel (its REVERSE form), so
@@ -60,14 +60,25 @@
 #define HYMO_GDN_SEG_SCAN 1
 #endif
 
-// HYMO_GDN_OUT4 (experimental, default off: written in session 6 after its device time
-// was spent, not yet run): the plain BF16 output pass at S, D <= 32 in at most 56 KB of
-// shared memory and 128 registers, for 4 CTAs an SM instead of 3 (gdn_fwd_bf16.cuh,
-// PlanF::P4): no Qs tile (the Qs h product scales Qi's fragments in registers), one key
-// tile referenced to each key's own block end instead of the Kref_i tiles (the pair and
-// chunk-end decays scale the fragments in registers), the per-step decays in FP16.
+// HYMO_GDN_OUT4 (default on since run 45: forward -8.5% at the default shape;
+// -DHYMO_GDN_OUT4=0 turns it off): the plain BF16 output pass at S, D <= 32 in at most
+// 56 KB of shared memory and 128 registers, for 4 CTAs an SM instead of 3
+// (gdn_fwd_bf16.cuh, PlanF::P4): no Qs tile (the Qs h product scales Qi's fragments in
+// registers), one key tile referenced to each key's own block end instead of the Kref_i
+// tiles (the pair and chunk-end decays scale the fragments in registers), the per-step
+// decays in FP16.
 #ifndef HYMO_GDN_OUT4
 #define HYMO_GDN_OUT4 1
+#endif
+
+// HYMO_GDN_STATE_AHEAD (experimental, default off: written in session 7, not yet run): the
+// staged BF16 state pass keeps two chunks of b, v and the gate in flight instead of one
+// (its warps waited at the barrier for the chunk's loads, run 43's profile), in three
+// b and v buffers; the chunk-end keys' high part overwrites b in place, so the pass needs
+// one tile more (PlanF::bytes_state), not two (segment_local_state, gdn_fwd_bf16.cuh). At
+// S = D = 32: 36480 bytes instead of 31360, 6 CTAs an SM instead of 7.
+#ifndef HYMO_GDN_STATE_AHEAD
+#define HYMO_GDN_STATE_AHEAD 0
 #endif
 
 namespace hymo::gdn::dev {
@@ -347,7 +358,8 @@ struct Plan {
 
 // Copy rows [0, n) of a [B,T,H,X] tensor (token stride H*X, in elements) into smem rows
 // of stride ld elements with cp.async (16 bytes, through L2), zero-filling rows n..C-1;
-// the caller commits, waits (cp_async_wait_all) and syncs before reading.
+// the caller commits, waits (cp_async_wait_all, or cp_async_wait_group) and syncs before
+// reading.
 template <typename T, int X, int C, int NTH>
 __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, size_t tok_stride,
                                                 int n) {
@@ -363,6 +375,12 @@ __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, si
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+// Waits until at most the N most recently committed groups are pending (later chunks'
+// loads stay in flight).
+template <int N>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 // Combine per-segment local states into the one entering segment `seg` (forward,

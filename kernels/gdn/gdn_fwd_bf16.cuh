@@ -155,13 +155,17 @@ struct PlanF {
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 1 float with fused_state_fwd: the last segment's gate sum)
   static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
-  // state pass: double-buffered b and v, the keys' high and low parts, vectors
+  // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
+  // (HYMO_GDN_STATE_AHEAD): three b and v buffers, no high-part tile (it overwrites b)
+  static constexpr bool SA = HYMO_GDN_STATE_AHEAD;
   static constexpr size_t s_b0 = 0;
   static constexpr size_t s_b1 = al(s_b0 + 2 * C * LS);
-  static constexpr size_t s_v0 = al(s_b1 + 2 * C * LS);
+  static constexpr size_t s_b2 = al(s_b1 + 2 * C * LS);
+  static constexpr size_t s_v0 = al(s_b2 + (SA ? 2 * C * LS : 0));
   static constexpr size_t s_v1 = al(s_v0 + 2 * C * LD);
-  static constexpr size_t s_kh = al(s_v1 + 2 * C * LD);
-  static constexpr size_t s_kl = al(s_kh + 2 * C * LS);
+  static constexpr size_t s_v2 = al(s_v1 + 2 * C * LD);
+  static constexpr size_t s_kh = al(s_v2 + (SA ? 2 * C * LD : 0));
+  static constexpr size_t s_kl = al(s_kh + (SA ? 0 : 2 * C * LS));
   static constexpr size_t s_vec = al(s_kl + 2 * C * LS);  // g[C], G[C], A2[S]
   static constexpr size_t bytes_state = al(s_vec + 4 * (2 * C + S));
 };
@@ -253,16 +257,23 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 // The local end state of chunks c0 .. c1-1 (c0 < c1) of (b, h), accumulated into acc
 // (zero on entry; the items of warp wid of NWT, Items<S, D, NWT>); returns the chunks'
 // gate sum.
-// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (double-buffered, strides LS and
+// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (AHEAD + 1 buffers, strides LS and
 // LD), kh, kl the chunk-end keys' high and low parts, g and G the gate vectors, A2 (set
-// and visible); graw is warp 0's gate registers. b and v of the next chunk are in flight
-// while the current one computes. The state pass, and phase 1 of the output pass with
-// HYMO_GDN_FUSED_STATE.
-template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, class BBuf, class VBuf>
+// and visible); graw is the gate registers. b, v and the gate of the next AHEAD chunks
+// are in flight while the current one computes. AHEAD = 1: warp 0 holds the gate.
+// AHEAD = 2 (the state pass with HYMO_GDN_STATE_AHEAD): warps 0 and 1 hold the gates of
+// the even and the odd chunks, so that a warp's gate loads have two chunks to land (one
+// warp would need a second register set, and handing it on in the rolled loop waits for
+// the load a chunk early); the keys' high part overwrites b in place (kh unused), whose
+// buffer stays the chunk's until the state update has read it. The state pass, and
+// phase 1 of the output pass with HYMO_GDN_FUSED_STATE (AHEAD = 1).
+template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int AHEAD, class BBuf,
+          class VBuf>
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[Items<S, D, NWT>::IPW][Items<S, D, NWT>::NTW][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
     int bb, int h, int c0, int c1, float dtb) {
+  static_assert(AHEAD == 1 || (AHEAD == 2 && NWT >= 2), "AHEAD 1, or 2 with two warps");
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   const int tid = threadIdx.x, wid = tid >> 5, gq = (tid & 31) >> 2;
@@ -276,21 +287,33 @@ __device__ __forceinline__ float segment_local_state(
     cp_async_commit();
   };
   fetch(c0, 0);
+  if (AHEAD == 2 && c0 + 1 < c1) fetch(c0 + 1, 1);
   if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+  if (AHEAD == 2 && wid == 1 && c0 + 1 < c1)
+    gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0 + 1) * C) * p.H + h, tsG, min(C, p.T - (c0 + 1) * C));
   float gseg = 0.f;
 
   for (int ch = c0; ch < c1; ++ch) {
     const int k = ch - c0, n = min(C, p.T - ch * C);
-    const bf16* sb = bbuf(k & 1);
-    const bf16* sv = vbuf(k & 1);
-    if (wid == 0) {
+    const int cur = AHEAD == 1 ? k & 1 : k % 3;  // this chunk's buffers
+    bf16* sb = bbuf(cur);
+    const bf16* sv = vbuf(cur);
+    bf16* skh = AHEAD == 1 ? kh : sb;  // the keys' high part
+    if (wid == (AHEAD == 1 ? 0 : k & 1)) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
-      if (ch + 1 < c1)
-        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + 1) * C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+      if (ch + AHEAD < c1)
+        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + AHEAD) * C) * p.H + h, tsG, min(C, p.T - (ch + AHEAD) * C));
     }
-    cp_async_wait_all();
+    // this chunk's b and v (AHEAD = 2: the next chunk's, committed later, may stay in flight)
+    if constexpr (AHEAD == 2) {
+      if (ch + 1 < c1) cp_async_wait_group<1>();
+      else cp_async_wait_all();
+    } else {
+      cp_async_wait_all();
+    }
     __syncthreads();
-    if (ch + 1 < c1) fetch(ch + 1, (k + 1) & 1);
+    // every warp is done with chunk ch - 1: its buffers take chunk ch + AHEAD
+    if (ch + AHEAD < c1) fetch(ch + AHEAD, AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
     // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
     const float Gl = G[C - 1];
     for (int u = tid; u < C * (S / 8); u += NTH) {
@@ -304,7 +327,7 @@ __device__ __forceinline__ float segment_local_state(
         x[e] *= ex2f(dg * a2[e]);
         lo[e] = bf16_rem(x[e]);
       }
-      st16(kh + t * LS + s0, x);
+      st16(skh + t * LS + s0, x);  // (AHEAD = 2: over the b values this thread just read)
       st16(kl + t * LS + s0, lo);
     }
     __syncthreads();
@@ -319,7 +342,7 @@ __device__ __forceinline__ float segment_local_state(
           acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
           acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
         }
-        warp_mm_ldsm<NTW, true>(acc[it], C, kh + mt * 16, LS, sv + nb, LD);
+        warp_mm_ldsm<NTW, true>(acc[it], C, skh + mt * 16, LS, sv + nb, LD);
         warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, sv + nb, LD);
       }
     }
@@ -337,9 +360,9 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   using I = Items<S, D, P::NW>;
   extern __shared__ __align__(16) char sm[];
   // buffer k of b and v (selects, not arrays: no local memory)
-  auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_b1 : P::s_b0)); };
-  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_v1 : P::s_v0)); };
-  bf16* kh = reinterpret_cast<bf16*>(sm + P::s_kh);
+  auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (P::SA && k == 2 ? P::s_b2 : k ? P::s_b1 : P::s_b0)); };
+  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (P::SA && k == 2 ? P::s_v2 : k ? P::s_v1 : P::s_v0)); };
+  bf16* kh = P::SA ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kh);  // (SA: the high part overwrites b)
   bf16* kl = reinterpret_cast<bf16*>(sm + P::s_kl);
   float* g = reinterpret_cast<float*>(sm + P::s_vec);
   float* G = g + C;
@@ -357,7 +380,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   for (int it = 0; it < I::IPW; ++it) zero(acc[it]);
   float gseg = 0.f;
   if (c0 < c1)
-    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD>(
+    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb);
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
@@ -514,7 +537,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       float acc[IPW][NTW][4];
 #pragma unroll
       for (int it = 0; it < IPW; ++it) zero(acc[it]);
-      const float gseg = segment_local_state<S, D, C, FUSED, NTH, NWT, LS, LD>(
+      const float gseg = segment_local_state<S, D, C, FUSED, NTH, NWT, LS, LD, 1>(
           p, acc, [&](int k) { return k ? sc : sb; }, svb, P::P4 ? qi : qs, P::P4 ? kr : qi, g, G,
           A2, graw, bb, h, c0, c1, dtb);  // (P4 has no Qs tile; its Kend tile has C rows)
       const size_t so = size_t(bh) * p.NSEG + seg;
