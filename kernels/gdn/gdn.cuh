@@ -81,6 +81,18 @@
 #define HYMO_GDN_STATE_AHEAD 0
 #endif
 
+// HYMO_GDN_ADJ_AHEAD (experimental, default off: written in session 7, not yet run): the
+// staged backward's adjoint pass fetches each chunk's o (FP32, its largest tile) and c a
+// chunk and a half ahead, into two buffers each, instead of half a chunk ahead into one
+// (its warps waited for the chunk's loads: long scoreboard and barrier stalls, 23% of
+// warps active in the profile before session 7); v stays in one buffer, fetched as before
+// (adj_bf16_kernel, PlanA, gdn_fwd_bf16.cuh). At S = D = 32: 55040 bytes instead of 40704
+// and 128 registers instead of 127 (ptxas), 4 CTAs an SM either way; at S = 16, D = 32,
+// 142 registers instead of 127: 3 CTAs an SM instead of 4.
+#ifndef HYMO_GDN_ADJ_AHEAD
+#define HYMO_GDN_ADJ_AHEAD 0
+#endif
+
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {

@@ -180,8 +180,9 @@ __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return HYMO_GDN_SEG_SCAN && staged_bwd(S, D);
 }
 
-// The gate of one chunk: warp 0 holds the raw values of C/32 tokens a lane in
-// registers (fetched a chunk ahead), then turns them into g and the inclusive
+// The gate of one chunk: one warp (warp 0; with HYMO_GDN_STATE_AHEAD the state pass's
+// warps 0 and 1, for the even and the odd chunks) holds the raw values of C/32 tokens a
+// lane in registers (fetched ahead), then turns them into g and the inclusive
 // within-chunk cumsum G (gate_cumsum).
 template <int C>
 __device__ __forceinline__ void gate_fetch(float (&r)[C / 32], const bf16* gate, size_t tok_stride,
@@ -1005,15 +1006,19 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 // the segment's local adjoint  sum_t (c_t exp((gseg + G_t) A)) dO_t^T, accumulated
 // per chunk as exp(gseg A) (Qs^T dO) with Qs and dO split into BF16 high and low
 // tiles (FP32-accurate products: the adjoints feed the decay gradient).
+// AH (HYMO_GDN_ADJ_AHEAD): o and c in two buffers each (o_o1, o_c1), v in one.
 template <int S, int D, int C>
 struct PlanA {
   static constexpr int LS = S + 8, LD = D + 8, FD = D + 4;
   static constexpr int NW = C / 16, NTH = 32 * NW;
+  static constexpr bool AH = HYMO_GDN_ADJ_AHEAD;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   static constexpr size_t o_o = 0;                           // o, FP32 [C][FD]
-  static constexpr size_t o_v = al(o_o + 4 * C * FD);        // v [C][LD]
+  static constexpr size_t o_o1 = al(o_o + 4 * C * FD);       // (AH) o, second buffer
+  static constexpr size_t o_v = al(o_o1 + (AH ? 4 * C * FD : 0));  // v [C][LD]
   static constexpr size_t o_c = al(o_v + 2 * C * LD);        // c [C][LS]
-  static constexpr size_t o_qs = al(o_c + 2 * C * LS);       // Qs high, low
+  static constexpr size_t o_c1 = al(o_c + 2 * C * LS);       // (AH) c, second buffer
+  static constexpr size_t o_qs = al(o_c1 + (AH ? 2 * C * LS : 0));  // Qs high, low
   static constexpr size_t o_do = al(o_qs + 2 * 2 * C * LS);  // dO high, low [C][LD]
   static constexpr size_t o_vec = al(o_do + 2 * 2 * C * LD); // g[C], G[C], A2[S], dw[D]
   static constexpr size_t bytes = al(o_vec + 4 * (2 * C + S + D));
@@ -1060,9 +1065,37 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
     load_rows_async<bf16, S, C, P::NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
     cp_async_commit();
   };
+  // HYMO_GDN_ADJ_AHEAD: chunk ch's o and c go to buffer (ch - c0) & 1, fetched at the
+  // middle barrier of chunk ch - 2 (the one after which no warp reads that buffer), its
+  // v at the middle barrier of chunk ch - 1 as before. Groups, oldest first, pending at
+  // the top of chunk ch: o,c(ch) [, v(ch)], o,c(ch + 1) (empty past the segment's end);
+  // cp_async_wait_group<1> leaves only the last in flight. The caller commits.
+  constexpr bool AH = P::AH;
+  auto fetch_oc = [&](int chn, int k) {  // o and c of chunk chn into buffer k
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    if constexpr (FUSED)
+      load_rows_async<float, D, C, P::NTH>(so + k * (C * FD), FD, p.dObuf + (tk * p.H + h) * D, tsD, nn);
+    load_rows_async<bf16, S, C, P::NTH>(sc + k * (C * LS), LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+  };
+  auto fetch_v = [&](int chn) {
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+  };
+  static_assert(!AH || (P::o_o1 - P::o_o == 4 * C * FD && P::o_c1 - P::o_c == 2 * C * LS),
+                "HYMO_GDN_ADJ_AHEAD: the second o and c buffers follow the first");
   float graw[C / 32];
   if (c0 < c1) {
-    fetch(c0);
+    if constexpr (AH) {
+      fetch_oc(c0, 0);
+      if constexpr (FUSED) fetch_v(c0);
+      cp_async_commit();
+      if (c0 + 1 < c1) fetch_oc(c0 + 1, 1);
+      cp_async_commit();
+    } else {
+      fetch(c0);
+    }
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
   [[maybe_unused]] float2 wy[D / 8];
@@ -1081,6 +1114,10 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   for (int ch = c0; ch < c1; ++ch) {
     const int t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
+    // this chunk's o and c buffer (AH: the other one fills meanwhile)
+    const int buf = AH ? (ch - c0) & 1 : 0;
+    const float* sob = AH ? so + buf * (C * FD) : so;
+    const bf16* scb = AH ? sc + buf * (C * LS) : sc;
     // this lane's z and dy pairs (epilogue layout), raw
     uint32_t zq[D / 8][2], yq[D / 8][2];
 #pragma unroll
@@ -1097,14 +1134,17 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
       if (ch + 1 < c1)
         gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
     }
-    cp_async_wait_all();
+    if constexpr (AH)
+      cp_async_wait_group<1>();
+    else
+      cp_async_wait_all();
     __syncthreads();
     // Qs = c exp(G A), high and low parts
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
       float x[8], a2[8], r[8];
       ld8(A2 + s0, a2);
-      ld8(sc + t * LS + s0, x);
+      ld8(scb + t * LS + s0, x);
       const float gt = G[t];
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
@@ -1125,7 +1165,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
-            const float2 o2 = *reinterpret_cast<const float2*>(so + t * FD + d), v2 = ld2(sv + t * LD + d);
+            const float2 o2 = *reinterpret_cast<const float2*>(sob + t * FD + d), v2 = ld2(sv + t * LD + d);
             yp[nt][2 * hr] = fmaf(dsk, v2.x, o2.x);
             yp[nt][2 * hr + 1] = fmaf(dsk, v2.y, o2.y);
             ss[hr] = fmaf(yp[nt][2 * hr], yp[nt][2 * hr], fmaf(yp[nt][2 * hr + 1], yp[nt][2 * hr + 1], ss[hr]));
@@ -1210,7 +1250,18 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
         }
     }
     __syncthreads();
-    if (ch + 1 < c1) fetch(ch + 1);  // o, v and c are dead for this chunk
+    if constexpr (AH) {  // v and buffer buf are dead for this chunk
+      if (ch + 1 < c1) {
+        if constexpr (FUSED) {
+          fetch_v(ch + 1);
+          cp_async_commit();
+        }
+        if (ch + 2 < c1) fetch_oc(ch + 2, buf);
+        cp_async_commit();
+      }
+    } else {
+      if (ch + 1 < c1) fetch(ch + 1);  // o, v and c are dead for this chunk
+    }
     // dH += exp(gseg A) (Qs^T dO), hi*hi + lo*hi + hi*lo
 #pragma unroll
     for (int it = 0; it < IPW; ++it) {
