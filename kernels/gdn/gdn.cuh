@@ -88,7 +88,7 @@
 // warps active in the profile before session 7); v stays in one buffer, fetched as before
 // (adj_bf16_kernel, PlanA, gdn_fwd_bf16.cuh). At S = D = 32: 55040 bytes instead of 40704
 // and 128 registers instead of 127 (ptxas), 4 CTAs an SM either way; at S = 16, D = 32,
-// 142 registers instead of 127: 3 CTAs an SM instead of 4.
+// 144 registers instead of 127: 3 CTAs an SM instead of 4.
 #ifndef HYMO_GDN_ADJ_AHEAD
 #define HYMO_GDN_ADJ_AHEAD 0
 #endif

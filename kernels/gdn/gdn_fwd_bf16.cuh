@@ -1249,6 +1249,9 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
           }
         }
     }
+    // read before the barrier: warp 0 rewrites G for the next chunk (gate_finish) before
+    // the next barrier, possibly while a slower warp is still in the dH products below
+    const float Glast = G[C - 1];
     __syncthreads();
     if constexpr (AH) {  // v and buffer buf are dead for this chunk
       if (ch + 1 < c1) {
@@ -1282,7 +1285,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
         dH[it][nt][3] = fmaf(e1, acc[nt][3], dH[it][nt][3]);
       }
     }
-    gseg += G[C - 1];
+    gseg += Glast;
   }
   const size_t sgi = size_t(bh) * p.NSEG + seg;
   float* dst = p.dHseg + sgi * S * D;

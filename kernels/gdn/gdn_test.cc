@@ -288,6 +288,17 @@ int main(int argc, char** argv) {
       {1, 4097, 2, 32, 32, DType::F32, true, 0, lg, false, 4},
       {2, 1000, 2, 32, 32, DType::BF16, false, 0, 5.0, false, 3},
       {1, 1000, 2, 32, 32, DType::BF16, true, 0, lg, true, 3},
+      // (appended) segments of several chunks at T <= 320, so that the compute-sanitizer
+      // runs (--max-t 320) see them: every case above that they reach has one chunk a
+      // segment, where a race between a chunk's last reads and the next chunk's writes
+      // cannot happen (one such race in the adjoint pass went unseen until session 7)
+      {1, 300, 2, 32, 32, DType::BF16, true, 0, lg, false, 2},
+      {2, 320, 2, 32, 32, DType::BF16, false, 0, 5.0, true, 4},
+      {1, 300, 2, 64, 64, DType::BF16, true, 4, 0, false, 3},
+      {1, 300, 2, 16, 32, DType::BF16, true, 0, lg, true, 2},
+      {1, 300, 2, 32, 16, DType::BF16, true, 0, lg, false, 3},
+      {1, 300, 2, 32, 32, DType::F32, true, 0, lg, false, 3},
+      {1, 200, 2, 32, 128, DType::BF16, false, 0, lg, true, 3},
   };
   uint64_t seed = 12345;
   for (const Case& k : cases) {
