@@ -1055,14 +1055,27 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   for (int d = tid; d < D; d += P::NTH) sdw[d] = 0.f;
   if (tid == 0) dDacc = 0.0;
 
+  // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb (o and
+  // c into buffer k: HYMO_GDN_ADJ_AHEAD below)
+  auto load_o = [&](size_t tk, int nn, int k) {
+    load_rows_async<float, D, C, P::NTH>(so + k * (C * FD), FD, p.dObuf + (tk * p.H + h) * D, tsD, nn);
+  };
+  auto load_v = [&](size_t tk, int nn) {
+    load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+  };
+  auto load_c = [&](size_t tk, int nn, int k) {
+    load_rows_async<bf16, S, C, P::NTH>(sc + k * (C * LS), LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+  };
+  auto rows = [&](int chn) { return min(C, p.T - chn * C); };
+  auto tok = [&](int chn) { return size_t(bb) * p.T + size_t(chn) * C; };
   auto fetch = [&](int chn) {
-    const int nn = min(C, p.T - chn * C);
-    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    const int nn = rows(chn);
+    const size_t tk = tok(chn);
     if constexpr (FUSED) {
-      load_rows_async<float, D, C, P::NTH>(so, FD, p.dObuf + (tk * p.H + h) * D, tsD, nn);
-      load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+      load_o(tk, nn, 0);
+      load_v(tk, nn);
     }
-    load_rows_async<bf16, S, C, P::NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    load_c(tk, nn, 0);
     cp_async_commit();
   };
   // HYMO_GDN_ADJ_AHEAD: chunk ch's o and c go to buffer (ch - c0) & 1, fetched at the
@@ -1071,17 +1084,9 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   // the top of chunk ch: o,c(ch) [, v(ch)], o,c(ch + 1) (empty past the segment's end);
   // cp_async_wait_group<1> leaves only the last in flight. The caller commits.
   constexpr bool AH = P::AH;
-  auto fetch_oc = [&](int chn, int k) {  // o and c of chunk chn into buffer k
-    const int nn = min(C, p.T - chn * C);
-    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    if constexpr (FUSED)
-      load_rows_async<float, D, C, P::NTH>(so + k * (C * FD), FD, p.dObuf + (tk * p.H + h) * D, tsD, nn);
-    load_rows_async<bf16, S, C, P::NTH>(sc + k * (C * LS), LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
-  };
-  auto fetch_v = [&](int chn) {
-    const int nn = min(C, p.T - chn * C);
-    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+  auto fetch_oc = [&](int chn, int k) {
+    if constexpr (FUSED) load_o(tok(chn), rows(chn), k);
+    load_c(tok(chn), rows(chn), k);
   };
   static_assert(!AH || (P::o_o1 - P::o_o == 4 * C * FD && P::o_c1 - P::o_c == 2 * C * LS),
                 "HYMO_GDN_ADJ_AHEAD: the second o and c buffers follow the first");
@@ -1089,7 +1094,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
   if (c0 < c1) {
     if constexpr (AH) {
       fetch_oc(c0, 0);
-      if constexpr (FUSED) fetch_v(c0);
+      if constexpr (FUSED) load_v(tok(c0), rows(c0));
       cp_async_commit();
       if (c0 + 1 < c1) fetch_oc(c0 + 1, 1);
       cp_async_commit();
@@ -1256,7 +1261,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
     if constexpr (AH) {  // v and buffer buf are dead for this chunk
       if (ch + 1 < c1) {
         if constexpr (FUSED) {
-          fetch_v(ch + 1);
+          load_v(tok(ch + 1), rows(ch + 1));
           cp_async_commit();
         }
         if (ch + 2 < c1) fetch_oc(ch + 2, buf);
