@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of compile-time variants of kernels/gdn in one device call. GDN_AB_FLAGS holds one
 # or more variants separated by ';', each a set of CUDA defines (a macro the kernel
-# headers read behind #ifndef, e.g. "-DHYMO_GDN_PDL=1"). Variant i is built into
+# headers read behind #ifndef, e.g. "-DHYMO_GDN_STATE_AHEAD=1"). Variant i is built into
 # build-dev-b<i>, its GPU test runs (--quick; GDN_AB_TEST=full runs every case, 0 none), then the main
 # build's benchmark (A) and each variant's (B1, B2, ...) run in turn, GDN_AB_ROUNDS times
 # (default 3), on the shapes of GDN_AB_SHAPES (default: the default shape), with the

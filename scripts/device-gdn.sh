@@ -4,7 +4,7 @@
 # steps: build test bench py sass ncu ncut ncus ncuk san (default: build test bench py sass). Logs go under $OUT.
 # san: the GPU test's cases with T <= GDN_SAN_MAXT (default 320) under compute-sanitizer's
 # memcheck, racecheck, synccheck and initcheck (GDN_SAN_TOOLS), GDN_SAN_TIMEOUT s each.
-# GDN_CUDA_FLAGS: CUDA defines for the build (a switch's variant, e.g. "-DHYMO_GDN_SEG_SCAN=1").
+# GDN_CUDA_FLAGS: CUDA defines for the build (a switch's variant, e.g. "-DHYMO_GDN_STATE_AHEAD=1").
 # GDN_PY_TIMEOUT: seconds for the python baselines (default 480; torch.compile on a cold
 # machine once took more than 300, run 33).
 set -o pipefail
@@ -80,15 +80,15 @@ fi
 # ncut: with --iters 1 the benchmark makes 4 calls (3 warm-up) of the forward (LF
 # launches), of the training forward (LF) and then of forward + backward (LF + LB, the
 # training forward first): launch 8 LF is the first forward + backward call's first.
-# LF and LB are the launch counts the benchmark reports (2 and 3 by default; 3 and 4
-# with -DHYMO_GDN_SEG_SCAN=1).
+# LF and LB are the launch counts the benchmark reports (3 and 4 by default; 2 and 3
+# with -DHYMO_GDN_SEG_SCAN=0).
 if has ncut; then
   log "ncu durations (default shape: one fwd+bwd, every kernel)"
   J=$("$GDIR/hymo_gdn_bench" --json --shape 4,4096,28,32,32 --iters 1 | grep '^{' | head -1)
   LF=$(echo "$J" | sed -E 's/.*"launches_fwd": ([0-9]+).*/\1/')
   LB=$(echo "$J" | sed -E 's/.*"launches_bwd": ([0-9]+).*/\1/')
   ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --launch-skip $((8 * ${LF:-2})) -c $((${LF:-2} + ${LB:-3})) \
+      --launch-skip $((8 * ${LF:-3})) -c $((${LF:-3} + ${LB:-4})) \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncut.txt" 2>&1
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
     | head -120 | tee -a "$OUT/log"
