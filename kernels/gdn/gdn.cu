@@ -173,6 +173,12 @@ const char* gdn_check_shape(const Shape& s) {
     msg = buf;
   } else if (!(s.eps > 0.f)) {
     msg = "gdn: expected eps > 0";
+  } else if (int64_t(s.H) * std::max(s.D, s.S) >= (int64_t(1) << 24)) {
+    // the kernels address a chunk's rows (up to 64 tokens of 2 H max(D, S) values, the
+    // backward's split dO) with 32-bit offsets
+    std::snprintf(buf, sizeof buf, "gdn: expected H * max(D, S) < 2^24, got H=%d D=%d S=%d",
+                  s.H, s.D, s.S);
+    msg = buf;
   }
   return msg.c_str();
 }

@@ -110,6 +110,16 @@ __device__ __forceinline__ void pdl_enter() {
   pdl_wait();
 }
 
+// blockIdx.x read through volatile asm, which the compiler can neither hoist nor keep:
+// a value derived from it is recomputed where it is used instead of living in a register
+// across a loop (the 128-register output pass spilled its segment's end chunk and waited
+// on the reload at every chunk's barriers: 8.7% of its stall samples, ncu run 49).
+__device__ __forceinline__ int ctaid_x_fresh() {
+  int x;
+  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
+  return x;
+}
+
 // A flag written by another CTA of the same kernel (acquire: what its writer wrote
 // before releasing it is visible after).
 __device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* f) {
@@ -371,11 +381,32 @@ struct Plan {
 // Copy rows [0, n) of a [B,T,H,X] tensor (token stride H*X, in elements) into smem rows
 // of stride ld elements with cp.async (16 bytes, through L2), zero-filling rows n..C-1;
 // the caller commits, waits (cp_async_wait_all, or cp_async_wait_group) and syncs before
-// reading.
+// reading. NTH is the kernel's block size (threadIdx.x < NTH: every caller's launch
+// bound). The piece loop is unrolled and a row's offset is 32-bit (C * tok_stride <
+// 2^31: gdn_check_shape); with HYMO_GDN_LOAD32=0, the loop of before (64-bit offsets a
+// piece).
+#ifndef HYMO_GDN_LOAD32
+#define HYMO_GDN_LOAD32 1
+#endif
 template <typename T, int X, int C, int NTH>
 __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, size_t tok_stride,
                                                 int n) {
   constexpr int VE = 16 / sizeof(T), VR = X / VE;
+#if HYMO_GDN_LOAD32
+  constexpr int N = C * VR;
+  const int ts = static_cast<int>(tok_stride);
+  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+#pragma unroll
+  for (int k = 0; k < (N + NTH - 1) / NTH; ++k) {
+    const int i = static_cast<int>(threadIdx.x) + k * NTH;
+    if (N % NTH != 0 && i >= N) break;
+    const int t = i / VR, q = i % VR;
+    const T* g = src + ((t < n ? t : 0) * ts + q * VE);
+    const uint32_t sa = s0 + static_cast<uint32_t>((t * ld + q * VE) * sizeof(T));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g),
+                 "r"(t < n ? 16 : 0));
+  }
+#else
   for (int i = threadIdx.x; i < C * VR; i += NTH) {
     const int t = i / VR, q = i % VR;
     const T* g = src + size_t(t < n ? t : 0) * tok_stride + q * VE;
@@ -383,6 +414,7 @@ __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, si
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g),
                  "r"(t < n ? 16 : 0));
   }
+#endif
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() {

@@ -632,7 +632,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 
   float* gsum_last = ssx + R * C;  // fused_state_fwd: the last segment's gate sum
   if (FSF && tid == 0) *gsum_last = 0.f;
-  for (int ch = c0; ch < c1; ++ch) {
+  // the segment's end chunk, recomputed at each use (c1 = min(NC, (seg + 1) cps))
+  const auto c1_now = [&]() { return min(p.NC, (ctaid_x_fresh() + 1) * p.cps); };
+  for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
     const bf16* sv = svb(k & 1);
@@ -640,24 +642,25 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // waits for them before the epilogue
     [[maybe_unused]] uint32_t zq[ND][2];
     if constexpr (FUSED) {
+      // (one 64-bit base a chunk, 32-bit offsets from it: H D C < 2^31, gdn_check_shape)
+      const bf16* zb = reinterpret_cast<const bf16*>(p.z) + (tok0 * p.H + h) * D + cb + 2 * tq;
 #pragma unroll
       for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
-          const size_t gi = ((tok0 + t) * p.H + h) * D + cb + nt * 8 + 2 * tq;
-          zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.z) + gi)) : 0u;
+          zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(zb + (t * p.H * D + nt * 8))) : 0u;
         }
     }
     if (wid == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
-      if (ch + 1 < c1)
+      if (ch + 1 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
     }
     cp_async_wait_all();
     __syncthreads();
     if (FSF && tid == 0) *gsum_last += G[C - 1];  // the last segment has no phase 1
-    if (ch + 1 < c1) fetch_v(ch + 1, svb((k + 1) & 1));
+    if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
@@ -821,7 +824,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       }
     }
     __syncthreads();
-    if (ch + 1 < c1) fetch_bc(ch + 1);  // b, c are dead for this chunk
+    if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
     // o = P V + Qs h (h as BF16 high + low)
     float acc[ND][4];
     zero(acc);

@@ -194,6 +194,16 @@ int main(int argc, char** argv) {
     ++g_checks;
     if (!ok) ++g_fail;
   }
+  {  // too many values a token for the kernels' 32-bit row offsets
+    Shape s;
+    s.B = 1; s.T = 8; s.H = 1 << 19; s.D = 32; s.S = 32;
+    FwdArgs fa;
+    const cudaError_t e = gdn_forward(s, fa, nullptr, 0);
+    const bool ok = e == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "H * max(D, S)");
+    std::printf("%-4s H=2^19 D=S=32 rejected: \"%s\"\n", ok ? "ok" : "FAIL", gdn_last_error());
+    ++g_checks;
+    if (!ok) ++g_fail;
+  }
   // a backward that takes the forward's states after a forward that did not save them
   // (staged BF16 variant) is refused, not run on stale buffers; after a saving forward
   // it runs
