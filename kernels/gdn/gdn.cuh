@@ -378,6 +378,25 @@ struct Plan {
   static constexpr size_t bytes_bwd = al(o_db + sizeof(float) * C * FS);
 };
 
+// for (u = tid; u < N; u += NTH) f(u), with N and NTH (the block size, tid < NTH) known
+// at compile time: unrolled, without the generic loop's trip-count code (HYMO_GDN_TID_UNROLL,
+// default on; 0: the plain loop).
+#ifndef HYMO_GDN_TID_UNROLL
+#define HYMO_GDN_TID_UNROLL 1
+#endif
+template <int N, int NTH, typename F>
+__device__ __forceinline__ void tid_loop(int tid, F&& f) {
+#if HYMO_GDN_TID_UNROLL
+#pragma unroll
+  for (int k = 0; k < (N + NTH - 1) / NTH; ++k) {
+    const int u = tid + k * NTH;
+    if (N % NTH == 0 || u < N) f(u);
+  }
+#else
+  for (int u = tid; u < N; u += NTH) f(u);
+#endif
+}
+
 // Copy rows [0, n) of a [B,T,H,X] tensor (token stride H*X, in elements) into smem rows
 // of stride ld elements with cp.async (16 bytes, through L2), zero-filling rows n..C-1;
 // the caller commits, waits (cp_async_wait_all, or cp_async_wait_group) and syncs before
