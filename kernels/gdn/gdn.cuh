@@ -1052,7 +1052,7 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
                                                    const Tin* sc, const Tin* sb, int n, size_t tok0,
                                                    int h) {
   const int tid = threadIdx.x;
-  for (int i = tid; i < C * (S / 8); i += NTH) {
+  tid_loop<C * (S / 8), NTH>(tid, [&](int i) {
     const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
     float dcv[8], dbv[8], cv[8], bv[8];
     ld8(sdc + t * FS + s0, dcv);
@@ -1077,7 +1077,7 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
     for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
     *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
     *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
-  }
+  });
 }
 
 // ... and, from the suffix sums dl in sdc, dgate and the ddt_bias partial (misc[0]).
