@@ -378,25 +378,6 @@ struct Plan {
   static constexpr size_t bytes_bwd = al(o_db + sizeof(float) * C * FS);
 };
 
-// for (u = tid; u < N; u += NTH) f(u), with N and NTH (the block size, tid < NTH) known
-// at compile time: unrolled, without the generic loop's trip-count code (HYMO_GDN_TID_UNROLL,
-// default on; 0: the plain loop).
-#ifndef HYMO_GDN_TID_UNROLL
-#define HYMO_GDN_TID_UNROLL 1
-#endif
-template <int N, int NTH, typename F>
-__device__ __forceinline__ void tid_loop(int tid, F&& f) {
-#if HYMO_GDN_TID_UNROLL
-#pragma unroll
-  for (int k = 0; k < (N + NTH - 1) / NTH; ++k) {
-    const int u = tid + k * NTH;
-    if (N % NTH == 0 || u < N) f(u);
-  }
-#else
-  for (int u = tid; u < N; u += NTH) f(u);
-#endif
-}
-
 // Copy rows [0, n) of a [B,T,H,X] tensor (token stride H*X, in elements) into smem rows
 // of stride ld elements with cp.async (16 bytes, through L2), zero-filling rows n..C-1;
 // the caller commits, waits (cp_async_wait_all, or cp_async_wait_group) and syncs before
@@ -1052,7 +1033,7 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
                                                    const Tin* sc, const Tin* sb, int n, size_t tok0,
                                                    int h) {
   const int tid = threadIdx.x;
-  tid_loop<C * (S / 8), NTH>(tid, [&](int i) {
+  for (int i = tid; i < C * (S / 8); i += NTH) {
     const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
     float dcv[8], dbv[8], cv[8], bv[8];
     ld8(sdc + t * FS + s0, dcv);
@@ -1077,7 +1058,7 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
     for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
     *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
     *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
-  });
+  }
 }
 
 // ... and, from the suffix sums dl in sdc, dgate and the ddt_bias partial (misc[0]).

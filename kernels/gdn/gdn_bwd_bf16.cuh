@@ -312,7 +312,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     float* tmp = reinterpret_cast<float*>(sm + P::o_ke);
     if constexpr (seg_scan_bwd(S, D)) {  // seg_scan_kernel<.., true> left it in dHseg
       const float* src = p.dHseg + (size_t(bh) * p.NSEG + seg) * S * D;
-      tid_loop<S * D, NTH>(tid, [&](int i) { tmp[(i / D) * (D + 4) + i % D] = src[i]; });
+      for (int i = tid; i < S * D; i += NTH) tmp[(i / D) * (D + 4) + i % D] = src[i];
     } else {
       seg_combine<true, S, D, NTH, D + 4>(tmp, p.dHseg + size_t(bh) * p.NSEG * S * D,
                                           p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);
@@ -383,14 +383,14 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     // the chunk-end sensitivity (rbp is rewritten for the next chunk during this one)
     for (int s = tid; s < S; s += NTH) rbend[s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);
     // ---- staging: the pair decays d_ij, then Qi, Kend, mid, a per (t, 8 values of s)
-    tid_loop<P::NPAIR * S, NTH>(tid, [&](int u) {
+    for (int u = tid; u < P::NPAIR * S; u += NTH) {
       const int pr = u / S, s = u % S;
       int i = 1;
       while (pr >= i * (i + 1) / 2) ++i;
       const int j = pr - i * (i - 1) / 2;
       dpair[u] = ex2f((G[16 * i - 1] - G[16 * j + 15]) * A2[s]);
-    });
-    tid_loop<C * NS, NTH>(tid, [&](int u) {
+    }
+    for (int u = tid; u < C * NS; u += NTH) {
       const int t = u / NS, s0 = (u % NS) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], r[8];
       ld8(A2 + s0, a2);
@@ -418,7 +418,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
       *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
       *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
-    });
+    }
     __syncthreads();
 
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and

@@ -317,7 +317,7 @@ __device__ __forceinline__ float segment_local_state(
     if (ch + AHEAD < c1) fetch(ch + AHEAD, AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
     // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
     const float Gl = G[C - 1];
-    tid_loop<C * (S / 8), NTH>(tid, [&](int u) {
+    for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
       float x[8], a2[8], lo[8];
       ld8(sb + t * LS + s0, x);
@@ -330,7 +330,7 @@ __device__ __forceinline__ float segment_local_state(
       }
       st16(skh + t * LS + s0, x);  // (AHEAD = 2: over the b values this thread just read)
       st16(kl + t * LS + s0, lo);
-    });
+    }
     __syncthreads();
 #pragma unroll
     for (int it = 0; it < IPW; ++it) {
@@ -667,7 +667,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // in every Kref_i with i > its block (P4: no Qs; key t once, in Kend, referenced to
     // the end of its own block; a in FP16).
     for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
-    // (a plain loop: unrolled, the 4-CTA plain output pass spills 28 bytes)
     for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
@@ -1149,7 +1148,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
       cp_async_wait_all();
     __syncthreads();
     // Qs = c exp(G A), high and low parts
-    tid_loop<C * (S / 8), P::NTH>(tid, [&](int u) {
+    for (int u = tid; u < C * (S / 8); u += P::NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
       float x[8], a2[8], r[8];
       ld8(A2 + s0, a2);
@@ -1162,7 +1161,7 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
       }
       st16(qs + t * LS + s0, x);
       st16(qs + C * LS + t * LS + s0, r);
-    });
+    }
     // dO for this warp's rows
     {
       float dyp[D / 8][4];
