@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Per-source-line instruction counts and stall samples of one kernel.
+
+Joins ncu's per-SASS-instruction source page (`scripts/device-gdn.sh ncuk` writes it as
+ncuk-sass.csv) with `nvdisasm -gi` of the same build's cubin (which names the source
+line of every instruction) on the offset from the kernel's first instruction, and
+prints, per line of the kernel's own file (an inlined call counts at its call site),
+the share of executed warp instructions and of stall samples.
+
+  scripts/gdn-sass-lines.py lines.sass ncuk-sass.csv KERNEL [--top N] [--source F --range A-B]
+
+KERNEL: a substring of the kernel's mangled name that picks one function in lines.sass
+(e.g. out_bf16_kernelILi32ELi32ELi64ELb1ELb0E). With --source and --range, prints that
+file's lines A..B annotated instead of the top list.
+"""
+import argparse
+import collections
+import csv
+import re
+import sys
+
+
+def sass_lines(path, kernel):
+    """offset -> (file, line) of the outermost frame, for the one function matching."""
+    text = open(path).read().split('\n')
+    heads = [i for i, l in enumerate(text) if l.startswith('//-----') and kernel in l]
+    if len(heads) != 1:
+        sys.exit(f'gdn-sass-lines: {len(heads)} functions in {path} match {kernel!r}; need exactly one')
+    where, cur = {}, None
+    for l in text[heads[0] + 1:]:
+        if l.startswith('//-----'):
+            break
+        m = re.match(r'\s*//## File "([^"]+)", line (\d+)', l)
+        if m:  # nvdisasm prints the inlined frame first, the call site last
+            cur = (m.group(1).split('/')[-1], int(m.group(2)))
+            continue
+        m = re.match(r'\s*/\*([0-9a-f]{4,})\*/\s+(.*?);', l)
+        if m:
+            where[int(m.group(1), 16)] = (cur, m.group(2).split()[0] if m.group(2) else '')
+    return where
+
+
+def ncu_rows(path):
+    rows = list(csv.reader(open(path)))
+    hdr = next(r for r in rows if 'Address' in r)
+    body = rows[rows.index(hdr) + 1:]
+    ia, isrc = hdr.index('Address'), hdr.index('Source')
+    ie = hdr.index('Instructions Executed')
+    isamp = hdr.index('Warp Stall Sampling (All Samples)')
+    out, base = [], None
+    for r in body:
+        try:
+            a, e, s = int(r[ia], 16), int(r[ie]), int(r[isamp])
+        except (ValueError, IndexError):
+            continue
+        base = a if base is None else base
+        out.append((a - base, e, s, r[isrc].strip()))
+    if not out:
+        sys.exit(f'gdn-sass-lines: no instruction rows in {path}')
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('sass')
+    ap.add_argument('csv')
+    ap.add_argument('kernel')
+    ap.add_argument('--top', type=int, default=40)
+    ap.add_argument('--source')
+    ap.add_argument('--range')
+    a = ap.parse_args()
+    where = sass_lines(a.sass, a.kernel)
+    rows = ncu_rows(a.csv)
+    mismatched = sum(1 for off, _, _, src in rows[:200]
+                     if where.get(off, (None, '?'))[1] != (src.split()[0] if src else ''))
+    if mismatched > 20:
+        sys.exit(f'gdn-sass-lines: {mismatched} of the first 200 opcodes differ: not the same build?')
+    tot_e = sum(r[1] for r in rows) or 1
+    tot_s = sum(r[2] for r in rows) or 1
+    ins, smp = collections.Counter(), collections.Counter()
+    for off, e, s, _ in rows:
+        key = where.get(off, ((None, 0), ''))[0] or ('?', 0)
+        ins[key] += e
+        smp[key] += s
+    print(f'{tot_e} warp instructions, {tot_s} stall samples; {mismatched} opcode mismatches in the first 200')
+    if a.source and a.range:
+        lo, hi = (int(x) for x in a.range.split('-'))
+        name = a.source.split('/')[-1]
+        src = open(a.source).read().split('\n')
+        for n in range(lo, min(hi, len(src)) + 1):
+            k = (name, n)
+            tag = f'{100 * ins[k] / tot_e:5.1f} {100 * smp[k] / tot_s:5.1f}' if ins[k] or smp[k] else ' ' * 11
+            print(f'{tag} {n:5d} {src[n - 1]}')
+        return
+    print(' inst%  samp%  line')
+    for k, e in ins.most_common(a.top):
+        print(f'{100 * e / tot_e:6.1f} {100 * smp[k] / tot_s:6.1f}  {k[0]}:{k[1]}')
+
+
+if __name__ == '__main__':
+    main()
