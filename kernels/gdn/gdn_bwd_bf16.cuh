@@ -47,6 +47,14 @@
 #define HYMO_GDN_BWD_UNROLL _Pragma("unroll")
 #endif
 
+// HYMO_GDN_BWD_BAL (default on; session 8): the key warps' dv goes to block NW-1-w, so
+// that every key warp does the same number of off-diagonal products (run 52: the key
+// warps issued 1889 instructions a chunk on average, block 0's about 2230, and the
+// barrier where the roles join held 8.4% of the stall samples).
+#ifndef HYMO_GDN_BWD_BAL
+#define HYMO_GDN_BWD_BAL 1
+#endif
+
 namespace hymo::gdn::dev {
 
 template <int S, int D, int C>
@@ -714,36 +722,46 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         }
       }
       __syncwarp();  // pd
-      // ---- dv, rows (keys) of block w:
-      //   sum_{i>w} P_iw^T dO_i + P_ww^T dO_w + Klast_w dh + D_skip dO
+      // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
+      //   sum_{i>wb} P_i,wb^T dO_i + P_wb,wb^T dO_wb + Klast_wb dh + D_skip dO
+      // With the switch, key warp w's off-diagonal products are NW-1-w for db (block w)
+      // and w for dv (block NW-1-w): the same for every key warp, where block 0's key
+      // warp did all 2 (NW-1) of its block's and block NW-1's none. The diagonal term
+      // reads block wb's P^T from that block's key warp (its pd): the key warps meet at
+      // a named barrier first, after their off-diagonal dv products.
       {
+        constexpr bool BAL = HYMO_GDN_BWD_BAL;
+        const int wb = BAL ? NW - 1 - w : w, rb = 16 * wb;
+        const float* pdb = BAL ? reinterpret_cast<const float*>(sm + P::o_pd) + wb * 16 * LT : pd;
         float dvacc[ND][4];
         zero(dvacc);
         HYMO_GDN_BWD_LOOP
-        for (int i = w + 1; i < NW; ++i) {
+        for (int i = wb + 1; i < NW; ++i) {
           float pt[2][4];
           zero(pt);
-          mm_scaled_key<S>(pt, ke + r0 * LS, ke + LQ + r0 * LS, LS, pair(i, w), qi + 16 * i * LS, LS);
+          mm_scaled_key<S>(pt, ke + rb * LS, ke + LQ + rb * LS, LS, pair(i, wb), qi + 16 * i * LS, LS);
           uint32_t pa[4];
           frag_hi(pt, pa);
           mm_regA<ND>(dvacc, pa, dOt + 16 * i * LD, LD);
         }
+        if constexpr (BAL)  // every key warp's pd is complete (barrier 1: the key warps only)
+          asm volatile("bar.sync 1, %0;\n" ::"n"(32 * NW) : "memory");
         {
           uint32_t pa[4];
-          pa[0] = pack_bf16(pd[gq * LT + 2 * tq], pd[gq * LT + 2 * tq + 1]);
-          pa[1] = pack_bf16(pd[(gq + 8) * LT + 2 * tq], pd[(gq + 8) * LT + 2 * tq + 1]);
-          pa[2] = pack_bf16(pd[gq * LT + 8 + 2 * tq], pd[gq * LT + 9 + 2 * tq]);
-          pa[3] = pack_bf16(pd[(gq + 8) * LT + 8 + 2 * tq], pd[(gq + 8) * LT + 9 + 2 * tq]);
-          mm_regA<ND>(dvacc, pa, dOt + r0 * LD, LD);
+          pa[0] = pack_bf16(pdb[gq * LT + 2 * tq], pdb[gq * LT + 2 * tq + 1]);
+          pa[1] = pack_bf16(pdb[(gq + 8) * LT + 2 * tq], pdb[(gq + 8) * LT + 2 * tq + 1]);
+          pa[2] = pack_bf16(pdb[gq * LT + 8 + 2 * tq], pdb[gq * LT + 9 + 2 * tq]);
+          pa[3] = pack_bf16(pdb[(gq + 8) * LT + 8 + 2 * tq], pdb[(gq + 8) * LT + 9 + 2 * tq]);
+          mm_regA<ND>(dvacc, pa, dOt + rb * LD, LD);
         }
         {
-          // Klast = Kend_w d_NW,w: scaled in registers, against dh high and low
-          const float* f = pair(NW, w);
+          // Klast = Kend_wb d_NW,wb: scaled in registers, against dh high and low
+          const float* f = pair(NW, wb);
 #pragma unroll
           for (int k0 = 0; k0 < S; k0 += 16) {
             uint32_t ah[4], alo[4], ak[4];
-            ldsm_x4(ah, ke + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-            ldsm_x4(alo, ke + LQ + (r0 + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+            ldsm_x4(ah, ke + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+            ldsm_x4(alo, ke + LQ + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
             const int cc = k0 + 2 * tq;
             ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
             ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
@@ -757,7 +775,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
-            const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+            const int t = rb + gq + hr * 8, d = nt * 8 + 2 * tq;
             if (t < n) {
               const float2 o2 = unpack2(dOt + t * LD + d, dOt + LO + t * LD + d);
               st2(reinterpret_cast<bf16*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
