@@ -54,7 +54,9 @@
 // pass and forward + backward is 0.7-1.0% faster, but compute-sanitizer's racecheck
 // reports 62 hazards, also across __syncthreads in code the switch does not touch
 // (likely its barrier bookkeeping when only the key warps execute the named barrier;
-// not resolved), so it stays off until racecheck is clean.
+// not resolved), so it stays off until racecheck is clean. 2: as 1, and the query warps
+// execute a named barrier of their own (barrier 2) once a chunk, so that every warp
+// executes the same number of barriers: the check of that explanation.
 #ifndef HYMO_GDN_BWD_BAL
 #define HYMO_GDN_BWD_BAL 0
 #endif
@@ -596,6 +598,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         gate_finish<C, FUSED>(graw, gn, gn + C, C, dtb);
         if (ch - 1 > c0) gate_fetch<C>(graw, gate + (tok0 - 2 * C) * p.H + h, tsG, C);
       }
+      // HYMO_GDN_BWD_BAL = 2: the query warps' own named barrier, so that every warp
+      // executes as many barriers as the key warps (a check of racecheck's bookkeeping)
+      if constexpr (HYMO_GDN_BWD_BAL == 2) asm volatile("bar.sync 2, %0;\n" ::"n"(32 * NW) : "memory");
     } else {
       // ---- db, rows (keys) of block w:
       //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
@@ -734,7 +739,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       // reads block wb's P^T from that block's key warp (its pd): the key warps meet at
       // a named barrier first, after their off-diagonal dv products.
       {
-        constexpr bool BAL = HYMO_GDN_BWD_BAL;
+        constexpr bool BAL = HYMO_GDN_BWD_BAL != 0;
         const int wb = BAL ? NW - 1 - w : w, rb = 16 * wb;
         const float* pdb = BAL ? reinterpret_cast<const float*>(sm + P::o_pd) + wb * 16 * LT : pd;
         float dvacc[ND][4];
