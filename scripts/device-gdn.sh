@@ -2,6 +2,8 @@
 # Build, test and benchmark kernels/gdn on the GPU machine in one call.
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
 # steps: build test bench py sass ncu ncut ncus ncuk san (default: build test bench py sass). Logs go under $OUT.
+# ncuk leaves one archive, ncuk-<kernel>.tar.xz (the ncu details, the per-instruction CSV and the
+# unit's SASS with source lines: scripts/gdn-sass-lines.py joins the last two).
 # san: the GPU test's cases with T <= GDN_SAN_MAXT (default 320) under compute-sanitizer's
 # memcheck, racecheck, synccheck and initcheck (GDN_SAN_TOOLS), GDN_SAN_TIMEOUT s each.
 # GDN_CUDA_FLAGS: CUDA defines for the build (a switch's variant, e.g. "-DHYMO_GDN_STATE_AHEAD=1").
@@ -113,6 +115,18 @@ if has ncuk; then
   ncu --import "$OUT/k.ncu-rep" --page details > "$OUT/ncuk.txt" 2>&1
   ncu --import "$OUT/k.ncu-rep" --page source --csv --print-source sass > "$OUT/ncuk-sass.csv" 2>&1 || true
   grep -E "Duration|Registers Per|Achieved Occ|Warp Cycles Per Issued|Issue Slots Busy|Executed Ipc A|Stall|Shared Memory|Bank" "$OUT/ncuk.txt" | head -60 | tee -a "$OUT/log"
+  # the default variant's SASS with source lines (nvdisasm -gi), for
+  # scripts/gdn-sass-lines.py; all of it in one archive (the device tool returns at most
+  # 8 files from $OUT), NCU_UNIT picking the instantiation unit (default bf16_s32)
+  U=${NCU_UNIT:-bf16_s32}
+  OBJ=$(find "$BUILD" -name "gdn_inst_${U}.cu.o" | head -1)
+  X=$(mktemp -d)
+  if [ -n "$OBJ" ] && (cd "$X" && cuobjdump -xelf all "$OBJ" > /dev/null 2>&1); then
+    nvdisasm -gi -c "$X"/*.cubin > "$OUT/ncuk-lines.sass" 2>&1 || true
+  fi
+  rm -rf "$X" "$OUT/k.ncu-rep"
+  (cd "$OUT" && tar cJf "ncuk-$(echo "$K" | tr -c 'A-Za-z0-9_\n' '_').tar.xz" ncuk.log ncuk.txt ncuk-sass.csv \
+     $( [ -f ncuk-lines.sass ] && echo ncuk-lines.sass ) && rm -f ncuk.log ncuk.txt ncuk-sass.csv ncuk-lines.sass)
 fi
 if has sass; then
   log "sass"
