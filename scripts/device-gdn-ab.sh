@@ -6,11 +6,14 @@
 # build's benchmark (A) and each variant's (B1, B2, ...) run in turn, GDN_AB_ROUNDS times
 # (default 3), on the shapes of GDN_AB_SHAPES (default: the default shape), with the
 # extra benchmark arguments of GDN_AB_BENCH_ARGS (e.g. "--cps 0,3,8": segment lengths).
-# Run after `scripts/device-gdn.sh build`.
+# Run after `scripts/device-gdn.sh build`. A variant prebuilt here with the same flags
+# (scripts/gdn-prebuild.sh with GDN_AB_FLAGS, carried as .gdn-prebuilt) is not rebuilt.
 # Usage (repo root, on the device): OUT=/some/dir GDN_AB_FLAGS="..." scripts/device-gdn-ab.sh
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
 mkdir -p "$OUT"
+ROOT=$(pwd)
+. "$ROOT/scripts/gdn-prebuilt-lib.sh"  # prebuilt(): variants from scripts/gdn-prebuild.sh
 : "${GDN_AB_FLAGS:?set GDN_AB_FLAGS to the CUDA defines of the variants}"
 BINS=("$(cat /tmp/gdn-gdir)/hymo_gdn_bench")
 NAMES=(A)
@@ -20,9 +23,14 @@ for flags in "${VARIANTS[@]}"; do
   i=$((i + 1))
   BB=$(pwd)/build-dev-b$i
   echo "== B$i = $flags" | tee -a "$OUT/ab.log"
-  cmake -S . -B "$BB" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
-    "-DCMAKE_CUDA_FLAGS=$flags" >> "$OUT/ab-build.log" 2>&1 || { tail -20 "$OUT/ab-build.log"; exit 1; }
-  ninja -C "$BB" -j16 hymo_gdn_bench hymo_gdn_test >> "$OUT/ab-build.log" 2>&1 || { tail -40 "$OUT/ab-build.log"; exit 1; }
+  if PD=$(prebuilt "B$i" "$flags"); then  # built beforehand (scripts/gdn-prebuild.sh)
+    echo "== B$i: prebuilt, no build here" | tee -a "$OUT/ab.log"
+    BB=$PD
+  else
+    cmake -S . -B "$BB" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
+      "-DCMAKE_CUDA_FLAGS=$flags" >> "$OUT/ab-build.log" 2>&1 || { tail -20 "$OUT/ab-build.log"; exit 1; }
+    ninja -C "$BB" -j16 hymo_gdn_bench hymo_gdn_test >> "$OUT/ab-build.log" 2>&1 || { tail -40 "$OUT/ab-build.log"; exit 1; }
+  fi
   if [ "${GDN_AB_TEST:-1}" != 0 ]; then
     T=$(find "$BB" -name hymo_gdn_test -type f | head -1)
     Q=--quick

@@ -19,7 +19,11 @@ log() { echo "== $*" | tee -a "$OUT/log"; }
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tee -a "$OUT/log"
-if has build; then
+. "$ROOT/scripts/gdn-prebuilt-lib.sh"  # prebuilt(): a set from scripts/gdn-prebuild.sh
+if has build && PD=$(prebuilt A "${GDN_CUDA_FLAGS:-}"); then
+  log "prebuilt A (.gdn-prebuilt, flags '${GDN_CUDA_FLAGS:-}'): no build here"
+  echo "$PD" > /tmp/gdn-gdir
+elif has build; then
   log "configure (whole project)"
   if cmake -S . -B "$BUILD" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON \
        -DHYMO_ENABLE_NCCL=OFF "-DCMAKE_CUDA_FLAGS=${GDN_CUDA_FLAGS:-}" >>"$OUT/log" 2>&1; then
@@ -119,9 +123,11 @@ if has ncuk; then
   # scripts/gdn-sass-lines.py; all of it in one archive (the device tool returns at most
   # 8 files from $OUT), NCU_UNIT picking the instantiation unit (default bf16_s32)
   U=${NCU_UNIT:-bf16_s32}
-  OBJ=$(find "$BUILD" -name "gdn_inst_${U}.cu.o" | head -1)
+  OBJ=$(find "$BUILD" -name "gdn_inst_${U}.cu.o" 2>/dev/null | head -1)
   X=$(mktemp -d)
-  if [ -n "$OBJ" ] && (cd "$X" && cuobjdump -xelf all "$OBJ" > /dev/null 2>&1); then
+  if [ -f "$GDIR/lines-$U.sass.xz" ]; then  # a prebuilt set brings its own
+    xz -dc "$GDIR/lines-$U.sass.xz" > "$OUT/ncuk-lines.sass"
+  elif [ -n "$OBJ" ] && (cd "$X" && cuobjdump -xelf all "$OBJ" > /dev/null 2>&1); then
     nvdisasm -gi -c "$X"/*.cubin > "$OUT/ncuk-lines.sass" 2>&1 || true
   fi
   rm -rf "$X" "$OUT/k.ncu-rep"
@@ -132,6 +138,7 @@ if has sass; then
   log "sass"
   LIB=$(dirname "$GDIR")/gdn/libhymo_gdn.a
   [ -f "$LIB" ] || LIB=$GDIR/libhymo_gdn.a
+  [ -f "$LIB" ] || LIB=$GDIR/libhymo_gdn.so  # a prebuilt set
   cuobjdump --dump-sass "$LIB" > /tmp/gdn.sass 2>&1
   {
     echo "HMMA lines: $(grep -c HMMA /tmp/gdn.sass)"

@@ -123,6 +123,30 @@ Res bench(const Shape& s, int iters) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* usage =
+      "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--shape B,T,H,D,S]...\n"
+      "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
+      "  --cps: segment lengths in chunks (0 = the automatic rule); --shape may repeat\n";
+  for (int i = 1; i < argc; ++i) {
+    const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
+                       !std::strcmp(argv[i], "--shape");
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf("%s", usage);
+      return 0;
+    }
+    if (takes && i + 1 >= argc) {
+      std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
+      return 2;
+    }
+    if (takes) {
+      ++i;
+      continue;
+    }
+    if (std::strcmp(argv[i], "--json") && std::strcmp(argv[i], "--quick")) {
+      std::fprintf(stderr, "hymo_gdn_bench: unknown argument '%s'\n%s", argv[i], usage);
+      return 2;
+    }
+  }
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     std::printf("no CUDA device: skipping\n");
@@ -146,8 +170,11 @@ int main(int argc, char** argv) {
         cps_list.push_back(std::atoi(t));
     } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
       int B, T, H, D, S;
-      if (std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &B, &T, &H, &D, &S) == 5)
-        shapes.push_back(mk(B, T, H, D, S));
+      if (std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &B, &T, &H, &D, &S) != 5) {
+        std::fprintf(stderr, "hymo_gdn_bench: --shape expects B,T,H,D,S, got '%s'\n", argv[i]);
+        return 2;
+      }
+      shapes.push_back(mk(B, T, H, D, S));
     }
   }
   if (shapes.empty()) {

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Build kernels/gdn's GPU test and benchmark HERE (no GPU needed) for the GPU machine, so
+# that a device call skips its own build (about 70 s of device time on a fresh machine,
+# most of a short call). The device scripts use the set only when it was built from the
+# same kernels/gdn sources and its programs run there; otherwise they build as before.
+#
+# Output, .gdn-prebuilt/ (git-ignored; carry it: run(..., carry=[".gdn-prebuilt"])):
+#   A.tar.xz             the default build (GDN_CUDA_FLAGS, default none)
+#   B1.tar.xz, B2, ...   one for each variant of GDN_AB_FLAGS (';'-separated sets of CUDA
+#                        defines, as scripts/device-gdn-ab.sh takes them)
+#   FLAGS                "<name> <flags>" a line
+#   SOURCES.sha256       the sources they were built from (sha256sum -c in the repo root)
+# Each archive holds hymo_gdn_test, hymo_gdn_bench, hymo_gdn_cpu_test and libhymo_gdn.so
+# (HYMO_GDN_SHARED: one copy of the device code, the CUDA runtime linked in statically;
+# the programs find the library beside them), and lines-bf16_s32.sass.xz (the default
+# unit's SASS with source lines, for scripts/gdn-sass-lines.py) when nvdisasm is here.
+# This machine's nvcc must be the device's major.minor (13.0): check `nvcc --version`.
+# Usage (repo root): [GDN_CUDA_FLAGS=...] [GDN_AB_FLAGS="-DX=1;-DY=1"] scripts/gdn-prebuild.sh
+set -euo pipefail
+ROOT=$(pwd)
+[ -f "$ROOT/kernels/gdn/gdn.h" ] || { echo "gdn-prebuild: run from the repository root" >&2; exit 2; }
+OUTD=$ROOT/.gdn-prebuilt
+NVDISASM=$(command -v nvdisasm || ls /opt/cudatools/nvidia/cu13/bin/nvdisasm 2>/dev/null || true)
+CUOBJDUMP=$(command -v cuobjdump || ls /opt/cudatools/nvidia/cu13/bin/cuobjdump 2>/dev/null || true)
+rm -rf "$OUTD"
+mkdir -p "$OUTD"
+
+build_one() {  # name flags
+  local name=$1 flags=$2 bd=$ROOT/build-prebuilt-$1
+  echo "== $name: building (CUDA flags: '${flags}')"
+  cmake -S . -B "$bd" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
+    -DHYMO_GDN_SHARED=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$bd.log" 2>&1 || { tail -20 "$bd.log"; exit 1; }
+  ninja -C "$bd" -j"$(nproc)" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test >> "$bd.log" 2>&1 \
+    || { tail -40 "$bd.log"; exit 1; }
+  local g=$bd/kernels/gdn extra=()
+  if [ -n "$NVDISASM" ] && [ -n "$CUOBJDUMP" ]; then
+    local x
+    x=$(mktemp -d)
+    if (cd "$x" && "$CUOBJDUMP" -xelf all "$g/CMakeFiles/hymo_gdn.dir/gdn_inst_bf16_s32.cu.o" > /dev/null); then
+      "$NVDISASM" -gi -c "$x"/*.cubin | xz -T0 -6 > "$g/lines-bf16_s32.sass.xz"
+      extra=(lines-bf16_s32.sass.xz)
+    fi
+    rm -rf "$x"
+  fi
+  tar -C "$g" -cJf "$OUTD/$name.tar.xz" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test libhymo_gdn.so "${extra[@]}"
+  echo "$name $flags" >> "$OUTD/FLAGS"
+  echo "== $name: $(du -h "$OUTD/$name.tar.xz" | cut -f1)"
+}
+
+build_one A "${GDN_CUDA_FLAGS:-}"
+if [ -n "${GDN_AB_FLAGS:-}" ]; then
+  IFS=';' read -r -a VARIANTS <<< "$GDN_AB_FLAGS"
+  i=0
+  for flags in "${VARIANTS[@]}"; do
+    i=$((i + 1))
+    build_one "B$i" "$flags"
+  done
+fi
+(cd "$ROOT" && sha256sum kernels/gdn/*.cu kernels/gdn/*.cuh kernels/gdn/*.h kernels/gdn/*.cc \
+   kernels/gdn/CMakeLists.txt) > "$OUTD/SOURCES.sha256"
+du -sh "$OUTD"
+if [ "$(du -sm "$OUTD" | cut -f1)" -gt 60 ]; then
+  echo "gdn-prebuild: .gdn-prebuilt is over 60 MB: the device tool carries 64 MiB in all; build fewer variants" >&2
+  exit 1
+fi
