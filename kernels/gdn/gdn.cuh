@@ -93,6 +93,15 @@
 #define HYMO_GDN_ADJ_AHEAD 0
 #endif
 
+// HYMO_GDN_ADJ_FASTSIG (session 8, default off until measured): the adjoint pass's
+// sigmoid(z) with ex2.approx and the approximate reciprocal, as the forward's epilogue
+// computes it, in place of 1.f / (1.f + __expf(-z)), whose IEEE division inlines a
+// slow-path branch: the default s32 adjoint pass 2872 -> 2608 SASS instructions, 124 ->
+// 128 registers (still 4 CTAs an SM), no spills. Not yet run on a GPU.
+#ifndef HYMO_GDN_ADJ_FASTSIG
+#define HYMO_GDN_ADJ_FASTSIG 0
+#endif
+
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {
