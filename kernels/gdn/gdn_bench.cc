@@ -127,31 +127,6 @@ int main(int argc, char** argv) {
       "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--shape B,T,H,D,S]...\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
       "  --cps: segment lengths in chunks (0 = the automatic rule); --shape may repeat\n";
-  for (int i = 1; i < argc; ++i) {
-    const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
-                       !std::strcmp(argv[i], "--shape");
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::printf("%s", usage);
-      return 0;
-    }
-    if (takes && i + 1 >= argc) {
-      std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
-      return 2;
-    }
-    if (takes) {
-      ++i;
-      continue;
-    }
-    if (std::strcmp(argv[i], "--json") && std::strcmp(argv[i], "--quick")) {
-      std::fprintf(stderr, "hymo_gdn_bench: unknown argument '%s'\n%s", argv[i], usage);
-      return 2;
-    }
-  }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::printf("no CUDA device: skipping\n");
-    return 77;
-  }
   bool json = false, quick = false;
   int iters = 50;
   std::vector<int> cps_list;
@@ -161,21 +136,42 @@ int main(int argc, char** argv) {
     s.B = B; s.T = T; s.H = H; s.D = D; s.S = S; s.dtype = DType::BF16; s.fused = true;
     return s;
   };
+  // the arguments first (also without a GPU: --help, and bad input is an error there too)
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--json")) json = true;
-    else if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--cps") && i + 1 < argc) {
+    const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
+                       !std::strcmp(argv[i], "--shape");
+    if (takes && i + 1 >= argc) {
+      std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
+      return 2;
+    }
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf("%s", usage);
+      return 0;
+    } else if (!std::strcmp(argv[i], "--json")) {
+      json = true;
+    } else if (!std::strcmp(argv[i], "--quick")) {
+      quick = true;
+    } else if (!std::strcmp(argv[i], "--iters")) {
+      iters = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--cps")) {
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
         cps_list.push_back(std::atoi(t));
-    } else if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) {
+    } else if (!std::strcmp(argv[i], "--shape")) {
       int B, T, H, D, S;
       if (std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &B, &T, &H, &D, &S) != 5) {
         std::fprintf(stderr, "hymo_gdn_bench: --shape expects B,T,H,D,S, got '%s'\n", argv[i]);
         return 2;
       }
       shapes.push_back(mk(B, T, H, D, S));
+    } else {
+      std::fprintf(stderr, "hymo_gdn_bench: unknown argument '%s'\n%s", argv[i], usage);
+      return 2;
     }
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("no CUDA device: skipping\n");
+    return 77;
   }
   if (shapes.empty()) {
     shapes.push_back(mk(4, 4096, 28, 32, 32));  // default (hymo_750m GDN layer) first

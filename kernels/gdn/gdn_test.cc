@@ -183,27 +183,21 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device: skipping\n");
     return 77;
   }
-  // shape rejection
-  {
+  // shape rejection: the launcher refuses the shape with cudaErrorInvalidValue and an
+  // error naming the problem
+  auto expect_rejected = [](int H, int D, int S, const char* what, const char* label) {
     Shape s;
-    s.B = 1; s.T = 8; s.H = 1; s.D = 24; s.S = 32;
+    s.B = 1; s.T = 8; s.H = H; s.D = D; s.S = S;
     FwdArgs fa;
     const cudaError_t e = gdn_forward(s, fa, nullptr, 0);
-    const bool ok = e == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "expected head_dim");
-    std::printf("%-4s D=24 rejected: \"%s\"\n", ok ? "ok" : "FAIL", gdn_last_error());
+    const bool ok = e == cudaErrorInvalidValue && std::strstr(gdn_last_error(), what);
+    std::printf("%-4s %s rejected: \"%s\"\n", ok ? "ok" : "FAIL", label, gdn_last_error());
     ++g_checks;
     if (!ok) ++g_fail;
-  }
-  {  // too many values a token for the kernels' 32-bit row offsets
-    Shape s;
-    s.B = 1; s.T = 8; s.H = 1 << 19; s.D = 32; s.S = 32;
-    FwdArgs fa;
-    const cudaError_t e = gdn_forward(s, fa, nullptr, 0);
-    const bool ok = e == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "H * max(D, S)");
-    std::printf("%-4s H=2^19 D=S=32 rejected: \"%s\"\n", ok ? "ok" : "FAIL", gdn_last_error());
-    ++g_checks;
-    if (!ok) ++g_fail;
-  }
+  };
+  expect_rejected(1, 24, 32, "expected head_dim", "D=24");
+  // too many values a token for the kernels' 32-bit row offsets
+  expect_rejected(1 << 19, 32, 32, "H * max(D, S)", "H=2^19 D=S=32");
   // a backward that takes the forward's states after a forward that did not save them
   // (staged BF16 variant) is refused, not run on stale buffers; after a saving forward
   // it runs
