@@ -741,7 +741,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       {
         constexpr bool BAL = HYMO_GDN_BWD_BAL != 0;
         const int wb = BAL ? NW - 1 - w : w, rb = 16 * wb;
-        const float* pdb = BAL ? reinterpret_cast<const float*>(sm + P::o_pd) + wb * 16 * LT : pd;
+        const float* pdb = pd + (wb - w) * 16 * LT;  // block wb's key warp's pd
         float dvacc[ND][4];
         zero(dvacc);
         HYMO_GDN_BWD_LOOP

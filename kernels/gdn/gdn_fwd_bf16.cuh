@@ -1124,8 +1124,8 @@ __global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
     const size_t tok0 = size_t(bb) * p.T + t0;
     // this chunk's o and c buffer (AH: the other one fills meanwhile)
     const int buf = AH ? (ch - c0) & 1 : 0;
-    const float* sob = AH ? so + buf * (C * FD) : so;
-    const bf16* scb = AH ? sc + buf * (C * LS) : sc;
+    const float* sob = so + buf * (C * FD);
+    const bf16* scb = sc + buf * (C * LS);
     // this lane's z and dy pairs (epilogue layout), raw
     uint32_t zq[D / 8][2], yq[D / 8][2];
 #pragma unroll
