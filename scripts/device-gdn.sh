@@ -3,7 +3,8 @@
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
 # steps: build test bench py sass ncu ncut ncus ncuk san (default: build test bench py sass). Logs go under $OUT.
 # ncuk leaves one archive, ncuk-<kernel>.tar.xz (the ncu details, the per-instruction CSV and the
-# unit's SASS with source lines: scripts/gdn-sass-lines.py joins the last two).
+# unit's SASS with source lines: scripts/gdn-sass-lines.py joins the last two); NCU_KERNEL
+# (a name regex) and NCU_ARGS (more ncu arguments) pick the launch.
 # san: the GPU test's cases with T <= GDN_SAN_MAXT (default 320) under compute-sanitizer's
 # memcheck, racecheck, synccheck and initcheck (GDN_SAN_TOOLS), GDN_SAN_TIMEOUT s each.
 # GDN_CUDA_FLAGS: CUDA defines for the build (a switch's variant, e.g. "-DHYMO_GDN_STATE_AHEAD=1").
@@ -20,8 +21,11 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tee -a "$OUT/log"
 . "$ROOT/scripts/gdn-prebuilt-lib.sh"  # prebuilt(): a set from scripts/gdn-prebuild.sh
-if has build && PD=$(prebuilt A "${GDN_CUDA_FLAGS:-}"); then
-  log "prebuilt A (.gdn-prebuilt, flags '${GDN_CUDA_FLAGS:-}'): no build here"
+# the prebuilt set built with these flags: A (the default) or a variant B1, B2, ...
+PNAME=$(awk -v f="${GDN_CUDA_FLAGS:-}" '{n = $1; $1 = ""; sub(/^ /, ""); if ($0 == f) {print n; exit}}' \
+  "$ROOT/.gdn-prebuilt/FLAGS" 2>/dev/null)
+if has build && [ -n "$PNAME" ] && PD=$(prebuilt "$PNAME" "${GDN_CUDA_FLAGS:-}"); then
+  log "prebuilt $PNAME (.gdn-prebuilt, flags '${GDN_CUDA_FLAGS:-}'): no build here"
   echo "$PD" > /tmp/gdn-gdir
 elif has build; then
   log "configure (whole project)"
@@ -114,7 +118,10 @@ if has ncuk; then
   # section set, and per-SASS-instruction stall samples (source page, CSV)
   K=${NCU_KERNEL:-out_bf16}
   log "ncu full set + source page ($K, default shape)"
-  ncu --clock-control none --set full --import-source yes -k regex:"$K" -c 1 -o "$OUT/k" -f \
+  # NCU_ARGS: more ncu arguments, e.g. "--launch-skip 4" (the bench's first training
+  # output pass: --iters 1 runs the plain forward 4 times first)
+  # shellcheck disable=SC2086
+  ncu --clock-control none --set full --import-source yes -k regex:"$K" -c 1 $NCU_ARGS -o "$OUT/k" -f \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncuk.log" 2>&1
   ncu --import "$OUT/k.ncu-rep" --page details > "$OUT/ncuk.txt" 2>&1
   ncu --import "$OUT/k.ncu-rep" --page source --csv --print-source sass > "$OUT/ncuk-sass.csv" 2>&1 || true

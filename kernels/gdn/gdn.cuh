@@ -102,6 +102,14 @@
 #define HYMO_GDN_ADJ_FASTSIG 0
 #endif
 
+// HYMO_GDN_ADJ_MINB (session 9; 0 = off, the default until measured): the adjoint pass's
+// minimum CTAs an SM for ptxas (__launch_bounds__), at S, D <= 32. It runs 4 warps a CTA
+// at 124-128 registers: 4 CTAs (16 warps) an SM, register-bound (41 KB of shared memory
+// would allow 5). 5 caps it at 102 registers (ptxas: 96).
+#ifndef HYMO_GDN_ADJ_MINB
+#define HYMO_GDN_ADJ_MINB 0
+#endif
+
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {

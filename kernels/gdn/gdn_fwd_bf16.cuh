@@ -1028,7 +1028,8 @@ struct PlanA {
 };
 
 template <int S, int D, int C, bool FUSED>
-__global__ void __launch_bounds__(2 * C) adj_bf16_kernel(KParams p) {
+__global__ void __launch_bounds__(2 * C, (HYMO_GDN_ADJ_MINB && S <= 32 && D <= 32) ? HYMO_GDN_ADJ_MINB : 1)
+    adj_bf16_kernel(KParams p) {
   pdl_enter();
   using P = PlanA<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
