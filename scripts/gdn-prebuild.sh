@@ -24,6 +24,13 @@ NVDISASM=$(command -v nvdisasm || ls /opt/cudatools/nvidia/cu13/bin/nvdisasm 2>/
 CUOBJDUMP=$(command -v cuobjdump || ls /opt/cudatools/nvidia/cu13/bin/cuobjdump 2>/dev/null || true)
 rm -rf "$OUTD"
 mkdir -p "$OUTD"
+# the sources' hashes before the builds (checked again after them: an edit during the
+# builds would otherwise label binaries with sources they were not built from)
+hash_sources() {
+  (cd "$ROOT" && sha256sum kernels/gdn/*.cu kernels/gdn/*.cuh kernels/gdn/*.h kernels/gdn/*.cc \
+     kernels/gdn/CMakeLists.txt)
+}
+hash_sources > "$OUTD/SOURCES.sha256.pending"
 
 build_one() {  # name flags
   local name=$1 flags=$2 bd=$ROOT/build-prebuilt-$1
@@ -58,8 +65,12 @@ if [ -n "${GDN_AB_FLAGS:-}" ]; then
     build_one "B$i" "$flags"
   done
 fi
-(cd "$ROOT" && sha256sum kernels/gdn/*.cu kernels/gdn/*.cuh kernels/gdn/*.h kernels/gdn/*.cc \
-   kernels/gdn/CMakeLists.txt) > "$OUTD/SOURCES.sha256"
+if ! hash_sources | cmp -s - "$OUTD/SOURCES.sha256.pending"; then
+  rm -rf "$OUTD"
+  echo "gdn-prebuild: kernels/gdn changed during the builds: the set is removed; run it again" >&2
+  exit 1
+fi
+mv "$OUTD/SOURCES.sha256.pending" "$OUTD/SOURCES.sha256"
 du -sh "$OUTD"
 if [ "$(du -sm "$OUTD" | cut -f1)" -gt 56 ]; then
   echo "gdn-prebuild: .gdn-prebuilt is over 56 MB: the device tool carries 64 MiB in all, the working tree and .whl included; build fewer variants" >&2

@@ -110,6 +110,21 @@
 #define HYMO_GDN_ADJ_MINB 0
 #endif
 
+// HYMO_GDN_TRI_SPLIT (session 9; default off until measured): in the training output pass
+// (two warps a row block), the block's two warps each walk one of its diagonal block's
+// two 8x8 triangles (out_bf16_kernel), instead of the first warp walking both.
+#ifndef HYMO_GDN_TRI_SPLIT
+#define HYMO_GDN_TRI_SPLIT 0
+#endif
+
+// HYMO_GDN_STAGE_PERM (session 9; default off until measured): the training output pass's
+// staging units dealt so that every warp stages the same number of keys of each row block
+// (a key of block j goes into NW - j Kref tiles; without the switch warp 0 stages block
+// 0's keys, 4 copies each at NW = 4, and the last warp block NW-1's, 1 copy).
+#ifndef HYMO_GDN_STAGE_PERM
+#define HYMO_GDN_STAGE_PERM 0
+#endif
+
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {

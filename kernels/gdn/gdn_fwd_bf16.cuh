@@ -668,7 +668,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // the end of its own block; a in FP16).
     for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
     for (int u = tid; u < C * (S / 8); u += NTH) {
-      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
+      // HYMO_GDN_STAGE_PERM (not P4: key t goes into NW - blk Kref tiles, 4 for block 0
+      // and 1 for block NW-1): unit row r to token t so that each warp takes the same
+      // number of rows of every block; RG consecutive rows stay together (the 8 threads
+      // of a 16-byte store phase write RG rows, as without the switch)
+      constexpr bool PERM = HYMO_GDN_STAGE_PERM && !P::P4;
+      constexpr int RG = S >= 64 ? 1 : 64 / S;
+      const int r = u / (S / 8), s0 = (u % (S / 8)) * 8;
+      const int t = PERM ? ((r / RG) % NW) * 16 + (r / RG / NW) * RG + r % RG : r, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
       ld8(A2 + s0, a2);
       ld8(sc + t * LS + s0, cx);
@@ -776,11 +783,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // ... and the two 8x8 triangles (tau <= t inside each 8-row half of the block),
     // elementwise from products of per-step decays. A lane walks two key columns of
     // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
-    // quarter of S; the four quarters are summed by shuffles at the end. The block's
-    // first warp.
-    if (role == 0) {
-      constexpr int Q = S / 4;
-      const int qd = lane & 3, pp = (lane >> 2) & 3, base = r0 + 8 * (lane >> 4), s0 = qd * Q;
+    // quarter of S (TS: an eighth); the parts are summed by shuffles at the end. The
+    // block's first warp walks both triangles; with TS (HYMO_GDN_TRI_SPLIT, two warps
+    // a row block, S >= 32) each of the block's two warps walks one, lanes 8 apart
+    // taking the same key columns (the first warp otherwise carried this phase's
+    // largest share while the second waited at the barrier after it).
+    constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 32;
+    if (TS || role == 0) {
+      constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
+      const int qd = lane % NQ, pp = (lane / NQ) & 3, s0 = qd * Q;
+      const int base = r0 + 8 * (TS ? role : lane >> 4);
       float kb[Q], kb2[Q], part[9];
       ldq<Q>(sb + (base + pp) * LS + s0, kb);
       ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb2);
@@ -809,6 +821,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         part[it] = sacc;
       }
       quad_sum(part);
+      if constexpr (TS) {
+#pragma unroll
+        for (int it = 0; it < 9; ++it) part[it] += __shfl_xor_sync(0xffffffffu, part[it], 4);
+      }
       if (qd == 0) {
 #pragma unroll
         for (int it = 0; it < 9; ++it) {
@@ -817,10 +833,17 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           put_p1(base + kk, base + tau, part[it]);
         }
       }
-      // zeros above the diagonal inside the two halves
-      for (int i = lane; i < 128; i += 32) {
-        const int hb = r0 + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
-        if (t < tau) put_p1(hb + t, hb + tau, 0.f);
+      // zeros above the diagonal inside the two halves (TS: inside this warp's half)
+      if constexpr (TS) {
+        for (int i = lane; i < 64; i += 32) {
+          const int t = i >> 3, tau = i & 7;
+          if (t < tau) put_p1(base + t, base + tau, 0.f);
+        }
+      } else {
+        for (int i = lane; i < 128; i += 32) {
+          const int hb = r0 + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
+          if (t < tau) put_p1(hb + t, hb + tau, 0.f);
+        }
       }
     }
     __syncthreads();
