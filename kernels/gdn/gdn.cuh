@@ -93,21 +93,23 @@
 #define HYMO_GDN_ADJ_AHEAD 0
 #endif
 
-// HYMO_GDN_ADJ_FASTSIG (session 8, default off until measured): the adjoint pass's
-// sigmoid(z) with ex2.approx and the approximate reciprocal, as the forward's epilogue
-// computes it, in place of 1.f / (1.f + __expf(-z)), whose IEEE division inlines a
-// slow-path branch: the default s32 adjoint pass 2872 -> 2608 SASS instructions, 124 ->
-// 128 registers (still 4 CTAs an SM), no spills. Not yet run on a GPU.
+// HYMO_GDN_ADJ_FASTSIG (session 8; default on since run 58, -DHYMO_GDN_ADJ_FASTSIG=0 turns
+// it off): the adjoint pass's sigmoid(z) with ex2.approx and the approximate reciprocal,
+// as the forward's epilogue computes it, in place of 1.f / (1.f + __expf(-z)), whose IEEE
+// division inlines a slow-path branch: the default s32 adjoint pass 2872 -> 2608 SASS
+// instructions. Run 57: forward + backward -0.5%; with ADJ_MINB below, -1.1%.
 #ifndef HYMO_GDN_ADJ_FASTSIG
-#define HYMO_GDN_ADJ_FASTSIG 0
+#define HYMO_GDN_ADJ_FASTSIG 1
 #endif
 
-// HYMO_GDN_ADJ_MINB (session 9; 0 = off, the default until measured): the adjoint pass's
-// minimum CTAs an SM for ptxas (__launch_bounds__), at S, D <= 32. It runs 4 warps a CTA
-// at 124-128 registers: 4 CTAs (16 warps) an SM, register-bound (41 KB of shared memory
-// would allow 5). 5 caps it at 102 registers (ptxas: 96).
+// HYMO_GDN_ADJ_MINB (session 9; default 5 since run 58, 0 turns it off): the adjoint
+// pass's minimum CTAs an SM for ptxas (__launch_bounds__), at S, D <= 32. Without it the
+// pass runs 4 warps a CTA at 124-128 registers: 4 CTAs (16 warps) an SM, register-bound
+// (41 KB of shared memory would allow 5). With 5: 96 registers and 28 bytes of spills
+// (ptxas, the fused s32 variant), 5 CTAs an SM. Run 57: with FASTSIG, forward + backward
+// -1.1% against -0.5% for FASTSIG alone.
 #ifndef HYMO_GDN_ADJ_MINB
-#define HYMO_GDN_ADJ_MINB 0
+#define HYMO_GDN_ADJ_MINB 5
 #endif
 
 // HYMO_GDN_TRI_SPLIT (session 9; default off until measured): in the training output pass
@@ -117,12 +119,15 @@
 #define HYMO_GDN_TRI_SPLIT 0
 #endif
 
-// HYMO_GDN_STAGE_PERM (session 9; default off until measured): the training output pass's
-// staging units dealt so that every warp stages the same number of keys of each row block
-// (a key of block j goes into NW - j Kref tiles; without the switch warp 0 stages block
-// 0's keys, 4 copies each at NW = 4, and the last warp block NW-1's, 1 copy).
-#ifndef HYMO_GDN_STAGE_PERM
-#define HYMO_GDN_STAGE_PERM 0
+// HYMO_GDN_KREF_FLAT (session 9; default off until measured): the output passes without
+// P4 (the training forward; the plain one at S or D = 64) stage the Kref tiles in a loop
+// of their own over (Kref row, 8 values of s), every thread the same share. Without it,
+// key t's unit writes its NW - blk Kref rows (a key of block j is in NW - j tiles), so the
+// warps staging block 0 do 4x the Kref work of the last ones at NW = 4. (Run 58's first
+// try dealt rows of every block to each warp within the one loop: its trip count then
+// diverged inside every warp, and the forward at S = D = 64 was 8% slower.)
+#ifndef HYMO_GDN_KREF_FLAT
+#define HYMO_GDN_KREF_FLAT 0
 #endif
 
 namespace hymo::gdn::dev {

@@ -47,18 +47,18 @@
 #define HYMO_GDN_BWD_UNROLL _Pragma("unroll")
 #endif
 
-// HYMO_GDN_BWD_BAL (session 8; default off): the key warps' dv goes to block NW-1-w, so
-// that every key warp does the same number of off-diagonal products (run 52: the key
-// warps issued 1889 instructions a chunk on average, block 0's about 2230, and the
-// barrier where the roles join held 8.4% of the stall samples). Run 56: all 450 checks
-// pass and forward + backward is 0.7-1.0% faster, but compute-sanitizer's racecheck
-// reports 62 hazards, also across __syncthreads in code the switch does not touch
-// (likely its barrier bookkeeping when only the key warps execute the named barrier;
-// not resolved), so it stays off until racecheck is clean. 2: as 1, and the query warps
-// execute a named barrier of their own (barrier 2) once a chunk, so that every warp
-// executes the same number of barriers: the check of that explanation.
+// HYMO_GDN_BWD_BAL (session 8; default 2 since run 58, 0 turns it off): the key warps' dv
+// goes to block NW-1-w, so that every key warp does the same number of off-diagonal
+// products (run 52: the key warps issued 1889 instructions a chunk on average, block 0's
+// about 2230, and the barrier where the roles join held 8.4% of the stall samples). The
+// key warps meet at a named barrier (1) before the diagonal dv term. 1: run 56, all 450
+// checks pass and forward + backward is 0.7-1.0% faster, but compute-sanitizer's racecheck
+// reported 62 hazards, also across __syncthreads in code the switch does not touch. 2: as
+// 1, and the query warps execute a named barrier of their own (2) at the same point of
+// the chunk, so that every warp executes as many barriers: run 58, racecheck 0 hazards
+// (its bookkeeping, not a race, when half the CTA runs a named barrier), -0.9% (run 57).
 #ifndef HYMO_GDN_BWD_BAL
-#define HYMO_GDN_BWD_BAL 0
+#define HYMO_GDN_BWD_BAL 2
 #endif
 
 namespace hymo::gdn::dev {
@@ -599,7 +599,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         if (ch - 1 > c0) gate_fetch<C>(graw, gate + (tok0 - 2 * C) * p.H + h, tsG, C);
       }
       // HYMO_GDN_BWD_BAL = 2: the query warps' own named barrier, so that every warp
-      // executes as many barriers as the key warps (a check of racecheck's bookkeeping)
+      // executes as many barriers as the key warps (with 1, racecheck's bookkeeping
+      // reported hazards across the CTA barriers; with 2 it reports none, run 58)
       if constexpr (HYMO_GDN_BWD_BAL == 2) asm volatile("bar.sync 2, %0;\n" ::"n"(32 * NW) : "memory");
     } else {
       // ---- db, rows (keys) of block w:

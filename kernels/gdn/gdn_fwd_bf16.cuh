@@ -667,15 +667,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // in every Kref_i with i > its block (P4: no Qs; key t once, in Kend, referenced to
     // the end of its own block; a in FP16).
     for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
+    // HYMO_GDN_KREF_FLAT (not P4): the Kref rows in a loop of their own, one unit per
+    // (Kref row, 8 values of s), instead of key t's NW - blk rows in t's unit (NW units
+    // for a key of block 0, 1 for block NW-1: the first warps carried 4x the last's)
+    constexpr bool KF = HYMO_GDN_KREF_FLAT && !P::P4;
     for (int u = tid; u < C * (S / 8); u += NTH) {
-      // HYMO_GDN_STAGE_PERM (not P4: key t goes into NW - blk Kref tiles, 4 for block 0
-      // and 1 for block NW-1): unit row r to token t so that each warp takes the same
-      // number of rows of every block; RG consecutive rows stay together (the 8 threads
-      // of a 16-byte store phase write RG rows, as without the switch)
-      constexpr bool PERM = HYMO_GDN_STAGE_PERM && !P::P4;
-      constexpr int RG = S >= 64 ? 1 : 64 / S;
-      const int r = u / (S / 8), s0 = (u % (S / 8)) * 8;
-      const int t = PERM ? ((r / RG) % NW) * 16 + (r / RG / NW) * RG + r % RG : r, blk = t >> 4;
+      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
       ld8(A2 + s0, a2);
       ld8(sc + t * LS + s0, cx);
@@ -721,13 +718,28 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
         for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
         stage(kr + t * LS + s0, LK, y);
-      } else {
+      } else if constexpr (!KF) {
         for (int i = blk + 1; i <= NW; ++i) {
           const float dg = G[16 * i - 1] - gt;
 #pragma unroll
           for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
           stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
         }
+      }
+    }
+    if constexpr (KF) {  // Kref_i's rows 8 i (i - 1) .. 8 i (i + 1) - 1: keys t < 16 i
+      for (int u = tid; u < P::NKR * (S / 8); u += NTH) {
+        const int rr = u / (S / 8), s0 = (u % (S / 8)) * 8;
+        int i = 1;
+        while (rr >= 8 * i * (i + 1)) ++i;
+        const int t = rr - 8 * i * (i - 1);
+        float bx[8], a2[8], y[8];
+        ld8(A2 + s0, a2);
+        ld8(sb + t * LS + s0, bx);
+        const float dg = G[16 * i - 1] - G[t];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
+        stage(kr + rr * LS + s0, LK, y);
       }
     }
     __syncthreads();
