@@ -112,22 +112,13 @@
 #define HYMO_GDN_ADJ_MINB 5
 #endif
 
-// HYMO_GDN_TRI_SPLIT (session 9; default off until measured): in the training output pass
-// (two warps a row block), the block's two warps each walk one of its diagonal block's
-// two 8x8 triangles (out_bf16_kernel), instead of the first warp walking both.
+// HYMO_GDN_TRI_SPLIT (session 9; default on since run 59, 0 turns it off): in the
+// training output pass (two warps a row block) at S >= 64, the block's two warps each walk
+// one of its diagonal block's two 8x8 triangles (out_bf16_kernel), instead of the first
+// warp walking both. Run 59: training forward at S = D = 64 -3.7%, forward + backward
+// -0.5 to -1.6%; at S = 32 it was 1-2% slower, so it does not act there.
 #ifndef HYMO_GDN_TRI_SPLIT
-#define HYMO_GDN_TRI_SPLIT 0
-#endif
-
-// HYMO_GDN_KREF_FLAT (session 9; default off until measured): the output passes without
-// P4 (the training forward; the plain one at S or D = 64) stage the Kref tiles in a loop
-// of their own over (Kref row, 8 values of s), every thread the same share. Without it,
-// key t's unit writes its NW - blk Kref rows (a key of block j is in NW - j tiles), so the
-// warps staging block 0 do 4x the Kref work of the last ones at NW = 4. (Run 58's first
-// try dealt rows of every block to each warp within the one loop: its trip count then
-// diverged inside every warp, and the forward at S = D = 64 was 8% slower.)
-#ifndef HYMO_GDN_KREF_FLAT
-#define HYMO_GDN_KREF_FLAT 0
+#define HYMO_GDN_TRI_SPLIT 1
 #endif
 
 namespace hymo::gdn::dev {

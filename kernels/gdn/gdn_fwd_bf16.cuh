@@ -667,10 +667,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // in every Kref_i with i > its block (P4: no Qs; key t once, in Kend, referenced to
     // the end of its own block; a in FP16).
     for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
-    // HYMO_GDN_KREF_FLAT (not P4): the Kref rows in a loop of their own, one unit per
-    // (Kref row, 8 values of s), instead of key t's NW - blk rows in t's unit (NW units
-    // for a key of block 0, 1 for block NW-1: the first warps carried 4x the last's)
-    constexpr bool KF = HYMO_GDN_KREF_FLAT && !P::P4;
     for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
@@ -718,28 +714,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
         for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
         stage(kr + t * LS + s0, LK, y);
-      } else if constexpr (!KF) {
+      } else {
         for (int i = blk + 1; i <= NW; ++i) {
           const float dg = G[16 * i - 1] - gt;
 #pragma unroll
           for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
           stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
         }
-      }
-    }
-    if constexpr (KF) {  // Kref_i's rows 8 i (i - 1) .. 8 i (i + 1) - 1: keys t < 16 i
-      for (int u = tid; u < P::NKR * (S / 8); u += NTH) {
-        const int rr = u / (S / 8), s0 = (u % (S / 8)) * 8;
-        int i = 1;
-        while (rr >= 8 * i * (i + 1)) ++i;
-        const int t = rr - 8 * i * (i - 1);
-        float bx[8], a2[8], y[8];
-        ld8(A2 + s0, a2);
-        ld8(sb + t * LS + s0, bx);
-        const float dg = G[16 * i - 1] - G[t];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
-        stage(kr + rr * LS + s0, LK, y);
       }
     }
     __syncthreads();
@@ -797,10 +778,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
     // quarter of S (TS: an eighth); the parts are summed by shuffles at the end. The
     // block's first warp walks both triangles; with TS (HYMO_GDN_TRI_SPLIT, two warps
-    // a row block, S >= 32) each of the block's two warps walks one, lanes 8 apart
+    // a row block, S >= 64) each of the block's two warps walks one, lanes 8 apart
     // taking the same key columns (the first warp otherwise carried this phase's
-    // largest share while the second waited at the barrier after it).
-    constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 32;
+    // largest share while the second waited at the barrier after it). Run 59: the
+    // training forward at S = D = 64 3.7% faster; at S = 32 (4 values a lane) 1-2% slower,
+    // so not there.
+    constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     if (TS || role == 0) {
       constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
       const int qd = lane % NQ, pp = (lane / NQ) & 3, s0 = qd * Q;
