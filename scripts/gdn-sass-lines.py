@@ -9,6 +9,9 @@ the share of executed warp instructions and of stall samples.
 
   scripts/gdn-sass-lines.py lines.sass ncuk-sass.csv KERNEL [--top N] [--source F --range A-B]
 
+--inner counts each instruction at its innermost inlined frame instead (any file: e.g.
+cuda_bf16.hpp's conversions, gdn.cuh's mma wrapper), the breakdown of a call site's share.
+
 KERNEL: a substring of the kernel's mangled name that picks one function in lines.sass
 (e.g. out_bf16_kernelILi32ELi32ELi64ELb1ELb0E). With --source and --range, prints that
 file's lines A..B annotated instead of the top list.
@@ -20,20 +23,24 @@ import re
 import sys
 
 
-def sass_lines(path, kernel):
-    """offset -> (file, line) of the outermost frame, for the one function matching."""
+def sass_lines(path, kernel, inner=False):
+    """offset -> (file, line) of the outermost frame (inner: the innermost), for the one
+    function matching."""
     text = open(path).read().split('\n')
     heads = [i for i, l in enumerate(text) if l.startswith('//-----') and kernel in l]
     if len(heads) != 1:
         sys.exit(f'gdn-sass-lines: {len(heads)} functions in {path} match {kernel!r}; need exactly one')
-    where, cur = {}, None
+    where, cur, fresh = {}, None, True
     for l in text[heads[0] + 1:]:
         if l.startswith('//-----'):
             break
         m = re.match(r'\s*//## File "([^"]+)", line (\d+)', l)
         if m:  # nvdisasm prints the inlined frame first, the call site last
-            cur = (m.group(1).split('/')[-1], int(m.group(2)))
+            if fresh or not inner:
+                cur = (m.group(1).split('/')[-1], int(m.group(2)))
+            fresh = False
             continue
+        fresh = True
         m = re.match(r'\s*/\*([0-9a-f]{4,})\*/\s+(.*?);', l)
         if m:
             where[int(m.group(1), 16)] = (cur, m.group(2).split()[0] if m.group(2) else '')
@@ -68,8 +75,10 @@ def main():
     ap.add_argument('--top', type=int, default=40)
     ap.add_argument('--source')
     ap.add_argument('--range')
+    ap.add_argument('--inner', action='store_true',
+                    help='count each instruction at its innermost inlined frame (any file)')
     a = ap.parse_args()
-    where = sass_lines(a.sass, a.kernel)
+    where = sass_lines(a.sass, a.kernel, a.inner)
     rows = ncu_rows(a.csv)
     mismatched = sum(1 for off, _, _, src in rows[:200]
                      if where.get(off, (None, '?'))[1] != (src.split()[0] if src else ''))
