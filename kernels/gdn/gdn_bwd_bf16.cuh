@@ -57,6 +57,13 @@
 // 1, and the query warps execute a named barrier of their own (2) at the same point of
 // the chunk, so that every warp executes as many barriers: run 58, racecheck 0 hazards
 // (its bookkeeping, not a race, when half the CTA runs a named barrier), -0.9% (run 57).
+// HYMO_GDN_DG_WARP (session 9; default off until measured): the decay-gradient tail with
+// the dgate reduction across a warp's lanes and the dA / ddt_bias partials in registers
+// (chunk_decay_grads_warp): one CTA barrier a chunk fewer, and dl is not written back.
+#ifndef HYMO_GDN_DG_WARP
+#define HYMO_GDN_DG_WARP 0
+#endif
+
 #ifndef HYMO_GDN_BWD_BAL
 #define HYMO_GDN_BWD_BAL 2
 #endif
@@ -173,6 +180,78 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
   }
 }
 
+// HYMO_GDN_DG_WARP (session 9): chunk_decay_grads_scan's tail with one CTA barrier fewer
+// a chunk. Thread (group gg, s) keeps its group's TG values of q in registers; the warp
+// that holds group gg (S = 32: a warp; S = 16: a half-warp, two groups a warp) then has
+// every s of the group's tokens, so dg_t = sum_s A_s dl_t[s] is a reduction across its
+// lanes (a reduce-scatter: TG values over S lanes in log2(S) shuffle levels) instead of a
+// pass over dl written to and read back from shared memory after a barrier. dA_s and the
+// ddt_bias partial accumulate in registers over the segment's chunks and are reduced
+// once at its end, in a fixed order (the default tail adds ddt_bias with a shared
+// atomicAdd a warp and chunk).
+template <int S, int C, int NTH, int FS, int LS, bool FUSED, class BCDead>
+__device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* sdc, const float* sdb,
+                                                       const bf16* sc, const bf16* sb,
+                                                       const float* rbend, float* gs, const float* g,
+                                                       const float* As, float& dA_acc,
+                                                       float& ddt_acc, int n, size_t tok0, int h,
+                                                       BCDead bc_dead) {
+  constexpr int NG = NTH / S, TG = C / NG;
+  static_assert(NG * S == NTH && TG * NG == C && (S == 16 || S == 32) && TG <= S / 4,
+                "thread layout: a group's S threads are a warp or a half-warp");
+  const int tid = threadIdx.x, lane = tid & 31;
+  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS>(p, sdc, sdb, sc, sb, n, tok0, h);
+  __syncthreads();
+  bc_dead();  // sc and sb are not read below
+  const int gg = tid / S, s = tid % S, tb = gg * TG;
+  float q[TG];
+  {
+    float x = 0.f;
+#pragma unroll
+    for (int k = 0; k < TG; ++k) {
+      q[k] = sdc[(tb + k) * FS + s];
+      x += q[k];
+    }
+    gs[gg * S + s] = x;
+  }
+  __syncthreads();
+  // rows past n hold q = 0 and g = 0: they add nothing
+  float run = rbend[s];
+  for (int j = NG - 1; j > gg; --j) run += gs[j * S + s];
+  const float a = As[s];
+  float y[TG];
+#pragma unroll
+  for (int k = TG - 1; k >= 0; --k) {
+    run += q[k];  // dl_t[s], t = tb + k
+    dA_acc = fmaf(g[tb + k], run, dA_acc);
+    y[k] = a * run;
+  }
+  // sum y over the group's S lanes: at offset o, the lanes with bit o keep the upper half
+  // of the values still being split and send the lower half (and the others the
+  // reverse); after log2(TG) levels a lane holds one token's partial, idx, and the
+  // remaining levels sum it whole
+  int idx = 0;
+#pragma unroll
+  for (int m = TG, o = S / 2; m > 1; m >>= 1, o >>= 1) {
+    const bool up = lane & o;
+#pragma unroll
+    for (int i = 0; i < m / 2; ++i) {
+      const float keep = up ? y[i + m / 2] : y[i], send = up ? y[i] : y[i + m / 2];
+      y[i] = keep + __shfl_xor_sync(0xffffffffu, send, o);
+    }
+    idx += up ? m / 2 : 0;
+  }
+#pragma unroll
+  for (int o = S / (2 * TG); o; o >>= 1) y[0] += __shfl_xor_sync(0xffffffffu, y[0], o);
+  const int t = tb + idx;
+  float dg = y[0];
+  if (FUSED) dg *= g[t] * (1.f - g[t]);
+  if (t < n && (lane & (S / TG - 1)) == 0) {
+    reinterpret_cast<bf16*>(p.dgate)[(tok0 + t) * p.H + h] = __float2bfloat16_rn(dg);
+    if (FUSED) ddt_acc += dg;
+  }
+}
+
 // The decay gradient of one chunk in the staged backward (chunk_decay_grads in gdn.cuh
 // is the generic kernels' version, same results up to FP32 rounding order): writes dc
 // and db, turns sdc into q = c dc - b db, then into the suffix sums over the chunk,
@@ -284,6 +363,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     dAx[s] = 0.f;
   }
   if (tid == 0) misc[0] = 0.f;
+  // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
+  constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
+  [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
 
   // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
   // as soon as the chunk before (in walking order) is done with its tiles
@@ -799,16 +881,40 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     if (ch > c0) fetch_vo(ch - 1);
     {
       float* scr = reinterpret_cast<float*>(sm + P::o_dpd);  // dpd is dead
-      chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(
-          p, sdc, sdb, sc, sb, rbend, scr, scr + NTH, g, As, dAx, misc, n, tok0, h,
-          [&]() {  // b and c are dead
-            if (ch > c0) fetch_bc(ch - 1);
-          });
+      auto bc_dead = [&]() {  // b and c are dead
+        if (ch > c0) fetch_bc(ch - 1);
+      };
+      if constexpr (DGW)
+        chunk_decay_grads_warp<S, C, NTH, FS, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
+                                                         dA_acc, ddt_acc, n, tok0, h, bc_dead);
+      else
+        chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, scr + NTH,
+                                                         g, As, dAx, misc, n, tok0, h, bc_dead);
     }
   }
   __syncthreads();
-  for (int s = tid; s < S; s += NTH) p.dApart[so * S + s] = dAx[s];
-  if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
+  if constexpr (DGW) {  // the register partials, summed in a fixed order
+    float* scr = reinterpret_cast<float*>(sm + P::o_dpd);
+    scr[tid] = dA_acc;  // thread (group tid / S, s)
+    float x = ddt_acc;
+#pragma unroll
+    for (int off = 16; off; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+    if (lane == 0) scr[NTH + wid] = x;
+    __syncthreads();
+    for (int s = tid; s < S; s += NTH) {
+      float y = 0.f;
+      for (int j = 0; j < NTH / S; ++j) y += scr[j * S + s];
+      p.dApart[so * S + s] = y;
+    }
+    if (FUSED && tid == 0) {
+      float y = 0.f;
+      for (int j = 0; j < NTH / 32; ++j) y += scr[NTH + j];
+      p.ddtpart[so] = y;
+    }
+  } else {
+    for (int s = tid; s < S; s += NTH) p.dApart[so * S + s] = dAx[s];
+    if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
+  }
 }
 
 }  // namespace hymo::gdn::dev
