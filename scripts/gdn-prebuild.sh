@@ -38,9 +38,9 @@ build_one() {  # name flags
   echo "== $name: building (CUDA flags: '${flags}')"
   mkdir -p "$bd"
   cmake -S . -B "$bd" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
-    -DHYMO_GDN_SHARED=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$lg" 2>&1 || { tail -20 "$lg"; exit 1; }
+    -DHYMO_GDN_SHARED=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$lg" 2>&1 || { tail -20 "$lg"; rm -rf "$OUTD"; exit 1; }
   ninja -C "$bd" -j"$(nproc)" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test >> "$lg" 2>&1 \
-    || { tail -40 "$lg"; exit 1; }
+    || { tail -40 "$lg"; rm -rf "$OUTD"; exit 1; }  # (no partial set left to carry)
   local g=$bd/kernels/gdn extra=()
   if [ -n "$NVDISASM" ] && [ -n "$CUOBJDUMP" ]; then
     local x

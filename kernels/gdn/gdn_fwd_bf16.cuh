@@ -778,8 +778,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
     // quarter of S (TS: an eighth); the parts are summed by shuffles at the end. The
     // block's first warp walks both triangles; with TS (HYMO_GDN_TRI_SPLIT, two warps
-    // a row block, S >= 64) each of the block's two warps walks one, lanes 8 apart
-    // taking the same key columns (the first warp otherwise carried this phase's
+    // a row block, S >= 64) each of the block's two warps walks one, 8 consecutive
+    // lanes splitting S for a key column pair (the first warp otherwise carried this phase's
     // largest share while the second waited at the barrier after it). Run 59: the
     // training forward at S = D = 64 3.7% faster; at S = 32 (4 values a lane) 1-2% slower,
     // so not there.
