@@ -1056,7 +1056,8 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
 // The decay-gradient tails' common ends (chunk_decay_grads here, and
 // chunk_decay_grads_scan of the staged backward): dc and db written out, sdc turned
 // into q = c dc - b db (8 consecutive s a thread) ...
-template <typename Tin, int S, int C, int NTH, int FS, int LS>
+// (WQ = false: dc and db only; sdc, sc and sb are left as they are.)
+template <typename Tin, int S, int C, int NTH, int FS, int LS, bool WQ = true>
 __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc, const float* sdb,
                                                    const Tin* sc, const Tin* sb, int n, size_t tok0,
                                                    int h) {
@@ -1066,8 +1067,10 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
     float dcv[8], dbv[8], cv[8], bv[8];
     ld8(sdc + t * FS + s0, dcv);
     ld8(sdb + t * FS + s0, dbv);
-    ld8(sc + t * LS + s0, cv);
-    ld8(sb + t * LS + s0, bv);
+    if constexpr (WQ) {
+      ld8(sc + t * LS + s0, cv);
+      ld8(sb + t * LS + s0, bv);
+    }
     if (t < n) {
       const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
       if constexpr (sizeof(Tin) == 2) {
@@ -1081,11 +1084,13 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
         }
       }
     }
-    float q[8];
+    if constexpr (WQ) {
+      float q[8];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
-    *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
-    *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
+      for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
+      *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
+      *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
+    }
   }
 }
 

@@ -61,7 +61,9 @@
 // tail with the dgate reduction across a warp's lanes and the dA / ddt_bias partials in
 // registers (chunk_decay_grads_warp): one CTA barrier a chunk fewer, and dl is not
 // written back. Run 61: forward + backward -1.3% (0.7100-0.7117 against 0.7189-0.7228 ms),
-// 450/450, racecheck and memcheck clean.
+// 450/450, racecheck and memcheck clean. 2 (session 9, written after the device time was
+// spent, not yet run): also q = c dc - b db computed by the thread that sums it, so the
+// tail keeps one CTA barrier of its original three.
 #ifndef HYMO_GDN_DG_WARP
 #define HYMO_GDN_DG_WARP 1
 #endif
@@ -202,21 +204,31 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
   static_assert(NG * S == NTH && TG * NG == C && (S == 16 || S == 32) && TG <= S / 4,
                 "thread layout: a group's S threads are a warp or a half-warp");
   const int tid = threadIdx.x, lane = tid & 31;
-  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS>(p, sdc, sdb, sc, sb, n, tok0, h);
-  __syncthreads();
-  bc_dead();  // sc and sb are not read below
+  // HYMO_GDN_DG_WARP = 2: q = c dc - b db computed by the thread that sums it, from the
+  // tiles as the products left them (complete since the CTA barrier before this tail):
+  // no barrier between writing q and reading it back; dc and db go out as before
+  constexpr bool QREG = HYMO_GDN_DG_WARP == 2;
+  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, !QREG>(p, sdc, sdb, sc, sb, n, tok0, h);
+  if constexpr (!QREG) {
+    __syncthreads();
+    bc_dead();  // sc and sb are not read below
+  }
   const int gg = tid / S, s = tid % S, tb = gg * TG;
   float q[TG];
   {
     float x = 0.f;
 #pragma unroll
     for (int k = 0; k < TG; ++k) {
-      q[k] = sdc[(tb + k) * FS + s];
+      const int t = tb + k;
+      q[k] = QREG ? __bfloat162float(sc[t * LS + s]) * sdc[t * FS + s] -
+                        __bfloat162float(sb[t * LS + s]) * sdb[t * FS + s]
+                  : sdc[t * FS + s];
       x += q[k];
     }
     gs[gg * S + s] = x;
   }
   __syncthreads();
+  if constexpr (QREG) bc_dead();  // sc and sb are not read below
   // rows past n hold q = 0 and g = 0: they add nothing
   float run = rbend[s];
   for (int j = NG - 1; j > gg; --j) run += gs[j * S + s];
