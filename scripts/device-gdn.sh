@@ -22,13 +22,7 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>&1 | tee -a "$OUT/log"
 . "$ROOT/scripts/gdn-prebuilt-lib.sh"  # prebuilt(): a set from scripts/gdn-prebuild.sh
 # the prebuilt set built with these flags: A (the default) or a variant B1, B2, ...
-# (FLAGS lines are "<name> <flags>", compared as prebuilt() compares them: byte for byte)
-PNAME=
-if [ -f "$ROOT/.gdn-prebuilt/FLAGS" ]; then
-  while IFS= read -r l; do
-    if [ "${l#* }" = "${GDN_CUDA_FLAGS:-}" ] && [ "$l" != "${l#* }" ]; then PNAME=${l%% *}; break; fi
-  done < "$ROOT/.gdn-prebuilt/FLAGS"
-fi
+PNAME=$(prebuilt_name "${GDN_CUDA_FLAGS:-}")
 if has build && [ -n "$PNAME" ] && PD=$(prebuilt "$PNAME" "${GDN_CUDA_FLAGS:-}"); then
   log "prebuilt $PNAME (.gdn-prebuilt, flags '${GDN_CUDA_FLAGS:-}'): no build here"
   echo "$PD" > /tmp/gdn-gdir
