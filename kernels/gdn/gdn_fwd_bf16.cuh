@@ -829,16 +829,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
       }
       // zeros above the diagonal inside the two halves (TS: inside this warp's half)
-      if constexpr (TS) {
-        for (int i = lane; i < 64; i += 32) {
-          const int t = i >> 3, tau = i & 7;
-          if (t < tau) put_p1(base + t, base + tau, 0.f);
-        }
-      } else {
-        for (int i = lane; i < 128; i += 32) {
-          const int hb = r0 + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
-          if (t < tau) put_p1(hb + t, hb + tau, 0.f);
-        }
+      for (int i = lane; i < (TS ? 64 : 128); i += 32) {
+        const int hb = (TS ? base : r0) + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
+        if (t < tau) put_p1(hb + t, hb + tau, 0.f);
       }
     }
     __syncthreads();
