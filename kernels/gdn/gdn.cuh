@@ -112,6 +112,17 @@
 #define HYMO_GDN_ADJ_MINB 5
 #endif
 
+// HYMO_GDN_ADJ_ROWS (session 10; default off until measured): the adjoint pass's epilogue
+// backward in a row layout, lane (gq, tq) of warp w on rows 16 w + gq and + 8, columns
+// tq D/4 .. tq D/4 + D/4 - 1 (D >= 32), instead of the mma accumulator layout (columns
+// 8 nt + 2 tq, + 1): its operands (o, v) come from shared memory, so nothing ties it to
+// that layout. dy and z then arrive as 16-byte loads (a quad reads whole rows: ncu run 58
+// flagged the 4-byte loads, 14.5 of 32 bytes a sector used a request) and dz and dO leave
+// as 16-byte stores, a quarter of the memory instructions.
+#ifndef HYMO_GDN_ADJ_ROWS
+#define HYMO_GDN_ADJ_ROWS 0
+#endif
+
 // HYMO_GDN_TRI_SPLIT (session 9; default on since run 59, 0 turns it off): in the
 // training output pass (two warps a row block) at S >= 64, the block's two warps each walk
 // one of its diagonal block's two 8x8 triangles (out_bf16_kernel), instead of the first

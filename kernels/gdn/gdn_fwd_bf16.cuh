@@ -1026,6 +1026,7 @@ struct PlanA {
   static constexpr int LS = S + 8, LD = D + 8, FD = D + 4;
   static constexpr int NW = C / 16, NTH = 32 * NW;
   static constexpr bool AH = HYMO_GDN_ADJ_AHEAD;
+  static constexpr bool ROWS = HYMO_GDN_ADJ_ROWS && D >= 32;  // (w_y in shared memory then)
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   static constexpr size_t o_o = 0;                           // o, FP32 [C][FD]
   static constexpr size_t o_o1 = al(o_o + 4 * C * FD);       // (AH) o, second buffer
@@ -1034,8 +1035,8 @@ struct PlanA {
   static constexpr size_t o_c1 = al(o_c + 2 * C * LS);       // (AH) c, second buffer
   static constexpr size_t o_qs = al(o_c1 + (AH ? 2 * C * LS : 0));  // Qs high, low
   static constexpr size_t o_do = al(o_qs + 2 * 2 * C * LS);  // dO high, low [C][LD]
-  static constexpr size_t o_vec = al(o_do + 2 * 2 * C * LD); // g[C], G[C], A2[S], dw[D]
-  static constexpr size_t bytes = al(o_vec + 4 * (2 * C + S + D));
+  static constexpr size_t o_vec = al(o_do + 2 * 2 * C * LD); // g[C], G[C], A2[S], dw[D], wy[D]
+  static constexpr size_t bytes = al(o_vec + 4 * (2 * C + S + (ROWS ? 2 : 1) * D));
 };
 
 template <int S, int D, int C, bool FUSED>
@@ -1056,6 +1057,7 @@ __global__ void __launch_bounds__(2 * C, (HYMO_GDN_ADJ_MINB && S <= 32 && D <= 3
   float* G = g + C;
   float* A2 = G + C;
   float* sdw = A2 + S;
+  float* swy = sdw + D;  // HYMO_GDN_ADJ_ROWS: w_y (read from here, not held in registers)
   __shared__ double dDacc;  // dD_skip partial (FP64: the sum over tokens of dyp.v cancels)
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
@@ -1067,7 +1069,10 @@ __global__ void __launch_bounds__(2 * C, (HYMO_GDN_ADJ_MINB && S <= 32 && D <= 3
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   const int r0 = 16 * w;
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
-  for (int d = tid; d < D; d += P::NTH) sdw[d] = 0.f;
+  for (int d = tid; d < D; d += P::NTH) {
+    sdw[d] = 0.f;
+    if (FUSED && P::ROWS) swy[d] = p.w_y[d];
+  }
   if (tid == 0) dDacc = 0.0;
 
   // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb (o and
@@ -1118,8 +1123,16 @@ __global__ void __launch_bounds__(2 * C, (HYMO_GDN_ADJ_MINB && S <= 32 && D <= 3
     }
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
+  // HYMO_GDN_ADJ_ROWS: the epilogue's lane owns columns cw0 .. cw0 + CW - 1 of its two
+  // rows (NV 16-byte vectors a row); wy and dwl then hold those columns, pair nt = columns
+  // cw0 + 2 nt, + 1
+  constexpr bool ROWS = P::ROWS;
+  constexpr int CW = D / 4, NV = ROWS ? CW / 8 : 1;
+  const int cw0 = tq * CW;
+  // the column of pair nt, element u of this lane's epilogue values
+  const auto ecol = [&](int nt, int u) { return ROWS ? cw0 + 2 * nt + u : nt * 8 + 2 * tq + u; };
   [[maybe_unused]] float2 wy[D / 8];
-  if constexpr (FUSED) {
+  if constexpr (FUSED && !ROWS) {
 #pragma unroll
     for (int nt = 0; nt < D / 8; ++nt) wy[nt] = make_float2(p.w_y[nt * 8 + 2 * tq], p.w_y[nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
@@ -1138,17 +1151,32 @@ __global__ void __launch_bounds__(2 * C, (HYMO_GDN_ADJ_MINB && S <= 32 && D <= 3
     const int buf = AH ? (ch - c0) & 1 : 0;
     const float* sob = so + buf * (C * FD);
     const bf16* scb = sc + buf * (C * LS);
-    // this lane's z and dy pairs (epilogue layout), raw
-    uint32_t zq[D / 8][2], yq[D / 8][2];
+    // this lane's z and dy pairs (epilogue layout), raw; ROWS: its rows' columns, 16
+    // bytes a load
+    [[maybe_unused]] uint32_t zq[D / 8][2], yq[D / 8][2];
+    [[maybe_unused]] uint4 zv[2][NV], yv[2][NV];
+    if constexpr (ROWS) {
 #pragma unroll
-    for (int nt = 0; nt < D / 8; ++nt)
+      for (int hr = 0; hr < 2; ++hr)
 #pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        const int t = r0 + gq + hr * 8;
-        const size_t gi = ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq;
-        yq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.dout) + gi)) : 0u;
-        zq[nt][hr] = (FUSED && t < n) ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.z) + gi)) : 0u;
-      }
+        for (int k = 0; k < NV; ++k) {
+          const int t = r0 + gq + hr * 8;
+          const size_t gi = ((tok0 + t) * p.H + h) * D + cw0 + 8 * k;
+          const uint4 zero4 = make_uint4(0u, 0u, 0u, 0u);
+          yv[hr][k] = t < n ? __ldg(reinterpret_cast<const uint4*>(reinterpret_cast<const bf16*>(p.dout) + gi)) : zero4;
+          zv[hr][k] = (FUSED && t < n) ? __ldg(reinterpret_cast<const uint4*>(reinterpret_cast<const bf16*>(p.z) + gi)) : zero4;
+        }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8;
+          const size_t gi = ((tok0 + t) * p.H + h) * D + nt * 8 + 2 * tq;
+          yq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.dout) + gi)) : 0u;
+          zq[nt][hr] = (FUSED && t < n) ? __ldg(reinterpret_cast<const unsigned int*>(reinterpret_cast<const bf16*>(p.z) + gi)) : 0u;
+        }
+    }
     if (w == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (ch + 1 < c1)
@@ -1175,7 +1203,123 @@ __global__ void __launch_bounds__(2 * C, (HYMO_GDN_ADJ_MINB && S <= 32 && D <= 3
       st16(qs + C * LS + t * LS + s0, r);
     }
     // dO for this warp's rows
-    {
+    if constexpr (ROWS) {
+      // as below, in the row layout: element e of 16-byte vector k of row half hr is
+      // column cw0 + 8 k + e; pair nt of wy and dwl is columns cw0 + 2 nt, + 1
+      auto unpack8 = [](const uint4& q, float (&x)[8]) {
+        const uint32_t w4[4] = {q.x, q.y, q.z, q.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w4[i]));
+          x[2 * i] = f.x;
+          x[2 * i + 1] = f.y;
+        }
+      };
+      // dO's 8 values x of vector k of row half hr: high and low into the tiles, and
+      // over o's row (as below)
+      auto emit = [&](int hr, int k, const float (&x)[8]) {
+        const int t = r0 + gq + hr * 8, d = cw0 + 8 * k;
+        float r[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) r[e] = bf16_rem(x[e]);
+        st16(dO + t * LD + d, x);
+        st16(dO + C * LD + t * LD + d, r);
+        if (t < n) {
+          float* rowf = p.dObuf + ((tok0 + t) * p.H + h) * D;
+          bf16* row = reinterpret_cast<bf16*>(rowf);
+          if constexpr (staged_bwd(S, D)) {
+            st16(row + d, x);
+            st16(row + D + d, r);
+          } else {
+            *reinterpret_cast<float4*>(rowf + d) = make_float4(x[0], x[1], x[2], x[3]);
+            *reinterpret_cast<float4*>(rowf + d + 4) = make_float4(x[4], x[5], x[6], x[7]);
+          }
+        }
+      };
+      if constexpr (FUSED) {
+        float yp[2][CW], dn[2][CW], ss[2] = {0.f, 0.f}, m[2] = {0.f, 0.f};
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8;
+#pragma unroll
+          for (int k = 0; k < NV; ++k) {
+            float o8[8], v8[8];
+            ld8(sob + t * FD + cw0 + 8 * k, o8);
+            ld8(sv + t * LD + cw0 + 8 * k, v8);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+              const float y = fmaf(dsk, v8[e], o8[e]);
+              yp[hr][8 * k + e] = y;
+              ss[hr] = fmaf(y, y, ss[hr]);
+            }
+          }
+        }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
+          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
+          ss[r] = rsqrtf(ss[r] / D + p.eps);
+        }
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8;
+#pragma unroll
+          for (int k = 0; k < NV; ++k) {
+            float z8[8], y8[8], dz8[8], w8[8];
+            unpack8(zv[hr][k], z8);
+            unpack8(yv[hr][k], y8);
+            ld8(swy + cw0 + 8 * k, w8);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+              const int c = 8 * k + e;
+              const float zz = z8[e], dy = y8[e], wv = w8[e];
+              const float sg = HYMO_GDN_ADJ_FASTSIG ? __fdividef(1.f, 1.f + ex2f(-1.4426950408889634f * zz))
+                                                    : 1.f / (1.f + __expf(-zz));
+              const float sz = zz * sg;
+              const float nn = yp[hr][c] * ss[hr];
+              dn[hr][c] = dy * wv * sz;
+              dwl[c >> 1][c & 1] += dy * nn * sz;
+              dz8[e] = dy * nn * wv * (sg + zz * sg * (1.f - sg));
+              m[hr] += dn[hr][c] * nn;
+            }
+            if (t < n) st16(reinterpret_cast<bf16*>(p.dz) + ((tok0 + t) * p.H + h) * D + cw0 + 8 * k, dz8);
+          }
+        }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          m[r] += __shfl_xor_sync(0xffffffffu, m[r], 1);
+          m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
+          m[r] /= D;
+        }
+        float dsc = 0.f;
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8;
+#pragma unroll
+          for (int k = 0; k < NV; ++k) {
+            float v8[8], x[8];
+            ld8(sv + t * LD + cw0 + 8 * k, v8);
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+              const int c = 8 * k + e;
+              x[e] = t < n ? ss[hr] * (dn[hr][c] - yp[hr][c] * ss[hr] * m[hr]) : 0.f;
+              dsc = fmaf(x[e], v8[e], dsc);
+            }
+            emit(hr, k, x);
+          }
+        }
+        dsum += double(dsc);
+      } else {
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+#pragma unroll
+          for (int k = 0; k < NV; ++k) {
+            float y8[8];
+            unpack8(yv[hr][k], y8);
+            emit(hr, k, y8);
+          }
+      }
+    } else {
       float dyp[D / 8][4];
       if constexpr (FUSED) {
         // dn = dy w_y silu(z); dyp = r (dn - n mean(dn n)), n = yp r, yp = o + D_skip v
@@ -1326,7 +1470,7 @@ __global__ void __launch_bounds__(2 * C, (HYMO_GDN_ADJ_MINB && S <= 32 && D <= 3
         x += __shfl_xor_sync(0xffffffffu, x, 4);
         x += __shfl_xor_sync(0xffffffffu, x, 8);
         x += __shfl_xor_sync(0xffffffffu, x, 16);
-        if (gq == 0) atomicAdd(&sdw[nt * 8 + 2 * tq + u], x);
+        if (gq == 0) atomicAdd(&sdw[ecol(nt, u)], x);
       }
 #pragma unroll
     for (int off = 16; off; off >>= 1) dsum += __shfl_xor_sync(0xffffffffu, dsum, off);
