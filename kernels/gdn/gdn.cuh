@@ -112,7 +112,9 @@
 #define HYMO_GDN_ADJ_MINB 5
 #endif
 
-// HYMO_GDN_ADJ_ROWS (session 10; default off until measured): the adjoint pass's epilogue
+// HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-
+// 0.6947 against 0.7057-0.7137 ms in four rounds; -3% at B = 1, H = 16; -0.5% at D = S =
+// 64; 450/450, racecheck and memcheck clean; 0 turns it off): the adjoint pass's epilogue
 // backward in a row layout, lane (gq, tq) of warp w on rows 16 w + gq and + 8, columns
 // tq D/4 .. tq D/4 + D/4 - 1 (D >= 32), instead of the mma accumulator layout (columns
 // 8 nt + 2 tq, + 1): its operands (o, v) come from shared memory, so nothing ties it to
@@ -120,7 +122,16 @@
 // flagged the 4-byte loads, 14.5 of 32 bytes a sector used a request) and dz and dO leave
 // as 16-byte stores, a quarter of the memory instructions.
 #ifndef HYMO_GDN_ADJ_ROWS
-#define HYMO_GDN_ADJ_ROWS 0
+#define HYMO_GDN_ADJ_ROWS 1
+#endif
+
+// HYMO_GDN_H0_TILE (session 10; default off until measured): the training output pass
+// writes each chunk's entering state for the staged backward (per state row, the D BF16
+// high parts, then the D low parts) by copying its high and low tiles, which hold exactly
+// those bytes, 16 bytes a thread, instead of splitting the FP32 accumulators again and
+// storing 4 bytes a lane (8 rows a warp instruction, half of each 32-byte sector).
+#ifndef HYMO_GDN_H0_TILE
+#define HYMO_GDN_H0_TILE 0
 #endif
 
 // HYMO_GDN_TRI_SPLIT (session 9; default on since run 59, 0 turns it off): in the

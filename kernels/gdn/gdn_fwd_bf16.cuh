@@ -482,6 +482,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   float* ssx = dl + S;  // the epilogue's per-row partial sums of squares, one row per role
   // low parts (TRAIN): at a fixed distance after each high tile
   constexpr int LQ = C * LS, LK = P::NKR * LS, LPP = C * LP;
+  // HYMO_GDN_H0_TILE: the entering states for the staged backward from the state tiles
+  constexpr bool H0T = TRAIN && HYMO_GDN_H0_TILE && staged_bwd(S, D);
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -667,6 +669,18 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // in every Kref_i with i > its block (P4: no Qs; key t once, in Kend, referenced to
     // the end of its own block; a in FP16).
     for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
+    // HYMO_GDN_H0_TILE: the state entering this chunk, for the staged backward, copied
+    // from its high and low tiles (put_state wrote them; rewritten after the chunk's last
+    // barrier): per row s the D high parts, then the D low parts, 16 bytes a thread
+    if constexpr (H0T) {
+      bf16* h0 = reinterpret_cast<bf16*>(p.h0buf + (size_t(bh) * p.NC + ch) * S * D);
+      constexpr int U = D / 8;  // 16-byte units in a row's high (or low) half
+      for (int u = tid; u < S * 2 * U; u += NTH) {
+        const int s = u / (2 * U), k = u % (2 * U);
+        const bf16* src = (k < U ? hh : hl) + s * LD + 8 * (k % U);
+        *reinterpret_cast<uint4*>(h0 + s * 2 * D + 8 * k) = *reinterpret_cast<const uint4*>(src);
+      }
+    }
     for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
@@ -953,7 +967,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const int item = wid + it * NWT;
         if (item >= NIT) continue;
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        if constexpr (TRAIN) {  // the state entering this chunk, for the backward: for
+        if constexpr (TRAIN && !H0T) {  // the state entering this chunk, for the backward: for
           // the staged backward, per row s the D BF16 high parts, then the D low parts;
           // for the generic one, FP32
           float* h0f = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
