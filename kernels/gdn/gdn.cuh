@@ -134,6 +134,17 @@
 #define HYMO_GDN_H0_TILE 0
 #endif
 
+// HYMO_GDN_OUT_ROWS (session 10; default off until measured): the output passes' epilogue
+// (fused, D <= 32) reads z and writes y as 16-byte pieces of the warp's rows, passed
+// between that layout and the mma accumulators' through the warp's own rows of the P tile
+// (dead once the P V product is done; in the training pass, once both warps of the row
+// block are past their pair barrier), instead of 4-byte pairs in the accumulator layout
+// (8 rows a warp instruction, half of each 32-byte sector): the adjoint pass's epilogue
+// was 13% faster in row layout (HYMO_GDN_ADJ_ROWS, run 64: 136.2 -> 118.3 us).
+#ifndef HYMO_GDN_OUT_ROWS
+#define HYMO_GDN_OUT_ROWS 0
+#endif
+
 // HYMO_GDN_TRI_SPLIT (session 9; default on since run 59, 0 turns it off): in the
 // training output pass (two warps a row block) at S >= 64, the block's two warps each walk
 // one of its diagonal block's two 8x8 triangles (out_bf16_kernel), instead of the first

@@ -72,19 +72,6 @@
 #define HYMO_GDN_BWD_BAL 2
 #endif
 
-// HYMO_GDN_BWD_PQ (session 10; default off until measured): the two triangles of P's
-// diagonal block (in pd, P^T) are summed by the query warp of the block in its dc
-// triangle walk, which already forms b_tau w a step (one FMA an element more, and c_t
-// from the tile once a query), instead of by the key warp in its db walk (the square and
-// the zeros stay there). The key warps issue more than the query warps (run 63: 36.0% of
-// the kernel's warp instructions against 27.9%, about 1830 a warp and chunk against 1420
-// on average, 1250 + 110 w for query warp w), and the roles join at the chunk's barrier.
-// The query warps signal their triangles with bar.arrive on barrier 1, whose bar.sync in
-// the key warps then counts all 2 NW warps; they keep their barrier 2.
-#ifndef HYMO_GDN_BWD_PQ
-#define HYMO_GDN_BWD_PQ 0
-#endif
-
 namespace hymo::gdn::dev {
 
 template <int S, int D, int C>
@@ -392,7 +379,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (tid == 0) misc[0] = 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
-  constexpr bool PQ = HYMO_GDN_BWD_PQ;  // P's diagonal block from the query warps
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
 
   // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
@@ -637,12 +623,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         }
       __syncwarp();  // sdc
       // dc triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
-      // (PQ: and P[t][tau] = sum_s c_t b_tau w, over the quad's quarters of S)
       float acc[Q], wv[Q];
-      [[maybe_unused]] float cq[PQ ? Q : 1];
 #pragma unroll
       for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-      if constexpr (PQ) ldq<Q>(sc + (base + 7 - pp) * LS + s0, cq);
       HYMO_GDN_BWD_UNROLL  // the dc triangle walk
       for (int it = 0; it < 9; ++it) {
         const bool second = it >= 8 - pp;
@@ -651,7 +634,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           flush(sdc + (base + 7 - pp) * FS + s0, acc);
 #pragma unroll
           for (int u = 0; u < Q; ++u) wv[u] = 1.f;
-          if constexpr (PQ) ldq<Q>(sc + (base + pp) * LS + s0, cq);
         } else if (it > 0) {  // w(t, tau) = w(t, tau + 1) a_{tau + 1}
           float av[Q];
           ldqf<Q>(a + (base + tau + 1) * FS + s0, av);
@@ -661,24 +643,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float bv[Q];
         ldq<Q>(sb + (base + tau) * LS + s0, bv);
         const float dp = dpd[(lb + t) * LT + lb + tau];
-        [[maybe_unused]] float x = 0.f;
 #pragma unroll
-        for (int u = 0; u < Q; ++u) {
-          const float bw = bv[u] * wv[u];
-          acc[u] = fmaf(dp, bw, acc[u]);
-          if constexpr (PQ) x = fmaf(bw, cq[u], x);
-        }
-        if constexpr (PQ) {
-          x += __shfl_xor_sync(0xffffffffu, x, 1);
-          x += __shfl_xor_sync(0xffffffffu, x, 2);
-          if (qd == 0) pd[(lb + tau) * LT + lb + t] = x;
-        }
+        for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
       }
       flush(sdc + (base + pp) * FS + s0, acc);
-      if constexpr (PQ) {  // pd is complete: barrier 1 (the key warps wait there)
-        __syncwarp();
-        asm volatile("bar.arrive 1, %0;\n" ::"n"(64 * NW) : "memory");
-      }
 
       // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
       // old adjoint is read from its tiles by the key warps, rewritten after the chunk)
@@ -802,7 +770,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         }
       {
         // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
-        // the square from the mid tile, the triangles below (PQ: in the query warp's walk)
+        // the square from the mid tile, the triangles below
         float sq[2][4];
         zero(sq);
         warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
@@ -821,7 +789,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       float acc[Q], wv[Q], kb[Q], part[9];
 #pragma unroll
       for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-      if constexpr (!PQ) ldq<Q>(sb + (base + pp) * LS + s0, kb);
+      ldq<Q>(sb + (base + pp) * LS + s0, kb);
 #pragma unroll
       for (int it = 0; it < 9; ++it) {
         int tau, t;
@@ -830,7 +798,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           flush(sdb + (base + pp) * FS + s0, acc);
 #pragma unroll
           for (int u = 0; u < Q; ++u) wv[u] = 1.f;
-          if constexpr (!PQ) ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb);
+          ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb);
         } else if (it > 0) {
           float av[Q];
           ldqf<Q>(a + (base + t) * FS + s0, av);
@@ -845,13 +813,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         for (int u = 0; u < Q; ++u) {
           const float cw = cv[u] * wv[u];
           acc[u] = fmaf(dp, cw, acc[u]);
-          if constexpr (!PQ) x = fmaf(cw, kb[u], x);
+          x = fmaf(cw, kb[u], x);
         }
         part[it] = x;
       }
       flush(sdb + (base + 7 - pp) * FS + s0, acc);
-      if constexpr (!PQ) quad_sum(part);
-      if (!PQ && qd == 0) {
+      quad_sum(part);
+      if (qd == 0) {
 #pragma unroll
         for (int it = 0; it < 9; ++it) {
           int tau, t;
@@ -859,7 +827,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           pd[(lb + tau) * LT + lb + t] = part[it];
         }
       }
-      __syncwarp();  // pd (PQ: the query warps write it)
+      __syncwarp();  // pd
       // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
       //   sum_{i>wb} P_i,wb^T dO_i + P_wb,wb^T dO_wb + Klast_wb dh + D_skip dO
       // With the switch, key warp w's off-diagonal products are NW-1-w for db (block w)
@@ -882,9 +850,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           frag_hi(pt, pa);
           mm_regA<ND>(dvacc, pa, dOt + 16 * i * LD, LD);
         }
-        if constexpr (PQ)  // every query warp's pd is complete (they arrive at barrier 1)
-          asm volatile("bar.sync 1, %0;\n" ::"n"(64 * NW) : "memory");
-        else if constexpr (BAL)  // every key warp's pd is complete (barrier 1: the key warps only)
+        if constexpr (BAL)  // every key warp's pd is complete (barrier 1: the key warps only)
           asm volatile("bar.sync 1, %0;\n" ::"n"(32 * NW) : "memory");
         {
           uint32_t pa[4];

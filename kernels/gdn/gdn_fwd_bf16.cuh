@@ -484,6 +484,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   constexpr int LQ = C * LS, LK = P::NKR * LS, LPP = C * LP;
   // HYMO_GDN_H0_TILE: the entering states for the staged backward from the state tiles
   constexpr bool H0T = TRAIN && HYMO_GDN_H0_TILE && staged_bwd(S, D);
+  // HYMO_GDN_OUT_ROWS: z and y as 16-byte row pieces (NU a lane: 16 rows of DR columns),
+  // through the warp's P rows (C + 8 >= D columns when D <= 32)
+  constexpr bool OR = HYMO_GDN_OUT_ROWS && FUSED && D <= 32 && DR >= 8;
+  constexpr int NU = OR ? 16 * (DR / 8) / 32 : 1;
+  static_assert(!OR || (NU >= 1 && 16 * (DR / 8) == 32 * NU), "OUT_ROWS: whole 16-byte pieces a lane");
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -641,9 +646,18 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     const size_t tok0 = size_t(bb) * p.T + t0;
     const bf16* sv = svb(k & 1);
     // this lane's z pairs (epilogue layout), kept as raw BF16 pairs so that nothing
-    // waits for them before the epilogue
+    // waits for them before the epilogue (OR: 16-byte pieces of the warp's rows, turned
+    // into the pairs in the epilogue)
     [[maybe_unused]] uint32_t zq[ND][2];
-    if constexpr (FUSED) {
+    [[maybe_unused]] uint4 zr[OR ? NU : 1];
+    if constexpr (OR) {
+      const bf16* zb = reinterpret_cast<const bf16*>(p.z) + (tok0 * p.H + h) * D + cb;
+#pragma unroll
+      for (int i = 0; i < NU; ++i) {
+        const int u = lane + 32 * i, rr = u / (DR / 8), cc = (u % (DR / 8)) * 8, t = r0 + rr;
+        zr[i] = t < n ? __ldg(reinterpret_cast<const uint4*>(zb + (t * p.H * D + cc))) : make_uint4(0u, 0u, 0u, 0u);
+      }
+    } else if constexpr (FUSED) {
       // (one 64-bit base a chunk, 32-bit offsets from it: H D C < 2^31, gdn_check_shape)
       const bf16* zb = reinterpret_cast<const bf16*>(p.z) + (tok0 * p.H + h) * D + cb + 2 * tq;
 #pragma unroll
@@ -934,20 +948,54 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       }
 #pragma unroll
       for (int r = 0; r < 2; ++r) ss[r] = rsqrtf(ss[r] * (1.f / D) + p.eps);
+      // OR: z and y pass through this warp's columns of its row block's P rows, dead
+      // since the P V product (R = 2: since the pair barrier above, after both warps'
+      // products): z in as 16-byte row pieces, out as the lane's pairs; y in as pairs,
+      // out as 16-byte row pieces
+      [[maybe_unused]] bf16* stg = sp + r0 * LP + cb;
+      if constexpr (OR) {
+        __syncwarp();
+#pragma unroll
+        for (int i = 0; i < NU; ++i) {
+          const int u = lane + 32 * i, rr = u / (DR / 8), cc = (u % (DR / 8)) * 8;
+          *reinterpret_cast<uint4*>(stg + rr * LP + cc) = zr[i];
+        }
+        __syncwarp();
+#pragma unroll
+        for (int nt = 0; nt < ND; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr)
+            zq[nt][hr] = *reinterpret_cast<const uint32_t*>(stg + (gq + hr * 8) * LP + nt * 8 + 2 * tq);
+        __syncwarp();
+      }
 #pragma unroll
       for (int nt = 0; nt < ND; ++nt) {
         const int d = cb + nt * 8 + 2 * tq;
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
-          if (t < n) {
+          if (OR || t < n) {
             const float2 zz = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
             // silu(z) = z / (1 + 2^(-z log2 e))
             const float s0 = __fdividef(zz.x, 1.f + ex2f(-1.4426950408889634f * zz.x));
             const float s1 = __fdividef(zz.y, 1.f + ex2f(-1.4426950408889634f * zz.y));
-            st2(reinterpret_cast<bf16*>(p.out) + ((tok0 + t) * p.H + h) * D + d,
-                acc[nt][2 * hr] * (ss[hr] * wy[nt].x) * s0, acc[nt][2 * hr + 1] * (ss[hr] * wy[nt].y) * s1);
+            const float y0 = acc[nt][2 * hr] * (ss[hr] * wy[nt].x) * s0;
+            const float y1 = acc[nt][2 * hr + 1] * (ss[hr] * wy[nt].y) * s1;
+            if constexpr (OR)
+              *reinterpret_cast<uint32_t*>(stg + (gq + hr * 8) * LP + nt * 8 + 2 * tq) = pack_bf16(y0, y1);
+            else
+              st2(reinterpret_cast<bf16*>(p.out) + ((tok0 + t) * p.H + h) * D + d, y0, y1);
           }
+        }
+      }
+      if constexpr (OR) {
+        __syncwarp();
+        bf16* ob = reinterpret_cast<bf16*>(p.out) + (tok0 * p.H + h) * D + cb;
+#pragma unroll
+        for (int i = 0; i < NU; ++i) {
+          const int u = lane + 32 * i, rr = u / (DR / 8), cc = (u % (DR / 8)) * 8, t = r0 + rr;
+          if (t < n)
+            *reinterpret_cast<uint4*>(ob + (t * p.H * D + cc)) = *reinterpret_cast<const uint4*>(stg + rr * LP + cc);
         }
       }
     }
