@@ -102,14 +102,20 @@
 #define HYMO_GDN_ADJ_FASTSIG 1
 #endif
 
-// HYMO_GDN_ADJ_MINB (session 9; default 5 since run 58, 0 turns it off): the adjoint
-// pass's minimum CTAs an SM for ptxas (__launch_bounds__), at S, D <= 32. Without it the
-// pass runs 4 warps a CTA at 124-128 registers: 4 CTAs (16 warps) an SM, register-bound
-// (41 KB of shared memory would allow 5). With 5: 96 registers and 28 bytes of spills
-// (ptxas, the fused s32 variant), 5 CTAs an SM. Run 57: with FASTSIG, forward + backward
-// -1.1% against -0.5% for FASTSIG alone.
+// HYMO_GDN_ADJ_MINB (session 9; 0 turns it off): the adjoint pass's minimum CTAs an SM for
+// ptxas (__launch_bounds__), at S <= 32, D = 32; HYMO_GDN_ADJ_MINB16 likewise at D = 16.
+// Without it the pass runs 4 warps a CTA at 124-128 registers: 4 CTAs (16 warps) an SM,
+// register-bound (41 KB of shared memory would allow 5). With 5: 96 registers and 28
+// bytes of spills (ptxas, the fused s32 variant), 5 CTAs an SM; run 57: with FASTSIG,
+// forward + backward -1.1% against -0.5% for FASTSIG alone, so 5 was the default (run 58).
+// Since HYMO_GDN_ADJ_ROWS the pass spills 88 bytes at 96 registers, and 4 at D = 32 (128
+// registers, no spills) measured faster (run 66: forward + backward -0.8% at the default
+// shape, -2.7% at H = 64, +2% at B = 1, H = 16), 5 still better at D = 16 (+1.4% with 4).
 #ifndef HYMO_GDN_ADJ_MINB
-#define HYMO_GDN_ADJ_MINB 5
+#define HYMO_GDN_ADJ_MINB 4
+#endif
+#ifndef HYMO_GDN_ADJ_MINB16
+#define HYMO_GDN_ADJ_MINB16 5
 #endif
 
 // HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-

@@ -72,14 +72,6 @@
 #define HYMO_GDN_BWD_BAL 2
 #endif
 
-// HYMO_GDN_DV_ROWS (session 10; default off until measured): the key warps' dv leaves as
-// 16-byte pieces of whole rows, through the warp's own dP^T tile (dead once its triangle
-// walk is done), instead of 4-byte pairs in the mma accumulator layout (8 rows a warp
-// instruction, half of each 32-byte sector), as HYMO_GDN_ADJ_ROWS did for the adjoint pass.
-#ifndef HYMO_GDN_DV_ROWS
-#define HYMO_GDN_DV_ROWS 0
-#endif
-
 namespace hymo::gdn::dev {
 
 template <int S, int D, int C>
@@ -387,8 +379,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (tid == 0) misc[0] = 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
-  // HYMO_GDN_DV_ROWS: dv leaves as 16-byte row pieces (the dP^T tile holds 16 D-element rows)
-  constexpr bool DVR = HYMO_GDN_DV_ROWS && D >= 16 && 2 * 16 * D <= 4 * 16 * LT;
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
 
   // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
@@ -887,44 +877,17 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
           }
         }
-        if constexpr (DVR) {
-          // HYMO_GDN_DV_ROWS: the block's dv (BF16, 16 rows of D) through this warp's dP^T
-          // tile (dead since its walk), 16-byte units swizzled by row so that the pair
-          // stores meet no bank twice, then out as 16-byte pieces of whole rows
-          bf16* stg = reinterpret_cast<bf16*>(dpd);
-          const auto swz = [](int r) { return (r * D / 64) & (D / 8 - 1); };
-          __syncwarp();
 #pragma unroll
-          for (int nt = 0; nt < ND; ++nt)
+        for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
-            for (int hr = 0; hr < 2; ++hr) {
-              const int r = gq + hr * 8, t = rb + r, d = nt * 8 + 2 * tq;
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = rb + gq + hr * 8, d = nt * 8 + 2 * tq;
+            if (t < n) {
               const float2 o2 = unpack2(dOt + t * LD + d, dOt + LO + t * LD + d);
-              *reinterpret_cast<uint32_t*>(stg + r * D + 8 * (nt ^ swz(r)) + 2 * tq) =
-                  pack_bf16(fmaf(dsk, o2.x, dvacc[nt][2 * hr]), fmaf(dsk, o2.y, dvacc[nt][2 * hr + 1]));
+              st2(reinterpret_cast<bf16*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
+                  fmaf(dsk, o2.x, dvacc[nt][2 * hr]), fmaf(dsk, o2.y, dvacc[nt][2 * hr + 1]));
             }
-          __syncwarp();
-          bf16* dvb = reinterpret_cast<bf16*>(p.dv) + (tok0 * p.H + h) * D;
-#pragma unroll
-          for (int i = 0; i < D / 16; ++i) {
-            const int u = lane + 32 * i, r = u / (D / 8), k = u % (D / 8), t = rb + r;
-            if (t < n)
-              *reinterpret_cast<uint4*>(dvb + (size_t(t) * p.H * D + 8 * k)) =
-                  *reinterpret_cast<const uint4*>(stg + r * D + 8 * (k ^ swz(r)));
           }
-        } else {
-#pragma unroll
-          for (int nt = 0; nt < ND; ++nt)
-#pragma unroll
-            for (int hr = 0; hr < 2; ++hr) {
-              const int t = rb + gq + hr * 8, d = nt * 8 + 2 * tq;
-              if (t < n) {
-                const float2 o2 = unpack2(dOt + t * LD + d, dOt + LO + t * LD + d);
-                st2(reinterpret_cast<bf16*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
-                    fmaf(dsk, o2.x, dvacc[nt][2 * hr]), fmaf(dsk, o2.y, dvacc[nt][2 * hr + 1]));
-              }
-            }
-        }
       }
     }
     __syncthreads();  // dc, db of every block are complete: v, dO, h0 and dh's tiles are dead

@@ -1103,7 +1103,8 @@ struct PlanA {
 };
 
 template <int S, int D, int C, bool FUSED>
-__global__ void __launch_bounds__(2 * C, (HYMO_GDN_ADJ_MINB && S <= 32 && D <= 32) ? HYMO_GDN_ADJ_MINB : 1)
+__global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB) ? HYMO_GDN_ADJ_MINB
+                                       : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16 : 1)
     adj_bf16_kernel(KParams p) {
   pdl_enter();
   using P = PlanA<S, D, C>;
