@@ -404,7 +404,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 template <int S, int D, bool REVERSE>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
   pdl_enter();
-  constexpr int N = S * D, U = 8;
+  constexpr int N = S * D, U = HYMO_GDN_SCAN_U;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
   const int i = blockIdx.x * 128 + threadIdx.x;
   if (i >= N) return;
