@@ -6,8 +6,11 @@
 # build's benchmark (A) and each variant's (B1, B2, ...) run in turn, GDN_AB_ROUNDS times
 # (default 3), on the shapes of GDN_AB_SHAPES (default: the default shape), with the
 # extra benchmark arguments of GDN_AB_BENCH_ARGS (e.g. "--cps 0,3,8": segment lengths).
-# Run after `scripts/device-gdn.sh build`. A variant prebuilt here with the same flags
-# (scripts/gdn-prebuild.sh with GDN_AB_FLAGS, carried as .gdn-prebuilt) is not rebuilt.
+# A is the build of `scripts/device-gdn.sh build` (recorded in /tmp/gdn-gdir); without one
+# in this machine's session the script runs that build step first (it takes the prebuilt
+# A when there is one: run 64 lost its A arm when this was left to the caller). A variant
+# prebuilt here with the same flags (scripts/gdn-prebuild.sh with GDN_AB_FLAGS, carried
+# as .gdn-prebuilt) is not rebuilt.
 # Usage (repo root, on the device): OUT=/some/dir GDN_AB_FLAGS="..." scripts/device-gdn-ab.sh
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
@@ -15,7 +18,14 @@ mkdir -p "$OUT"
 ROOT=$(pwd)
 . "$ROOT/scripts/gdn-prebuilt-lib.sh"  # prebuilt(): variants from scripts/gdn-prebuild.sh
 : "${GDN_AB_FLAGS:?set GDN_AB_FLAGS to the CUDA defines of the variants}"
-BINS=("$(cat /tmp/gdn-gdir)/hymo_gdn_bench")
+if [ ! -s /tmp/gdn-gdir ] || [ ! -x "$(cat /tmp/gdn-gdir)/hymo_gdn_bench" ]; then
+  echo "== A: no earlier build in this session; running scripts/device-gdn.sh build" | tee -a "$OUT/ab.log"
+  OUT="$OUT/a-build" "$ROOT/scripts/device-gdn.sh" build > "$OUT/a-build.log" 2>&1 \
+    || { echo "device-gdn-ab: A's build failed (see $OUT/a-build.log)" >&2; tail -20 "$OUT/a-build.log" >&2; exit 1; }
+fi
+A_BENCH="$(cat /tmp/gdn-gdir)/hymo_gdn_bench"
+[ -x "$A_BENCH" ] || { echo "device-gdn-ab: A's benchmark $A_BENCH is missing" >&2; exit 1; }
+BINS=("$A_BENCH")
 NAMES=(A)
 IFS=';' read -r -a VARIANTS <<< "$GDN_AB_FLAGS"
 i=0
