@@ -267,6 +267,30 @@ __device__ __forceinline__ float bf16_rem(float x) {
   return x - __bfloat162float(__float2bfloat16_rn(x));
 }
 
+// Row statistics of the fused epilogue (RMSNorm over D), from per-lane partial sums of
+// two rows (r and r + 8 of a 16-row block): the four lanes of a quad hold one row's
+// columns in the mma layouts and in the adjoint pass's row layout.
+// ss: sums of squares -> rsqrt(mean + eps).
+template <int D>
+__device__ __forceinline__ void quad_rsqrt_mean(float (&ss)[2], float eps) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
+    ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
+    ss[r] = rsqrtf(ss[r] / D + eps);
+  }
+}
+// m: sums -> means.
+template <int D>
+__device__ __forceinline__ void quad_mean(float (&m)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    m[r] += __shfl_xor_sync(0xffffffffu, m[r], 1);
+    m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
+    m[r] /= D;
+  }
+}
+
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
                                          uint32_t b1) {
   asm volatile(
@@ -892,12 +916,7 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
               acc[nt][e] += dsk * IO<Tin>::cv(sv[t * P::LD + d]);
               ss[e >> 1] += acc[nt][e] * acc[nt][e];
             }
-#pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
-            ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
-            ss[r] = rsqrtf(ss[r] / D + p.eps);
-          }
+          quad_rsqrt_mean<D>(ss, p.eps);
 #pragma unroll
           for (int nt = 0; nt < D / 8; ++nt) {
             const int d = nt * 8 + 2 * tq;

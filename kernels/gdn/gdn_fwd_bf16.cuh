@@ -1084,6 +1084,22 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 // per chunk as exp(gseg A) (Qs^T dO) with Qs and dO split into BF16 high and low
 // tiles (FP32-accurate products: the adjoints feed the decay gradient).
 // AH (HYMO_GDN_ADJ_AHEAD): o and c in two buffers each (o_o1, o_c1), v in one.
+// The fused epilogue's backward for one element, y = nn w silu(z) with nn = yp r (r the
+// row's rsqrt): returns dz; dn = dL/dnn, and adds the dw_y term and nn dn (the row's m).
+// HYMO_GDN_ADJ_FASTSIG: sigmoid(z) as in the forward's epilogue, 1 / (1 + 2^(-z log2 e))
+// with the approximate reciprocal (IEEE 1/x inlines its slow-path branch 16 times a
+// chunk: about 10 instructions an element more).
+__device__ __forceinline__ float epi_bwd(float zz, float dy, float wv, float nn, float& dn,
+                                         float& dw, float& m) {
+  const float sg = HYMO_GDN_ADJ_FASTSIG ? __fdividef(1.f, 1.f + ex2f(-1.4426950408889634f * zz))
+                                        : 1.f / (1.f + __expf(-zz));
+  const float sz = zz * sg;
+  dn = dy * wv * sz;
+  dw += dy * nn * sz;
+  m += dn * nn;
+  return dy * nn * wv * (sg + zz * sg * (1.f - sg));
+}
+
 template <int S, int D, int C>
 struct PlanA {
   static constexpr int LS = S + 8, LD = D + 8, FD = D + 4;
@@ -1300,88 +1316,59 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
           }
         }
       };
-      if constexpr (FUSED) {
-        float yp[2][CW], dn[2][CW], ss[2] = {0.f, 0.f}, m[2] = {0.f, 0.f};
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8;
-#pragma unroll
-          for (int k = 0; k < NV; ++k) {
-            float o8[8], v8[8];
-            ld8(sob + t * FD + cw0 + 8 * k, o8);
-            ld8(sv + t * LD + cw0 + 8 * k, v8);
-#pragma unroll
-            for (int e = 0; e < 8; ++e) {
-              const float y = fmaf(dsk, v8[e], o8[e]);
-              yp[hr][8 * k + e] = y;
-              ss[hr] = fmaf(y, y, ss[hr]);
-            }
-          }
-        }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
-          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
-          ss[r] = rsqrtf(ss[r] / D + p.eps);
-        }
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8;
-#pragma unroll
-          for (int k = 0; k < NV; ++k) {
-            float z8[8], y8[8], dz8[8], w8[8];
-            unpack8(zv[hr][k], z8);
-            unpack8(yv[hr][k], y8);
-            ld8(swy + cw0 + 8 * k, w8);
-#pragma unroll
-            for (int e = 0; e < 8; ++e) {
-              const int c = 8 * k + e;
-              const float zz = z8[e], dy = y8[e], wv = w8[e];
-              const float sg = HYMO_GDN_ADJ_FASTSIG ? __fdividef(1.f, 1.f + ex2f(-1.4426950408889634f * zz))
-                                                    : 1.f / (1.f + __expf(-zz));
-              const float sz = zz * sg;
-              const float nn = yp[hr][c] * ss[hr];
-              dn[hr][c] = dy * wv * sz;
-              dwl[c >> 1][c & 1] += dy * nn * sz;
-              dz8[e] = dy * nn * wv * (sg + zz * sg * (1.f - sg));
-              m[hr] += dn[hr][c] * nn;
-            }
-            if (t < n) st16(reinterpret_cast<bf16*>(p.dz) + ((tok0 + t) * p.H + h) * D + cw0 + 8 * k, dz8);
-          }
-        }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          m[r] += __shfl_xor_sync(0xffffffffu, m[r], 1);
-          m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
-          m[r] /= D;
-        }
-        float dsc = 0.f;
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8;
-#pragma unroll
-          for (int k = 0; k < NV; ++k) {
-            float v8[8], x[8];
-            ld8(sv + t * LD + cw0 + 8 * k, v8);
-#pragma unroll
-            for (int e = 0; e < 8; ++e) {
-              const int c = 8 * k + e;
-              x[e] = t < n ? ss[hr] * (dn[hr][c] - yp[hr][c] * ss[hr] * m[hr]) : 0.f;
-              dsc = fmaf(x[e], v8[e], dsc);
-            }
-            emit(hr, k, x);
-          }
-        }
-        dsum += double(dsc);
-      } else {
+      // f(hr, k, t) for each 16-byte piece k of row half hr (row t) of this lane
+      auto pieces = [&](auto f) {
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr)
 #pragma unroll
-          for (int k = 0; k < NV; ++k) {
-            float y8[8];
-            unpack8(yv[hr][k], y8);
-            emit(hr, k, y8);
+          for (int k = 0; k < NV; ++k) f(hr, k, r0 + gq + hr * 8);
+      };
+      if constexpr (FUSED) {
+        float yp[2][CW], dn[2][CW], ss[2] = {0.f, 0.f}, m[2] = {0.f, 0.f};
+        pieces([&](int hr, int k, int t) {
+          float o8[8], v8[8];
+          ld8(sob + t * FD + cw0 + 8 * k, o8);
+          ld8(sv + t * LD + cw0 + 8 * k, v8);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            const float y = fmaf(dsk, v8[e], o8[e]);
+            yp[hr][8 * k + e] = y;
+            ss[hr] = fmaf(y, y, ss[hr]);
           }
+        });
+        quad_rsqrt_mean<D>(ss, p.eps);
+        pieces([&](int hr, int k, int t) {
+          float z8[8], y8[8], dz8[8], w8[8];
+          unpack8(zv[hr][k], z8);
+          unpack8(yv[hr][k], y8);
+          ld8(swy + cw0 + 8 * k, w8);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            const int c = 8 * k + e;
+            dz8[e] = epi_bwd(z8[e], y8[e], w8[e], yp[hr][c] * ss[hr], dn[hr][c], dwl[c >> 1][c & 1], m[hr]);
+          }
+          if (t < n) st16(reinterpret_cast<bf16*>(p.dz) + ((tok0 + t) * p.H + h) * D + cw0 + 8 * k, dz8);
+        });
+        quad_mean<D>(m);
+        float dsc = 0.f;
+        pieces([&](int hr, int k, int t) {
+          float v8[8], x[8];
+          ld8(sv + t * LD + cw0 + 8 * k, v8);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            const int c = 8 * k + e;
+            x[e] = t < n ? ss[hr] * (dn[hr][c] - yp[hr][c] * ss[hr] * m[hr]) : 0.f;
+            dsc = fmaf(x[e], v8[e], dsc);
+          }
+          emit(hr, k, x);
+        });
+        dsum += double(dsc);
+      } else {
+        pieces([&](int hr, int k, int) {
+          float y8[8];
+          unpack8(yv[hr][k], y8);
+          emit(hr, k, y8);
+        });
       }
     } else {
       float dyp[D / 8][4];
@@ -1398,12 +1385,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
             yp[nt][2 * hr + 1] = fmaf(dsk, v2.y, o2.y);
             ss[hr] = fmaf(yp[nt][2 * hr], yp[nt][2 * hr], fmaf(yp[nt][2 * hr + 1], yp[nt][2 * hr + 1], ss[hr]));
           }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 1);
-          ss[r] += __shfl_xor_sync(0xffffffffu, ss[r], 2);
-          ss[r] = rsqrtf(ss[r] / D + p.eps);
-        }
+        quad_rsqrt_mean<D>(ss, p.eps);
 #pragma unroll
         for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
@@ -1415,27 +1397,12 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 #pragma unroll
             for (int u = 0; u < 2; ++u) {
               const int e = 2 * hr + u;
-              const float zz = u ? z2.y : z2.x, dy = u ? y2.y : y2.x, wv = u ? wy[nt].y : wy[nt].x;
-              // HYMO_GDN_ADJ_FASTSIG: sigmoid(z) as in the forward's epilogue, 1 / (1 +
-              // 2^(-z log2 e)) with the approximate reciprocal (IEEE 1/x inlines its
-              // slow-path branch 16 times a chunk: about 10 instructions an element more)
-              const float sg = HYMO_GDN_ADJ_FASTSIG ? __fdividef(1.f, 1.f + ex2f(-1.4426950408889634f * zz))
-                                                    : 1.f / (1.f + __expf(-zz));
-              const float sz = zz * sg;
-              const float nn = yp[nt][e] * ss[hr];
-              dn[nt][e] = dy * wv * sz;
-              dwl[nt][u] += dy * nn * sz;
-              dzv[u] = dy * nn * wv * (sg + zz * sg * (1.f - sg));
-              m[hr] += dn[nt][e] * nn;
+              dzv[u] = epi_bwd(u ? z2.y : z2.x, u ? y2.y : y2.x, u ? wy[nt].y : wy[nt].x,
+                               yp[nt][e] * ss[hr], dn[nt][e], dwl[nt][u], m[hr]);
             }
             if (t < n) st2(reinterpret_cast<bf16*>(p.dz) + ((tok0 + t) * p.H + h) * D + d, dzv[0], dzv[1]);
           }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          m[r] += __shfl_xor_sync(0xffffffffu, m[r], 1);
-          m[r] += __shfl_xor_sync(0xffffffffu, m[r], 2);
-          m[r] /= D;
-        }
+        quad_mean<D>(m);
         float dsc = 0.f;
 #pragma unroll
         for (int nt = 0; nt < D / 8; ++nt)
