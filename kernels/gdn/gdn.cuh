@@ -151,11 +151,13 @@
 // block are past their pair barrier), instead of 4-byte pairs in the accumulator layout
 // (8 rows a warp instruction, half of each 32-byte sector): the adjoint pass's epilogue
 // was 13% faster in row layout (HYMO_GDN_ADJ_ROWS, run 64: 136.2 -> 118.3 us).
-// HYMO_GDN_SCAN_U (session 10; default 8): the segment scans' loads in flight a thread
-// (segments fetched together before the dependent combine; 16 covers the default shape's
-// 16 segments in one round trip).
+// HYMO_GDN_SCAN_U (session 10; 16 since run 69, 8 before): the segment scans' loads in
+// flight a thread (segments fetched together before the dependent combine, which keeps
+// its order: the results are bitwise those of 8). 16 covers the default shape's 16
+// segments in one round trip: run 69, forward -2% (0.1477-0.1483 against 0.1508-0.1518
+// ms), forward + backward -0.6%; at H = 64 (8 segments) +0.4-0.5%.
 #ifndef HYMO_GDN_SCAN_U
-#define HYMO_GDN_SCAN_U 8
+#define HYMO_GDN_SCAN_U 16
 #endif
 
 #ifndef HYMO_GDN_OUT_ROWS
