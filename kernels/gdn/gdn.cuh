@@ -151,6 +151,10 @@
 // block are past their pair barrier), instead of 4-byte pairs in the accumulator layout
 // (8 rows a warp instruction, half of each 32-byte sector): the adjoint pass's epilogue
 // was 13% faster in row layout (HYMO_GDN_ADJ_ROWS, run 64: 136.2 -> 118.3 us).
+#ifndef HYMO_GDN_OUT_ROWS
+#define HYMO_GDN_OUT_ROWS 1
+#endif
+
 // HYMO_GDN_SCAN_U (session 10; 16 since run 69, 8 before): the segment scans' loads in
 // flight a thread (segments fetched together before the dependent combine, which keeps
 // its order: the results are bitwise those of 8). 16 covers the default shape's 16
@@ -158,10 +162,6 @@
 // ms), forward + backward -0.6%; at H = 64 (8 segments) +0.4-0.5%.
 #ifndef HYMO_GDN_SCAN_U
 #define HYMO_GDN_SCAN_U 16
-#endif
-
-#ifndef HYMO_GDN_OUT_ROWS
-#define HYMO_GDN_OUT_ROWS 1
 #endif
 
 // HYMO_GDN_TRI_SPLIT (session 9; default on since run 59, 0 turns it off): in the
@@ -406,9 +406,8 @@ __device__ __forceinline__ void zero(float (&acc)[NT][4]) {
   for (int i = 0; i < NT; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
 }
 
-// 8 consecutive elements (16-byte aligned) as floats.
-__device__ __forceinline__ void ld8(const __nv_bfloat16* p, float (&x)[8]) {
-  const int4 v = *reinterpret_cast<const int4*>(p);
+// 8 BF16 values packed in 16 bytes (e.g. a 16-byte global load) as floats.
+__device__ __forceinline__ void unpack8(const uint4& v, float (&x)[8]) {
   const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -416,6 +415,11 @@ __device__ __forceinline__ void ld8(const __nv_bfloat16* p, float (&x)[8]) {
     x[2 * i] = f.x;
     x[2 * i + 1] = f.y;
   }
+}
+// 8 consecutive elements (16-byte aligned) as floats.
+__device__ __forceinline__ void ld8(const __nv_bfloat16* p, float (&x)[8]) {
+  const int4 v = *reinterpret_cast<const int4*>(p);
+  unpack8(reinterpret_cast<const uint4&>(v), x);
 }
 __device__ __forceinline__ void ld8(const float* p, float (&x)[8]) {
   const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);

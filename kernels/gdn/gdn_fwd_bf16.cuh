@@ -490,6 +490,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   constexpr bool OR = HYMO_GDN_OUT_ROWS && FUSED && (D == 32 || (TRAIN && D == 16));
   constexpr int NU = OR ? 16 * (DR / 8) / 32 : 1;
   static_assert(!OR || (NU >= 1 && 16 * (DR / 8) == 32 * NU), "OUT_ROWS: whole 16-byte pieces a lane");
+  // OR: piece i of this lane is row rr of the warp's block, columns cb + cc .. + 7
+  const auto or_piece = [](int i, int lane_, int& rr, int& cc) {
+    const int u = lane_ + 32 * i;
+    rr = u / (DR / 8);
+    cc = (u % (DR / 8)) * 8;
+  };
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -655,7 +661,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       const bf16* zb = reinterpret_cast<const bf16*>(p.z) + (tok0 * p.H + h) * D + cb;
 #pragma unroll
       for (int i = 0; i < NU; ++i) {
-        const int u = lane + 32 * i, rr = u / (DR / 8), cc = (u % (DR / 8)) * 8, t = r0 + rr;
+        int rr, cc;
+        or_piece(i, lane, rr, cc);
+        const int t = r0 + rr;
         zr[i] = t < n ? __ldg(reinterpret_cast<const uint4*>(zb + (t * p.H * D + cc))) : make_uint4(0u, 0u, 0u, 0u);
       }
     } else if constexpr (FUSED) {
@@ -958,7 +966,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         __syncwarp();
 #pragma unroll
         for (int i = 0; i < NU; ++i) {
-          const int u = lane + 32 * i, rr = u / (DR / 8), cc = (u % (DR / 8)) * 8;
+          int rr, cc;
+          or_piece(i, lane, rr, cc);
           *reinterpret_cast<uint4*>(stg + rr * LP + cc) = zr[i];
         }
         __syncwarp();
@@ -994,7 +1003,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         bf16* ob = reinterpret_cast<bf16*>(p.out) + (tok0 * p.H + h) * D + cb;
 #pragma unroll
         for (int i = 0; i < NU; ++i) {
-          const int u = lane + 32 * i, rr = u / (DR / 8), cc = (u % (DR / 8)) * 8, t = r0 + rr;
+          int rr, cc;
+          or_piece(i, lane, rr, cc);
+          const int t = r0 + rr;
           if (t < n)
             *reinterpret_cast<uint4*>(ob + (t * p.H * D + cc)) = *reinterpret_cast<const uint4*>(stg + rr * LP + cc);
         }
@@ -1286,15 +1297,6 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     if constexpr (ROWS) {
       // as below, in the row layout: element e of 16-byte vector k of row half hr is
       // column cw0 + 8 k + e; pair nt of wy and dwl is columns cw0 + 2 nt, + 1
-      auto unpack8 = [](const uint4& q, float (&x)[8]) {
-        const uint32_t w4[4] = {q.x, q.y, q.z, q.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w4[i]));
-          x[2 * i] = f.x;
-          x[2 * i + 1] = f.y;
-        }
-      };
       // dO's 8 values x of vector k of row half hr: high and low into the tiles, and
       // over o's row (as below)
       auto emit = [&](int hr, int k, const float (&x)[8]) {
