@@ -173,6 +173,16 @@
 #define HYMO_GDN_TRI_SPLIT 1
 #endif
 
+// HYMO_GDN_OFFD_R1 (session 11; default off until measured): in the training output pass
+// (two warps a row block) where the first warp of a block walks both diagonal triangles
+// (S = 32), the off-diagonal P blocks and the above-diagonal zero fill go to the second
+// warps, which otherwise only had the diagonal square: the first warps carried that phase's
+// largest share (an off-diagonal block, the triangle walk and the zero fill) while the
+// second ones waited at the barrier after it.
+#ifndef HYMO_GDN_OFFD_R1
+#define HYMO_GDN_OFFD_R1 0
+#endif
+
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {

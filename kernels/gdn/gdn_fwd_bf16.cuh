@@ -762,8 +762,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
-    // round-robin over the warps: Qi rows of block i against Kref_i rows of block j.
-    for (int pr = wid; pr < NW * (NW - 1) / 2; pr += NWT) {
+    // round-robin over the warps (OFFD_R1: over the second warps of the row blocks):
+    // Qi rows of block i against Kref_i rows of block j.
+    constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
+    constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
+    for (int pr = R1 ? (role == 1 ? w : NW * NW) : wid; pr < NW * (NW - 1) / 2; pr += R1 ? NW : NWT) {
       int i = 1;
       while (pr >= i * (i + 1) / 2) ++i;
       const int j = pr - i * (i - 1) / 2;
@@ -820,7 +823,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // largest share while the second waited at the barrier after it). Run 59: the
     // training forward at S = D = 64 3.7% faster; at S = 32 (4 values a lane) 1-2% slower,
     // so not there.
-    constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     if (TS || role == 0) {
       constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
       const int qd = lane % NQ, pp = (lane / NQ) & 3, s0 = qd * Q;
@@ -866,11 +868,17 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
       }
       // zeros above the diagonal inside the two halves (TS: inside this warp's half)
-      for (int i = lane; i < (TS ? 64 : 128); i += 32) {
-        const int hb = (TS ? base : r0) + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
+      if constexpr (!R1)
+        for (int i = lane; i < (TS ? 64 : 128); i += 32) {
+          const int hb = (TS ? base : r0) + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
+          if (t < tau) put_p1(hb + t, hb + tau, 0.f);
+        }
+    }
+    if (R1 && role == 1)  // (R1) the block's zeros above the diagonal inside its halves
+      for (int i = lane; i < 128; i += 32) {
+        const int hb = r0 + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
         if (t < tau) put_p1(hb + t, hb + tau, 0.f);
       }
-    }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
     // o = P V + Qs h (h as BF16 high + low)
