@@ -183,6 +183,18 @@
 #define HYMO_GDN_OFFD_R1 0
 #endif
 
+// HYMO_GDN_TKEND (session 11; default off until measured): the training output pass keeps
+// one C-row Kend tile (each key referenced to the end of its own row block, high and low
+// parts), as the plain pass's P4 layout does, instead of the Kref_i tiles (each key
+// staged once for every later block: four times for block 0's keys, once for block 3's,
+// so the staging phase waited for the first warps). The off-diagonal P blocks then scale
+// Qi's high + low fragments by the pair decay in registers and split the result again
+// (FP32-accurate as before); the state update walks the blocks as P4's does, with the
+// low part as a second product. 15 KB less shared memory at S = D = 32.
+#ifndef HYMO_GDN_TKEND
+#define HYMO_GDN_TKEND 0
+#endif
+
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {

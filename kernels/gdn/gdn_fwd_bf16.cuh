@@ -77,6 +77,29 @@ __device__ __forceinline__ void ldsm_a_colscaled(uint32_t (&a4)[4], const bf16* 
   }
 }
 
+// ldsm_a_colscaled for an operand kept as BF16 high and low tiles (the low tile LO
+// elements after the high one): (high + low) scaled in FP32 and split again, so that the
+// scaled operand stays FP32-accurate as high + low.
+__device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32_t (&al)[4], const bf16* A,
+                                                       int LO, int lda, int k0, float dg, const float* A2) {
+  const int lane = threadIdx.x & 31, kc = k0 + 2 * (lane & 3);
+  const bf16* pa = A + (lane & 15) * lda + k0 + (lane >> 4) * 8;
+  ldsm_x4(ah, pa);
+  ldsm_x4(al, pa + LO);
+  if (dg != 0.f) {
+    const float f[4] = {ex2f(dg * A2[kc]), ex2f(dg * A2[kc + 1]), ex2f(dg * A2[kc + 8]),
+                        ex2f(dg * A2[kc + 9])};
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&ah[r]));
+      const float2 y = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&al[r]));
+      const float v0 = (x.x + y.x) * f[(r >> 1) * 2], v1 = (x.y + y.y) * f[(r >> 1) * 2 + 1];
+      ah[r] = pack_bf16(v0, v1);
+      al[r] = pack_bf16(bf16_rem(v0), bf16_rem(v1));
+    }
+  }
+}
+
 // Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16 or FP16, 16 for
 // floats).
 __device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
@@ -137,7 +160,9 @@ struct PlanF {
   // referenced to their own block's end) in place of the Kref_i tiles; the per-step
   // decays in FP16 (stride FA halves)
   static constexpr bool P4 = HYMO_GDN_OUT4 && !TR && S <= 32 && D <= 32;
-  static constexpr int NKRP = P4 ? C : NKR, FA = S + 8;
+  // KE: the C-row Kend tile (P4, or the training pass with HYMO_GDN_TKEND)
+  static constexpr bool KE = P4 || (HYMO_GDN_TKEND && TR);
+  static constexpr int NKRP = KE ? C : NKR, FA = S + 8;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
@@ -481,7 +506,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   float* dl = A2 + S;
   float* ssx = dl + S;  // the epilogue's per-row partial sums of squares, one row per role
   // low parts (TRAIN): at a fixed distance after each high tile
-  constexpr int LQ = C * LS, LK = P::NKR * LS, LPP = C * LP;
+  constexpr int LQ = C * LS, LK = P::NKRP * LS, LPP = C * LP;
   // HYMO_GDN_H0_TILE: the entering states for the staged backward from the state tiles
   constexpr bool H0T = TRAIN && HYMO_GDN_H0_TILE && staged_bwd(S, D);
   // HYMO_GDN_OUT_ROWS: z and y as 16-byte row pieces (NU a lane: 16 rows of DR columns),
@@ -746,7 +771,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
       stage(mid + t * LS + s0, LQ, z);
-      if constexpr (P::P4) {  // Kend: key t referenced to the end of its own block
+      if constexpr (P::KE) {  // Kend: key t referenced to the end of its own block
         const float dg = G[16 * blk + 15] - gt;
 #pragma unroll
         for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
@@ -773,15 +798,28 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       float acc[2][4];
       zero(acc);
       const bf16* qa = qi + 16 * i * LS;
-      if constexpr (P::P4) {
-        // (Qi_i scaled by d_ij = exp((G_{16i-1} - G_{16j+15}) A) in registers) Kend_j^T
+      if constexpr (P::KE) {
+        // (Qi_i scaled by d_ij = exp((G_{16i-1} - G_{16j+15}) A) in registers) Kend_j^T;
+        // TRAIN: high and low parts of both, hi * hi + lo * hi + hi * lo
         const float dg = G[16 * i - 1] - G[16 * j + 15];
         const bf16* kb = kr + 16 * j * LS;
 #pragma unroll
         for (int k0 = 0; k0 < S; k0 += 16) {
           uint32_t a4[4], b4[4];
-          ldsm_a_colscaled(a4, qa, LS, k0, dg, A2);
-          ldsm_x4(b4, kb + ((lane & 7) + ((lane >> 4) & 1) * 8) * LS + k0 + ((lane >> 3) & 1) * 8);
+          const bf16* kp = kb + ((lane & 7) + ((lane >> 4) & 1) * 8) * LS + k0 + ((lane >> 3) & 1) * 8;
+          if constexpr (TRAIN) {
+            uint32_t al4[4], bl4[4];
+            ldsm_a_colscaled_split(a4, al4, qa, LQ, LS, k0, dg, A2);
+            ldsm_x4(b4, kp);
+            ldsm_x4(bl4, kp + LK);
+            mma_bf16(acc[0], al4, b4[0], b4[1]);
+            mma_bf16(acc[1], al4, b4[2], b4[3]);
+            mma_bf16(acc[0], a4, bl4[0], bl4[1]);
+            mma_bf16(acc[1], a4, bl4[2], bl4[3]);
+          } else {
+            ldsm_a_colscaled(a4, qa, LS, k0, dg, A2);
+            ldsm_x4(b4, kp);
+          }
           mma_bf16(acc[0], a4, b4[0], b4[1]);
           mma_bf16(acc[1], a4, b4[2], b4[3]);
         }
@@ -1022,7 +1060,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // P4's state update reads the block-end gate sums: into registers before the barrier
     // (after it, warp 0 may already write the next chunk's G)
     [[maybe_unused]] float gend[NW];
-    if constexpr (P::P4) {
+    if constexpr (P::KE) {
 #pragma unroll
       for (int j = 0; j < NW; ++j) gend[j] = G[16 * j + 15];
     }
@@ -1054,9 +1092,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
               }
             }
         }
-        if constexpr (P::P4) {
+        if constexpr (P::KE) {
           // block by block: h = exp((G_{16j+15} - G_{16j-1}) A) h + Kend_j^T V_j (G_{-1} = 0),
           // i.e. h = exp(G_last A) h + sum_j exp((G_last - G_{16j+15}) A) Kend_j^T V_j
+          // (TRAIN: + the low part's product)
           const float al0 = A2[mt * 16 + gq], al1 = A2[mt * 16 + gq + 8];
 #pragma unroll
           for (int k0 = 0; k0 < C; k0 += 16) {
@@ -1067,14 +1106,20 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
               hreg[it][nt][0] *= f0; hreg[it][nt][1] *= f0;
               hreg[it][nt][2] *= f1; hreg[it][nt][3] *= f1;
             }
-            uint32_t a4[4];
-            ldsm_x4_t(a4, kr + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8);
+            uint32_t a4[4], al4[4];
+            const bf16* ka = kr + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8;
+            ldsm_x4_t(a4, ka);
+            if constexpr (TRAIN) ldsm_x4_t(al4, ka + LK);
 #pragma unroll
             for (int np = 0; np < NTW / 2; ++np) {
               uint32_t b4[4];
               ldsm_x4_t(b4, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb + np * 16 + (lane >> 4) * 8);
               mma_bf16(hreg[it][2 * np], a4, b4[0], b4[1]);
               mma_bf16(hreg[it][2 * np + 1], a4, b4[2], b4[3]);
+              if constexpr (TRAIN) {
+                mma_bf16(hreg[it][2 * np], al4, b4[0], b4[1]);
+                mma_bf16(hreg[it][2 * np + 1], al4, b4[2], b4[3]);
+              }
             }
           }
         } else {
