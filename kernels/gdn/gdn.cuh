@@ -173,26 +173,47 @@
 #define HYMO_GDN_TRI_SPLIT 1
 #endif
 
-// HYMO_GDN_OFFD_R1 (session 11; default off until measured): in the training output pass
-// (two warps a row block) where the first warp of a block walks both diagonal triangles
-// (S = 32), the off-diagonal P blocks and the above-diagonal zero fill go to the second
-// warps, which otherwise only had the diagonal square: the first warps carried that phase's
-// largest share (an off-diagonal block, the triangle walk and the zero fill) while the
-// second ones waited at the barrier after it.
+// HYMO_GDN_OFFD_R1 (session 11; default on since run 70 with HYMO_GDN_TKEND, whose heavier
+// off-diagonal products it moves off the first warps; alone it measured within noise of off;
+// 0 turns it off): in the training output pass (two warps a row block) where the first warp
+// of a block walks both diagonal triangles (S = 32), the off-diagonal P blocks and the
+// above-diagonal zero fill go to the second warps, which otherwise only had the diagonal
+// square: the first warps carried that phase's largest share (an off-diagonal block, the
+// triangle walk and the zero fill) while the second ones waited at the barrier after it.
 #ifndef HYMO_GDN_OFFD_R1
-#define HYMO_GDN_OFFD_R1 0
+#define HYMO_GDN_OFFD_R1 1
 #endif
 
-// HYMO_GDN_TKEND (session 11; default off until measured): the training output pass keeps
-// one C-row Kend tile (each key referenced to the end of its own row block, high and low
-// parts), as the plain pass's P4 layout does, instead of the Kref_i tiles (each key
+// HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output
+// pass keeps one C-row Kend tile (each key referenced to the end of its own row block, high
+// and low parts), as the plain pass's P4 layout does, instead of the Kref_i tiles (each key
 // staged once for every later block: four times for block 0's keys, once for block 3's,
 // so the staging phase waited for the first warps). The off-diagonal P blocks then scale
 // Qi's high + low fragments by the pair decay in registers and split the result again
 // (FP32-accurate as before); the state update walks the blocks as P4's does, with the
-// low part as a second product. 15 KB less shared memory at S = D = 32.
+// low part as a second product. 15 KB less shared memory at S = D = 32. Run 70 (with
+// OFFD_R1, 3 rounds): training forward -1.2% at the default shape, -1.3% at H = 64, -3% at
+// D = 16, -0.6% at D = S = 64; forward + backward -0.6 to -1.6% (D = S = 64: within noise).
 #ifndef HYMO_GDN_TKEND
-#define HYMO_GDN_TKEND 0
+#define HYMO_GDN_TKEND 1
+#endif
+
+// HYMO_GDN_TCF (session 11; default off until measured): with HYMO_GDN_TKEND's smaller
+// training layout, an FP32 copy of the chunk's c tile (written by the staging, which has
+// the values in FP32 already) for the diagonal triangles' walk, which otherwise converts
+// 8 BF16 values a step (9 KB more shared memory: still 2 CTAs an SM at S = D = 32).
+#ifndef HYMO_GDN_TCF
+#define HYMO_GDN_TCF 0
+#endif
+
+// HYMO_GDN_STATE_LAST (session 11; default 1 until measured, 0 skips it): whether the
+// staged state pass computes the last segment's local state. Nothing needs it: the states
+// entering the segments are sums over the earlier segments only (the forward scan folds the
+// last one into a value it discards), and the backward's reverse scan multiplies the last
+// segment's gate sum by its zero starting value. With 0 that segment's CTA writes its gate
+// sum as 0 (so that the zero product stays 0) and returns: 1/NSEG of the pass's work.
+#ifndef HYMO_GDN_STATE_LAST
+#define HYMO_GDN_STATE_LAST 1
 #endif
 
 namespace hymo::gdn::dev {

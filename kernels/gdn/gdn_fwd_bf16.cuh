@@ -177,7 +177,11 @@ struct PlanF {
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
   static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
-  static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
+  // CF (HYMO_GDN_TCF): c in FP32 for the triangle walk (training pass, KE layout, R = 2,
+  // the first warps walking both triangles)
+  static constexpr bool CF = HYMO_GDN_TCF && KE && TR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
+  static constexpr size_t o_cf = al(o_hl + 2 * S * LD);
+  static constexpr size_t o_vec = al(o_cf + (CF ? 4 * C * FS : 0));  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 1 float with fused_state_fwd: the last segment's gate sum)
   static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
   // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
@@ -398,6 +402,10 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   const int tid = threadIdx.x, w = tid >> 5;
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
+  if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
+    if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
+    return;
+  }
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
 
   float graw[C / 32];
@@ -734,6 +742,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       float cx[8], bx[8], a2[8], y[8], z[8];
       ld8(A2 + s0, a2);
       ld8(sc + t * LS + s0, cx);
+      if constexpr (P::CF) {
+        float* cf = reinterpret_cast<float*>(sm + P::o_cf) + t * FS + s0;
+        *reinterpret_cast<float4*>(cf) = make_float4(cx[0], cx[1], cx[2], cx[3]);
+        *reinterpret_cast<float4*>(cf + 4) = make_float4(cx[4], cx[5], cx[6], cx[7]);
+      }
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       const bool lower = (t & 15) >= 8;
@@ -886,7 +899,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * av[e];
         }
         float cv[Q];
-        ldq<Q>(sc + t * LS + s0, cv);
+        if constexpr (P::CF)
+          ldqf<Q>(reinterpret_cast<const float*>(sm + P::o_cf) + t * FS + s0, cv);
+        else
+          ldq<Q>(sc + t * LS + s0, cv);
         float sacc = 0.f;
 #pragma unroll
         for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
