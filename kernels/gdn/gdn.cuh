@@ -216,6 +216,16 @@
 #define HYMO_GDN_STATE_LAST 1
 #endif
 
+// HYMO_GDN_OFFD_BAL (session 11; default off until measured): the plain output pass's six
+// off-diagonal P blocks (4 warps) dealt by cost instead of round-robin. The three pairs of
+// adjacent blocks need no decay scaling of Qi's fragments (d_ij = 1) and cost about a
+// quarter of the three others; round-robin gave warps 0 and 1 one of each and warp 2 one
+// adjacent pair. With the switch warps 0..2 take one scaled pair each, warp 3 the three
+// adjacent ones.
+#ifndef HYMO_GDN_OFFD_BAL
+#define HYMO_GDN_OFFD_BAL 0
+#endif
+
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {

@@ -804,7 +804,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // Qi rows of block i against Kref_i rows of block j.
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
-    for (int pr = R1 ? (role == 1 ? w : NW * NW) : wid; pr < NW * (NW - 1) / 2; pr += R1 ? NW : NWT) {
+    // OFFD_BAL (plain pass, P4, 4 warps): warps 0..2 one pair two or more blocks apart each
+    // (pairs 1, 3, 4: Qi scaled in registers), warp 3 the three adjacent pairs (0, 2, 5:
+    // unscaled, d_ij = 1); a list of 4-bit pair indices, 15 ends it
+    constexpr bool BP = HYMO_GDN_OFFD_BAL && P::P4 && NW == 4 && NWT == 4;
+    [[maybe_unused]] unsigned plist = wid == 0 ? 0xF1u : wid == 1 ? 0xF3u : wid == 2 ? 0xF4u : 0xF520u;
+    for (int pr = BP ? int(plist & 15u) : R1 ? (role == 1 ? w : NW * NW) : wid; pr < NW * (NW - 1) / 2;
+         pr = BP ? int((plist >>= 4) & 15u) : pr + (R1 ? NW : NWT)) {
       int i = 1;
       while (pr >= i * (i + 1) / 2) ++i;
       const int j = pr - i * (i - 1) / 2;
