@@ -198,32 +198,17 @@
 #define HYMO_GDN_TKEND 1
 #endif
 
-// HYMO_GDN_TCF (session 11; default off until measured): with HYMO_GDN_TKEND's smaller
-// training layout, an FP32 copy of the chunk's c tile (written by the staging, which has
-// the values in FP32 already) for the diagonal triangles' walk, which otherwise converts
-// 8 BF16 values a step (9 KB more shared memory: still 2 CTAs an SM at S = D = 32).
-#ifndef HYMO_GDN_TCF
-#define HYMO_GDN_TCF 0
-#endif
-
-// HYMO_GDN_STATE_LAST (session 11; default 1 until measured, 0 skips it): whether the
+// HYMO_GDN_STATE_LAST (session 11; 0 by default since run 71, 1 computes it): whether the
 // staged state pass computes the last segment's local state. Nothing needs it: the states
 // entering the segments are sums over the earlier segments only (the forward scan folds the
 // last one into a value it discards), and the backward's reverse scan multiplies the last
 // segment's gate sum by its zero starting value. With 0 that segment's CTA writes its gate
-// sum as 0 (so that the zero product stays 0) and returns: 1/NSEG of the pass's work.
+// sum as 0 (so that the zero product stays 0) and returns: 1/NSEG of the pass's work. Run 71:
+// forward -5% at H = 64 (8 segments: the pass's 2048 CTAs were 2.2 waves of 7 CTAs an SM,
+// 1792 are under 2), training forward -3%; at the default shape (16 segments, 1.94 -> 1.82
+// waves) and at small shapes within noise.
 #ifndef HYMO_GDN_STATE_LAST
-#define HYMO_GDN_STATE_LAST 1
-#endif
-
-// HYMO_GDN_OFFD_BAL (session 11; default off until measured): the plain output pass's six
-// off-diagonal P blocks (4 warps) dealt by cost instead of round-robin. The three pairs of
-// adjacent blocks need no decay scaling of Qi's fragments (d_ij = 1) and cost about a
-// quarter of the three others; round-robin gave warps 0 and 1 one of each and warp 2 one
-// adjacent pair. With the switch warps 0..2 take one scaled pair each, warp 3 the three
-// adjacent ones.
-#ifndef HYMO_GDN_OFFD_BAL
-#define HYMO_GDN_OFFD_BAL 0
+#define HYMO_GDN_STATE_LAST 0
 #endif
 
 namespace hymo::gdn::dev {

@@ -177,11 +177,7 @@ struct PlanF {
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
   static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
-  // CF (HYMO_GDN_TCF): c in FP32 for the triangle walk (training pass, KE layout, R = 2,
-  // the first warps walking both triangles)
-  static constexpr bool CF = HYMO_GDN_TCF && KE && TR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
-  static constexpr size_t o_cf = al(o_hl + 2 * S * LD);
-  static constexpr size_t o_vec = al(o_cf + (CF ? 4 * C * FS : 0));  // g[C], G[C], A2[S], dl[S], ssx[R][C]
+  static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 1 float with fused_state_fwd: the last segment's gate sum)
   static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
   // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
@@ -742,11 +738,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       float cx[8], bx[8], a2[8], y[8], z[8];
       ld8(A2 + s0, a2);
       ld8(sc + t * LS + s0, cx);
-      if constexpr (P::CF) {
-        float* cf = reinterpret_cast<float*>(sm + P::o_cf) + t * FS + s0;
-        *reinterpret_cast<float4*>(cf) = make_float4(cx[0], cx[1], cx[2], cx[3]);
-        *reinterpret_cast<float4*>(cf + 4) = make_float4(cx[4], cx[5], cx[6], cx[7]);
-      }
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       const bool lower = (t & 15) >= 8;
@@ -801,16 +792,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
     // round-robin over the warps (OFFD_R1: over the second warps of the row blocks):
-    // Qi rows of block i against Kref_i rows of block j.
+    // Qi rows of block i against Kref_i rows of block j. (Dealing the plain pass's six by
+    // cost instead, the three scaled pairs to warps 0..2 and the three adjacent ones to
+    // warp 3, was 0.8-1.2% slower: run 71.)
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
-    // OFFD_BAL (plain pass, P4, 4 warps): warps 0..2 one pair two or more blocks apart each
-    // (pairs 1, 3, 4: Qi scaled in registers), warp 3 the three adjacent pairs (0, 2, 5:
-    // unscaled, d_ij = 1); a list of 4-bit pair indices, 15 ends it
-    constexpr bool BP = HYMO_GDN_OFFD_BAL && P::P4 && NW == 4 && NWT == 4;
-    [[maybe_unused]] unsigned plist = wid == 0 ? 0xF1u : wid == 1 ? 0xF3u : wid == 2 ? 0xF4u : 0xF520u;
-    for (int pr = BP ? int(plist & 15u) : R1 ? (role == 1 ? w : NW * NW) : wid; pr < NW * (NW - 1) / 2;
-         pr = BP ? int((plist >>= 4) & 15u) : pr + (R1 ? NW : NWT)) {
+    for (int pr = R1 ? (role == 1 ? w : NW * NW) : wid; pr < NW * (NW - 1) / 2; pr += R1 ? NW : NWT) {
       int i = 1;
       while (pr >= i * (i + 1) / 2) ++i;
       const int j = pr - i * (i - 1) / 2;
@@ -905,10 +892,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * av[e];
         }
         float cv[Q];
-        if constexpr (P::CF)
-          ldqf<Q>(reinterpret_cast<const float*>(sm + P::o_cf) + t * FS + s0, cv);
-        else
-          ldq<Q>(sc + t * LS + s0, cv);
+        ldq<Q>(sc + t * LS + s0, cv);
         float sacc = 0.f;
 #pragma unroll
         for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
