@@ -211,18 +211,6 @@
 #define HYMO_GDN_STATE_LAST 0
 #endif
 
-// HYMO_GDN_STATE_FINE (session 11; default off until measured): the output passes' state
-// items (16 state rows x 8 NTW columns of the FP32 state, each in one warp's mma
-// accumulators) narrowed while there are fewer items than warps. The training pass at S =
-// D = 32 has 4 items (2 row tiles x 2 column halves) on its 8 warps, so the first four
-// warps alone ran the chunk's state update, the entering-state store and the state tiles
-// while the other four waited at the next barrier (ncu, run 71: 16% of the pass's stall
-// samples there); with the switch, 8 items of one n8 tile each. Also the plain and the
-// training pass at D = 16 (2 items on 4 warps -> 4).
-#ifndef HYMO_GDN_STATE_FINE
-#define HYMO_GDN_STATE_FINE 0
-#endif
-
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {
@@ -363,12 +351,6 @@ __device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void* p) {
   const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
-}
-// (x2: the two 8x8 matrices at the addresses of lanes 0..15)
-__device__ __forceinline__ void ldsm_x2_t(uint32_t (&r)[2], const void* p) {
-  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(r[0]), "=r"(r[1]) : "r"(a));
 }
 
 // acc (16 x 8*NT) += A (16 x K, row-major BF16 tile, leading dimension lda) *

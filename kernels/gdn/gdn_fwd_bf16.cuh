@@ -234,22 +234,18 @@ __device__ __forceinline__ void gate_finish(const float (&r)[C / 32], float* g, 
 
 // The S x D state (or adjoint) is updated in NIT items of 16 rows x 8*NTW columns,
 // dealt round-robin to the NW warps (IPW items at most a warp); item (mt, nb) covers
-// rows mt*16.. and columns nb.. in mma accumulator layout. FINE (the output pass with
-// HYMO_GDN_STATE_FINE): narrower items (down to one n8 tile) while there are fewer items
-// than warps, so that every warp takes a share of the state update.
-template <int S, int D, int NW, bool FINE = false>
+// rows mt*16.. and columns nb.. in mma accumulator layout.
+template <int S, int D, int NW>
 struct Items {
-  static constexpr int NMT = S / 16, NH0 = D >= 32 ? 2 : 1, NHF = (NW + NMT - 1) / NMT;
-  static constexpr int NH = FINE && NHF > NH0 ? (NHF < D / 8 ? NHF : D / 8) : NH0;
-  static constexpr int NTW = D / 8 / NH, NIT = NMT * NH;
+  static constexpr int NMT = S / 16, NH = D >= 32 ? 2 : 1, NTW = D / 8 / NH, NIT = NMT * NH;
   static constexpr int IPW = (NIT + NW - 1) / NW;
 };
 
 // f(it, nt, hr, s, d) for each pair of columns (d, d+1) in row s of the it-th item of
 // warp w (of the NW warps that hold the state).
-template <int S, int D, int NW, bool FINE = false, class F>
+template <int S, int D, int NW, class F>
 __device__ __forceinline__ void for_state_pairs(int w, F f) {
-  using I = Items<S, D, NW, FINE>;
+  using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
 #pragma unroll
@@ -494,9 +490,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // over all NWT warps
   constexpr int R = P::R, NWT = NW * R, NTH = P::NTHO, DR = D / R, ND = DR / 8;
   constexpr bool FSF = fused_state_fwd(S, D);  // the state pass fused in (phase 1)
-  // HYMO_GDN_STATE_FINE: the state in narrower items when there are fewer than warps
-  constexpr bool SF = HYMO_GDN_STATE_FINE;
-  using I = Items<S, D, NWT, SF>;
+  using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   extern __shared__ __align__(16) char sm[];
   bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
@@ -584,10 +578,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
     pdl_wait();  // phase 1 writes global memory (this kernel is the call's first, or a slice)
     if (seg + 1 < p.NSEG) {  // (then c0 < c1)
-      using I1 = Items<S, D, NWT>;  // (segment_local_state's items)
-      float acc[I1::IPW][I1::NTW][4];
+      float acc[IPW][NTW][4];
 #pragma unroll
-      for (int it = 0; it < I1::IPW; ++it) zero(acc[it]);
+      for (int it = 0; it < IPW; ++it) zero(acc[it]);
       const float gseg = segment_local_state<S, D, C, FUSED, NTH, NWT, LS, LD, 1>(
           p, acc, [&](int k) { return k ? sc : sb; }, svb, P::P4 ? qi : qs, P::P4 ? kr : qi, g, G,
           A2, graw, bb, h, c0, c1, dtb);  // (P4 has no Qs tile; its Kend tile has C rows)
@@ -635,7 +628,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   float hreg[IPW][NTW][4];
   if constexpr (seg_scan_fwd(S, D)) {
     const float* src = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
-    for_state_pairs<S, D, NWT, SF>(wid, [&](int it, int nt, int hr, int s, int d) {
+    for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
       const float2 x = *reinterpret_cast<const float2*>(src + s * D + d);
       hreg[it][nt][2 * hr] = x.x;
       hreg[it][nt][2 * hr + 1] = x.y;
@@ -672,7 +665,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
   }
   auto put_state = [&]() {
-    for_state_pairs<S, D, NWT, SF>(wid, [&](int it, int nt, int hr, int s, int d) {
+    for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
       *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
       *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
@@ -1123,12 +1116,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             const bf16* ka = kr + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8;
             ldsm_x4_t(a4, ka);
             if constexpr (TRAIN) ldsm_x4_t(al4, ka + LK);
-            if constexpr (NTW == 1) {  // (STATE_FINE) one n8 tile
-              uint32_t b2[2];
-              ldsm_x2_t(b2, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb);
-              mma_bf16(hreg[it][0], a4, b2[0], b2[1]);
-              if constexpr (TRAIN) mma_bf16(hreg[it][0], al4, b2[0], b2[1]);
-            }
 #pragma unroll
             for (int np = 0; np < NTW / 2; ++np) {
               uint32_t b4[4];
@@ -1148,7 +1135,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             hreg[it][nt][0] *= d0; hreg[it][nt][1] *= d0;
             hreg[it][nt][2] *= d1; hreg[it][nt][3] *= d1;
           }
-          static_assert(NTW % 2 == 0, "the Kref state update takes items of whole n16 pairs");
           warp_mm_ldsm<NTW, true>(hreg[it], C, kl + mt * 16, LS, sv + nb, LD);
           if constexpr (TRAIN) warp_mm_ldsm<NTW, true>(hreg[it], C, kl + LK + mt * 16, LS, sv + nb, LD);
         }
