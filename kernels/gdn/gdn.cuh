@@ -211,6 +211,16 @@
 #define HYMO_GDN_STATE_LAST 0
 #endif
 
+// HYMO_GDN_GATE_AHEAD (session 11; default off until measured): the output passes finish
+// the next chunk's gate (sigmoid, within-chunk cumsum: a warp's serial shuffle scan) in
+// the current chunk's P phase, in the warp with the least work there, into a second g / G
+// buffer, instead of warp 0 at the top of each chunk while the other warps wait for it at
+// the barrier (the training pass's largest stall line, run 71). 2 C floats more shared
+// memory (the plain pass keeps 4 CTAs an SM at S = D = 32).
+#ifndef HYMO_GDN_GATE_AHEAD
+#define HYMO_GDN_GATE_AHEAD 0
+#endif
+
 namespace hymo::gdn::dev {
 
 __device__ __forceinline__ void pdl_launch_dependents() {

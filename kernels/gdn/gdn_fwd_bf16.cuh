@@ -179,7 +179,11 @@ struct PlanF {
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 1 float with fused_state_fwd: the last segment's gate sum)
-  static constexpr size_t bytes_out = al(o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0)));
+  // (+ 2 C floats with HYMO_GDN_GATE_AHEAD: g and G of the odd chunks; not in the plain
+  // pass at D = 16 or S = D = 64, which spill 16 and 24 bytes with it)
+  static constexpr bool GA = HYMO_GDN_GATE_AHEAD && !fused_state_fwd(S, D) && (TR || (S <= 32 && D == 32));
+  static constexpr size_t o_g1 = o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0));
+  static constexpr size_t bytes_out = al(o_g1 + (GA ? 4 * 2 * C : 0));
   // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
   // (HYMO_GDN_STATE_AHEAD): three b and v buffers, no high-part tile (it overwrites b)
   static constexpr bool SA = HYMO_GDN_STATE_AHEAD;
@@ -535,6 +539,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   const int r0 = 16 * w;
+  // HYMO_GDN_GATE_AHEAD: warp gw (the one with the least work in the P phase: an adjacent
+  // off-diagonal pair, no scaling) finishes the next chunk's gate during this chunk's P
+  // phase, into the other of two g / G buffers, instead of warp 0 at the top of the next
+  // chunk while the CTA waits for it at the barrier there
+  constexpr bool GA = P::GA;
+  constexpr int gw = GA ? (NW == 4 ? NW * (R - 1) + 2 : NWT - 1) : 0;
   // store 8 staged values: the high part, and in TRAIN the low part LO elements later
   auto stage = [&](bf16* dst, int LO, const float (&x)[8]) {
     st16(dst, x);
@@ -600,7 +610,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   if (c0 < c1) {
     fetch_bc(c0);
     fetch_v(c0, svb(0));
-    if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    if (wid == gw) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
   if constexpr (!FSF)
     for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
@@ -677,10 +687,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   if (FSF && tid == 0) *gsum_last = 0.f;
   // the segment's end chunk, recomputed at each use (c1 = min(NC, (seg + 1) cps))
   const auto c1_now = [&]() { return min(p.NC, (ctaid_x_fresh() + 1) * p.cps); };
+  float* const g0 = g;
+  float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
     const bf16* sv = svb(k & 1);
+    float* g = GA && (k & 1) ? g1 : g0;  // (this chunk's g and G; buffer 0 without GA)
+    float* G = g + C;
     // this lane's z pairs (epilogue layout), kept as raw BF16 pairs so that nothing
     // waits for them before the epilogue (OR: 16-byte pieces of the warp's rows, turned
     // into the pairs in the epilogue)
@@ -706,7 +720,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(zb + (t * p.H * D + nt * 8))) : 0u;
         }
     }
-    if (wid == 0) {
+    if (wid == gw && (!GA || k == 0)) {  // (GA: the later chunks' gates come ahead)
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (ch + 1 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
@@ -923,6 +937,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const int hb = r0 + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
         if (t < tau) put_p1(hb + t, hb + tau, 0.f);
       }
+    if (GA && wid == gw && ch + 1 < c1_now()) {  // the next chunk's gate (the other buffer)
+      float* gn = (k & 1) ? g0 : g1;
+      gate_finish<C, FUSED>(graw, gn, gn + C, min(C, p.T - (ch + 1) * C), dtb);
+      if (ch + 2 < c1_now())
+        gate_fetch<C>(graw, gate + (tok0 + 2 * C) * p.H + h, tsG, min(C, p.T - (ch + 2) * C));
+    }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
     // o = P V + Qs h (h as BF16 high + low)
