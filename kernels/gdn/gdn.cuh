@@ -211,14 +211,17 @@
 #define HYMO_GDN_STATE_LAST 0
 #endif
 
-// HYMO_GDN_GATE_AHEAD (session 11; default off until measured): the output passes finish
-// the next chunk's gate (sigmoid, within-chunk cumsum: a warp's serial shuffle scan) in
-// the current chunk's P phase, in the warp with the least work there, into a second g / G
+// HYMO_GDN_GATE_AHEAD (session 11; default on since run 73, 0 turns it off): the output
+// passes finish the next chunk's gate (sigmoid, within-chunk cumsum: a warp's serial
+// shuffle scan) in the current chunk's P phase, in the warp with the least work there, into a second g / G
 // buffer, instead of warp 0 at the top of each chunk while the other warps wait for it at
 // the barrier (the training pass's largest stall line, run 71). 2 C floats more shared
-// memory (the plain pass keeps 4 CTAs an SM at S = D = 32).
+// memory (the plain pass keeps 4 CTAs an SM at S = D = 32). Run 73 (3 rounds): training
+// forward -4.6% at the default shape (0.2329-0.2343 against 0.2437-0.2462 ms), -4.5% at H =
+// 64, -6% at D = 16; forward + backward -1.5% (0.6661-0.6714 against 0.6766-0.6789), -2.1%
+// at D = 16; the plain forward -0.4%.
 #ifndef HYMO_GDN_GATE_AHEAD
-#define HYMO_GDN_GATE_AHEAD 0
+#define HYMO_GDN_GATE_AHEAD 1
 #endif
 
 namespace hymo::gdn::dev {
