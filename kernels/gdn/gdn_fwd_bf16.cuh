@@ -806,7 +806,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
     // round-robin over the warps (OFFD_R1: over the second warps of the row blocks):
-    // Qi rows of block i against Kref_i rows of block j. (Dealing the plain pass's six by
+    // Qi rows of block i against Kref_i rows of block j (KE: Qi scaled by the pair decay
+    // against Kend rows of block j). (Dealing the plain pass's six by
     // cost instead, the three scaled pairs to warps 0..2 and the three adjacent ones to
     // warp 3, was 0.8-1.2% slower: run 71.)
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
@@ -1083,8 +1084,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
       }
     }
-    // P4's state update reads the block-end gate sums: into registers before the barrier
-    // (after it, warp 0 may already write the next chunk's G)
+    // The Kend state update (KE) reads the block-end gate sums: into registers before the
+    // barrier (without GATE_AHEAD, warp 0 may write the next chunk's G into the same
+    // buffer after it)
     [[maybe_unused]] float gend[NW];
     if constexpr (P::KE) {
 #pragma unroll
