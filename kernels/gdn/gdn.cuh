@@ -145,8 +145,8 @@
 // shape, -6% at H = 64, -3% at B = 1, H = 16; the training forward -0.3%; 450/450,
 // racecheck and memcheck clean; not the plain pass at D = 16, 2% slower there; 0 turns it
 // off): the output passes' epilogue (fused, D = 32; D = 16 in the training pass) reads z
-// and writes y as 16-byte pieces of the warp's rows, passed
-// between that layout and the mma accumulators' through the warp's own rows of the P tile
+// and writes y as 16-byte pieces of the warp's rows, passed between that layout and the
+// mma accumulators' through the warp's own rows of the P tile
 // (dead once the P V product is done; in the training pass, once both warps of the row
 // block are past their pair barrier), instead of 4-byte pairs in the accumulator layout
 // (8 rows a warp instruction, half of each 32-byte sector): the adjoint pass's epilogue
@@ -205,8 +205,7 @@
 // segment's gate sum by its zero starting value. With 0 that segment's CTA writes its gate
 // sum as 0 (so that the zero product stays 0) and returns: 1/NSEG of the pass's work (the
 // forward scan still loads that segment's unwritten local state into the value it discards:
-// compute-sanitizer's initcheck would name the read). Run 71:
-// forward -5% at H = 64 (8 segments: the pass's 2048 CTAs were 2.2 waves of 7 CTAs an SM,
+// compute-sanitizer's initcheck would name the read). Run 71: forward -5% at H = 64 (8 segments: the pass's 2048 CTAs were 2.2 waves of 7 CTAs an SM,
 // 1792 are under 2), training forward -3%; at the default shape (16 segments, 1.94 -> 1.82
 // waves) and at small shapes within noise.
 #ifndef HYMO_GDN_STATE_LAST
@@ -215,9 +214,9 @@
 
 // HYMO_GDN_GATE_AHEAD (session 11; default on since run 73, 0 turns it off): the output
 // passes finish the next chunk's gate (sigmoid, within-chunk cumsum: a warp's serial
-// shuffle scan) in the current chunk's P phase, in the warp with the least work there, into a second g / G
-// buffer, instead of warp 0 at the top of each chunk while the other warps wait for it at
-// the barrier (the training pass's largest stall line, run 71). 2 C floats more shared
+// shuffle scan) in the current chunk's P phase, in the warp with the least work there,
+// into a second g / G buffer, instead of warp 0 at the top of each chunk while the other
+// warps wait for it at the barrier (the training pass's largest stall line, run 71). 2 C floats more shared
 // memory (the plain pass keeps 4 CTAs an SM at S = D = 32). Run 73 (3 rounds): training
 // forward -4.6% at the default shape (0.2329-0.2343 against 0.2437-0.2462 ms), -4.5% at H =
 // 64, -6% at D = 16; forward + backward -1.5% (0.6661-0.6714 against 0.6766-0.6789), -2.1%

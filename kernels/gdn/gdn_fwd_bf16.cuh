@@ -61,19 +61,31 @@ __device__ __forceinline__ uint32_t scale_bf16x2(uint32_t x, float f0, float f1)
   return pack_bf16(v.x * f0, v.y * f1);
 }
 
+// The ldmatrix address of this lane for the mma A fragment of the 16 x 16 tile at rows
+// A.., columns k0.., and the factors exp(dg A_k) = ex2(dg A2[k]) of the fragment's columns
+// k = k0 + 2 (lane & 3) + {0, 1, 8, 9} (registers 0, 1 hold the first two, 2, 3 the last).
+__device__ __forceinline__ const bf16* frag_a_addr(const bf16* A, int lda, int k0) {
+  const int lane = threadIdx.x & 31;
+  return A + (lane & 15) * lda + k0 + (lane >> 4) * 8;
+}
+__device__ __forceinline__ void frag_a_colfactors(float (&f)[4], int k0, float dg, const float* A2) {
+  const int kc = k0 + 2 * (threadIdx.x & 3);
+  f[0] = ex2f(dg * A2[kc]);
+  f[1] = ex2f(dg * A2[kc + 1]);
+  f[2] = ex2f(dg * A2[kc + 8]);
+  f[3] = ex2f(dg * A2[kc + 9]);
+}
+
 // The mma A fragment of the 16 x 16 tile at rows A.., columns k0.. (ldmatrix), with column
 // k scaled by exp(dg A_k) = ex2(dg A2[k]) in registers (dg >= 0; 0: unscaled).
 __device__ __forceinline__ void ldsm_a_colscaled(uint32_t (&a4)[4], const bf16* A, int lda, int k0,
                                                  float dg, const float* A2) {
-  const int lane = threadIdx.x & 31, kc = k0 + 2 * (lane & 3);
-  ldsm_x4(a4, A + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+  ldsm_x4(a4, frag_a_addr(A, lda, k0));
   if (dg != 0.f) {
-    const float f0 = ex2f(dg * A2[kc]), f1 = ex2f(dg * A2[kc + 1]);
-    const float f8 = ex2f(dg * A2[kc + 8]), f9 = ex2f(dg * A2[kc + 9]);
-    a4[0] = scale_bf16x2(a4[0], f0, f1);
-    a4[1] = scale_bf16x2(a4[1], f0, f1);
-    a4[2] = scale_bf16x2(a4[2], f8, f9);
-    a4[3] = scale_bf16x2(a4[3], f8, f9);
+    float f[4];
+    frag_a_colfactors(f, k0, dg, A2);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a4[r] = scale_bf16x2(a4[r], f[(r >> 1) * 2], f[(r >> 1) * 2 + 1]);
   }
 }
 
@@ -82,13 +94,12 @@ __device__ __forceinline__ void ldsm_a_colscaled(uint32_t (&a4)[4], const bf16* 
 // scaled operand stays FP32-accurate as high + low.
 __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32_t (&al)[4], const bf16* A,
                                                        int LO, int lda, int k0, float dg, const float* A2) {
-  const int lane = threadIdx.x & 31, kc = k0 + 2 * (lane & 3);
-  const bf16* pa = A + (lane & 15) * lda + k0 + (lane >> 4) * 8;
+  const bf16* pa = frag_a_addr(A, lda, k0);
   ldsm_x4(ah, pa);
   ldsm_x4(al, pa + LO);
   if (dg != 0.f) {
-    const float f[4] = {ex2f(dg * A2[kc]), ex2f(dg * A2[kc + 1]), ex2f(dg * A2[kc + 8]),
-                        ex2f(dg * A2[kc + 9])};
+    float f[4];
+    frag_a_colfactors(f, k0, dg, A2);
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&ah[r]));
@@ -807,9 +818,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
     // round-robin over the warps (OFFD_R1: over the second warps of the row blocks):
     // Qi rows of block i against Kref_i rows of block j (KE: Qi scaled by the pair decay
-    // against Kend rows of block j). (Dealing the plain pass's six by
-    // cost instead, the three scaled pairs to warps 0..2 and the three adjacent ones to
-    // warp 3, was 0.8-1.2% slower: run 71.)
+    // against Kend rows of block j). (Dealing the plain pass's six by cost instead, the
+    // three scaled pairs to warps 0..2 and the three adjacent ones to warp 3, was 0.8-1.2%
+    // slower: run 71.)
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
     for (int pr = R1 ? (role == 1 ? w : NW * NW) : wid; pr < NW * (NW - 1) / 2; pr += R1 ? NW : NWT) {
@@ -926,16 +937,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           put_p1(base + kk, base + tau, part[it]);
         }
       }
-      // zeros above the diagonal inside the two halves (TS: inside this warp's half)
-      if constexpr (!R1)
-        for (int i = lane; i < (TS ? 64 : 128); i += 32) {
-          const int hb = (TS ? base : r0) + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
-          if (t < tau) put_p1(hb + t, hb + tau, 0.f);
-        }
     }
-    if (R1 && role == 1)  // (R1) the block's zeros above the diagonal inside its halves
-      for (int i = lane; i < 128; i += 32) {
-        const int hb = r0 + 8 * (i >> 6), t = (i >> 3) & 7, tau = i & 7;
+    // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
+    // the triangles (TS: each warp inside its half), with R1 by the block's second warp
+    if (R1 ? role == 1 : (TS || role == 0))
+      for (int i = lane; i < (TS ? 64 : 128); i += 32) {
+        const int hb = r0 + 8 * (TS ? role : i >> 6), t = (i >> 3) & 7, tau = i & 7;
         if (t < tau) put_p1(hb + t, hb + tau, 0.f);
       }
     if (GA && wid == gw && ch + 1 < c1_now()) {  // the next chunk's gate (the other buffer)
