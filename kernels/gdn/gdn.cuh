@@ -93,6 +93,18 @@
 #define HYMO_GDN_ADJ_AHEAD 0
 #endif
 
+// HYMO_GDN_L2PF (session 12; a bit mask, default 0): the staged kernels ask L2 for a later
+// chunk's tiles (prefetch.global.L2, one a 128-byte line, no registers or shared memory)
+// a chunk before their cp.async or __ldg, which then waits for L2 instead of DRAM. Bit 1:
+// the backward main kernel (it fetches chunk ch - 1 only once chunk ch is done with its
+// tiles; it prefetches them at chunk ch's staging). Bit 2: the adjoint pass (o, v and c
+// of chunk ch + 1 are fetched at chunk ch's middle barrier, its dy and z loaded at the
+// top of ch + 1; all prefetched at chunk ch's top). Bit 4: the output passes (b and c of
+// chunk ch + 1 fetched after chunk ch's P phase, z loaded at the top of ch + 1).
+#ifndef HYMO_GDN_L2PF
+#define HYMO_GDN_L2PF 0
+#endif
+
 // HYMO_GDN_ADJ_FASTSIG (session 8; default on since run 58, -DHYMO_GDN_ADJ_FASTSIG=0 turns
 // it off): the adjoint pass's sigmoid(z) with ex2.approx and the approximate reciprocal,
 // as the forward's epilogue computes it, in place of 1.f / (1.f + __expf(-z)), whose IEEE
@@ -575,6 +587,17 @@ __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, si
                  "r"(t < n ? 16 : 0));
   }
 #endif
+}
+// HYMO_GDN_L2PF: ask L2 for rows [0, n) of X elements of T (token stride tok_stride
+// elements), one prefetch.global.L2 a 128-byte line of a row (a row of up to 128 bytes
+// starts aligned to its size when the tensor does); NTH threads share the lines.
+template <typename T, int X, int R, int NTH>
+__device__ __forceinline__ void prefetch_rows_l2(const T* src, size_t tok_stride, int n) {
+  constexpr int RB = X * int(sizeof(T)), LPR = (RB + 127) / 128, LE = 128 / int(sizeof(T));
+  for (int i = threadIdx.x; i < R * LPR; i += NTH) {
+    const int t = i / LPR, l = i % LPR;
+    if (t < n) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(src + size_t(t) * tok_stride + l * LE));
+  }
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() {

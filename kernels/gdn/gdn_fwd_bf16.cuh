@@ -739,7 +739,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cp_async_wait_all();
     __syncthreads();
     if (FSF && tid == 0) *gsum_last += G[C - 1];  // the last segment has no phase 1
-    if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
+    if (ch + 1 < c1_now()) {
+      fetch_v(ch + 1, svb((k + 1) & 1));
+      if (HYMO_GDN_L2PF & 4) {  // chunk ch + 1's b, c (fetched after the P phase) and z into L2
+        const size_t tk = tok0 + C;
+        const int nn = min(C, p.T - (ch + 1) * C);
+        prefetch_rows_l2<bf16, S, C, NTH>(reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+        prefetch_rows_l2<bf16, S, C, NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+        if (FUSED) prefetch_rows_l2<bf16, D, C, NTH>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h) * D, tsD, nn);
+      }
+    }
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
@@ -1366,6 +1375,19 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     else
       cp_async_wait_all();
     __syncthreads();
+    if ((HYMO_GDN_L2PF & 2) && ch + 1 < c1) {  // chunk ch + 1's tiles and dy, z into L2
+      const size_t tk = tok(ch + 1);
+      const int nn = rows(ch + 1);
+      if (!AH) {
+        if (FUSED) prefetch_rows_l2<float, D, C, P::NTH>(p.dObuf + (tk * p.H + h) * D, tsD, nn);
+        prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+      }
+      if (FUSED) {
+        prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+        prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h) * D, tsD, nn);
+      }
+      prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.dout) + (tk * p.H + h) * D, tsD, nn);
+    }
     // Qs = c exp(G A), high and low parts
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
