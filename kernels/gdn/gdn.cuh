@@ -224,6 +224,19 @@
 #define HYMO_GDN_STATE_LAST 0
 #endif
 
+// HYMO_GDN_STATE_REG (session 12; default 0): the state pass (state_bf16_kernel, not the
+// fused output pass's phase 1) scales each chunk's keys, b_t exp((G_last - G_t) A), into
+// the state update's A fragments in registers (ldmatrix.trans of the raw b tile, the
+// factors by ex2, then the BF16 high and low parts) instead of into high and low tiles
+// in shared memory: one CTA barrier a chunk instead of two, no key tiles (21 KB of shared
+// memory instead of 31 KB at S = D = 32), at the price of computing each key twice (the
+// two warps of an item row). The gate then alternates between two g / G buffers (a warp
+// may still read G of chunk ch while warp 0 finishes chunk ch + 1's). Run 71's profile of
+// the state pass: the barrier was its largest stall (4.5 cycles an issued instruction).
+#ifndef HYMO_GDN_STATE_REG
+#define HYMO_GDN_STATE_REG 0
+#endif
+
 // HYMO_GDN_GATE_AHEAD (session 11; default on since run 73, 0 turns it off): the output
 // passes finish the next chunk's gate (sigmoid, within-chunk cumsum: a warp's serial
 // shuffle scan) in the current chunk's P phase, in the warp with the least work there,

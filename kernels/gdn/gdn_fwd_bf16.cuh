@@ -204,10 +204,12 @@ struct PlanF {
   static constexpr size_t s_v0 = al(s_b2 + (SA ? 2 * C * LS : 0));
   static constexpr size_t s_v1 = al(s_v0 + 2 * C * LD);
   static constexpr size_t s_v2 = al(s_v1 + 2 * C * LD);
+  // SR (HYMO_GDN_STATE_REG): no key tiles; a second g, G pair after A2
+  static constexpr bool SR = HYMO_GDN_STATE_REG && !SA;
   static constexpr size_t s_kh = al(s_v2 + (SA ? 2 * C * LD : 0));
-  static constexpr size_t s_kl = al(s_kh + (SA ? 0 : 2 * C * LS));
-  static constexpr size_t s_vec = al(s_kl + 2 * C * LS);  // g[C], G[C], A2[S]
-  static constexpr size_t bytes_state = al(s_vec + 4 * (2 * C + S));
+  static constexpr size_t s_kl = al(s_kh + (SA || SR ? 0 : 2 * C * LS));
+  static constexpr size_t s_vec = al(s_kl + (SR ? 0 : 2 * C * LS));  // g[C], G[C], A2[S] (SR: g1[C], G1[C])
+  static constexpr size_t bytes_state = al(s_vec + 4 * (2 * C + S + (SR ? 2 * C : 0)));
 };
 
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN; not with HYMO_GDN_FUSED_STATE,
@@ -308,18 +310,22 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 // the load a chunk early); the keys' high part overwrites b in place (kh unused), whose
 // buffer stays the chunk's until the state update has read it. The state pass, and
 // phase 1 of the output pass with HYMO_GDN_FUSED_STATE (AHEAD = 1).
+// KREG (HYMO_GDN_STATE_REG, AHEAD = 1): the keys go straight into the A fragments of the
+// state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int AHEAD, class BBuf,
-          class VBuf>
+          class VBuf, bool KREG = false>
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[Items<S, D, NWT>::IPW][Items<S, D, NWT>::NTW][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
-    int bb, int h, int c0, int c1, float dtb) {
+    int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr) {
   static_assert(AHEAD == 1 || (AHEAD == 2 && NWT >= 2), "AHEAD 1, or 2 with two warps");
+  static_assert(!KREG || AHEAD == 1, "KREG: one chunk ahead");
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
-  const int tid = threadIdx.x, wid = tid >> 5, gq = (tid & 31) >> 2;
+  const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
+  float* const g0 = g;
   auto fetch = [&](int chn, int buf) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
@@ -340,6 +346,10 @@ __device__ __forceinline__ float segment_local_state(
     bf16* sb = bbuf(cur);
     const bf16* sv = vbuf(cur);
     bf16* skh = AHEAD == 1 ? kh : sb;  // the keys' high part
+    if constexpr (KREG) {  // this chunk's gate buffer
+      g = (k & 1) ? g1 : g0;
+      G = g + C;
+    }
     if (wid == (AHEAD == 1 ? 0 : k & 1)) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (ch + AHEAD < c1)
@@ -355,8 +365,55 @@ __device__ __forceinline__ float segment_local_state(
     __syncthreads();
     // every warp is done with chunk ch - 1: its buffers take chunk ch + AHEAD
     if (ch + AHEAD < c1) fetch(ch + AHEAD, AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
-    // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
     const float Gl = G[C - 1];
+    if constexpr (KREG) {
+      // item (mt, nb): acc = exp(Gl A) acc + K^T v, K^T's fragments built in registers:
+      // lane element (s, t) = b_t[s] exp((Gl - G_t) A_s), s = mt 16 + gq (+ 8), t = k0 +
+      // 2 tq (+ 1, + 8, + 9), from ldmatrix.trans of the raw b tile
+#pragma unroll
+      for (int it = 0; it < IPW; ++it) {
+        const int item = wid + it * NWT;
+        if (item >= NIT) continue;
+        const int mt = item / NH, nb = (item % NH) * NTW * 8;
+        const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
+        const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
+#pragma unroll
+        for (int nt = 0; nt < NTW; ++nt) {
+          acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
+          acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
+        }
+#pragma unroll
+        for (int k0 = 0; k0 < C; k0 += 16) {
+          uint32_t r[4], ah[4], al[4];
+          ldsm_x4_t(r, sb + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8);
+          const float2 ga = *reinterpret_cast<const float2*>(G + k0 + 2 * tq);
+          const float2 gb = *reinterpret_cast<const float2*>(G + k0 + 2 * tq + 8);
+          // r[0]: (s0; t, t + 1), r[1]: (s0 + 8; t, t + 1), r[2], r[3]: the same at t + 8
+          const float e[4] = {Gl - ga.x, Gl - ga.y, Gl - gb.x, Gl - gb.y};
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&r[q]));
+            const float as = (q & 1) ? a1 : a0;
+            const int e0 = (q >> 1) * 2;
+            const float y0 = x.x * ex2f(e[e0] * as), y1 = x.y * ex2f(e[e0 + 1] * as);
+            ah[q] = pack_bf16(y0, y1);
+            al[q] = pack_bf16(bf16_rem(y0), bf16_rem(y1));
+          }
+#pragma unroll
+          for (int np = 0; np < NTW / 2; ++np) {
+            uint32_t bv[4];
+            ldsm_x4_t(bv, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb + np * 16 + (lane >> 4) * 8);
+            mma_bf16(acc[it][2 * np], ah, bv[0], bv[1]);
+            mma_bf16(acc[it][2 * np + 1], ah, bv[2], bv[3]);
+            mma_bf16(acc[it][2 * np], al, bv[0], bv[1]);
+            mma_bf16(acc[it][2 * np + 1], al, bv[2], bv[3]);
+          }
+        }
+      }
+      gseg += Gl;
+      continue;
+    }
+    // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
     for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
       float x[8], a2[8], lo[8];
@@ -403,8 +460,8 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   // buffer k of b and v (selects, not arrays: no local memory)
   auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (P::SA && k == 2 ? P::s_b2 : k ? P::s_b1 : P::s_b0)); };
   auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (P::SA && k == 2 ? P::s_v2 : k ? P::s_v1 : P::s_v0)); };
-  bf16* kh = P::SA ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kh);  // (SA: the high part overwrites b)
-  bf16* kl = reinterpret_cast<bf16*>(sm + P::s_kl);
+  bf16* kh = P::SA || P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kh);  // (SA: the high part overwrites b)
+  bf16* kl = P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kl);
   float* g = reinterpret_cast<float*>(sm + P::s_vec);
   float* G = g + C;
   float* A2 = G + C;
@@ -425,8 +482,9 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   for (int it = 0; it < I::IPW; ++it) zero(acc[it]);
   float gseg = 0.f;
   if (c0 < c1)
-    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1>(
-        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb);
+    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
+                               decltype(sbb), decltype(svb), P::SR>(
+        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr);
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
   for_state_pairs<S, D, P::NW>(w, [&](int it, int nt, int hr, int s, int d) {
