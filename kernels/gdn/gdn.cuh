@@ -93,7 +93,7 @@
 #define HYMO_GDN_ADJ_AHEAD 0
 #endif
 
-// HYMO_GDN_L2PF (session 12; a bit mask, default 0): the staged kernels ask L2 for a later
+// HYMO_GDN_L2PF (session 12; a bit mask, default 2): the staged kernels ask L2 for a later
 // chunk's tiles (prefetch.global.L2, one a 128-byte line, no registers or shared memory)
 // a chunk before their cp.async or __ldg, which then waits for L2 instead of DRAM. Bit 1:
 // the backward main kernel (it fetches chunk ch - 1 only once chunk ch is done with its
@@ -101,8 +101,13 @@
 // of chunk ch + 1 are fetched at chunk ch's middle barrier, its dy and z loaded at the
 // top of ch + 1; all prefetched at chunk ch's top). Bit 4: the output passes (b and c of
 // chunk ch + 1 fetched after chunk ch's P phase, z loaded at the top of ch + 1).
+// Run 76: bit 1 made forward + backward 0.6-1.1% slower (the backward main kernel's wait
+// at the chunk top was not its limit), bit 4 the forward 2% slower (those loads had most of
+// a chunk to land already; the prefetches cost issue slots). Run 77: bit 2 alone, forward
+// + backward -1.0% (default shape), -1.7% (H = 64), but +0.9% at D = 16 and +0.4% at D =
+// S = 64, so the adjoint pass prefetches at D = 32 only. Default 2.
 #ifndef HYMO_GDN_L2PF
-#define HYMO_GDN_L2PF 0
+#define HYMO_GDN_L2PF 2
 #endif
 
 // HYMO_GDN_ADJ_FASTSIG (session 8; default on since run 58, -DHYMO_GDN_ADJ_FASTSIG=0 turns
@@ -224,17 +229,19 @@
 #define HYMO_GDN_STATE_LAST 0
 #endif
 
-// HYMO_GDN_STATE_REG (session 12; default 0): the state pass (state_bf16_kernel, not the
-// fused output pass's phase 1) scales each chunk's keys, b_t exp((G_last - G_t) A), into
-// the state update's A fragments in registers (ldmatrix.trans of the raw b tile, the
-// factors by ex2, then the BF16 high and low parts) instead of into high and low tiles
-// in shared memory: one CTA barrier a chunk instead of two, no key tiles (21 KB of shared
-// memory instead of 31 KB at S = D = 32), at the price of computing each key twice (the
-// two warps of an item row). The gate then alternates between two g / G buffers (a warp
-// may still read G of chunk ch while warp 0 finishes chunk ch + 1's). Run 71's profile of
+// HYMO_GDN_STATE_REG (session 12; default on since run 77, 0 turns it off): the state
+// pass (state_bf16_kernel, not the fused output pass's phase 1) scales each chunk's keys,
+// b_t exp((G_last - G_t) A), into the state update's A fragments in registers
+// (ldmatrix.trans of the raw b tile, the factors by ex2, then the BF16 high and low parts)
+// instead of into high and low tiles in shared memory: one CTA barrier a chunk instead of
+// two, no key tiles (21 KB of shared memory instead of 31 KB at S = D = 32), at the price
+// of computing each key twice (the two warps of an item row). The gate then alternates between two g / G buffers (a warp
+// may still read G of chunk ch while warp 0 finishes chunk ch + 1's). Run 76's profile of
 // the state pass: the barrier was its largest stall (4.5 cycles an issued instruction).
+// Run 77: the state pass 32.8 -> 29.9 us (8 CTAs an SM instead of 7), forward -2.4%
+// (-1.6% at H = 64, -2.4% at D = 16); 450/450, racecheck and memcheck clean.
 #ifndef HYMO_GDN_STATE_REG
-#define HYMO_GDN_STATE_REG 0
+#define HYMO_GDN_STATE_REG 1
 #endif
 
 // HYMO_GDN_GATE_AHEAD (session 11; default on since run 73, 0 turns it off): the output

@@ -1433,7 +1433,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     else
       cp_async_wait_all();
     __syncthreads();
-    if ((HYMO_GDN_L2PF & 2) && ch + 1 < c1) {  // chunk ch + 1's tiles and dy, z into L2
+    if ((HYMO_GDN_L2PF & 2) && D == 32 && ch + 1 < c1) {  // chunk ch + 1's tiles and dy, z into L2
       const size_t tk = tok(ch + 1);
       const int nn = rows(ch + 1);
       if (!AH) {
