@@ -48,7 +48,7 @@ bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
 struct Layout {
   int C, NC, cps, NSEG;
-  size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, segflag, segcnt, total;
+  size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, segflag, total;
 };
 
 Layout layout(const Shape& s) {
@@ -100,7 +100,6 @@ Layout layout(const Shape& s) {
   L.dDpart = take(2 * BH * L.NSEG);  // doubles
   L.ddtpart = take(BH * L.NSEG);
   L.segflag = HYMO_GDN_FUSED_STATE ? take(2 * BH * L.NSEG) : 0;  // 64-bit flags
-  L.segcnt = take(BH);  // 32-bit counts (HYMO_GDN_SCAN_TAIL)
   L.total = off;
   return L;
 }
@@ -122,7 +121,6 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.dDpart = reinterpret_cast<double*>(w + L.dDpart);
   p.ddtpart = reinterpret_cast<float*>(w + L.ddtpart);
   p.segflag = HYMO_GDN_FUSED_STATE ? reinterpret_cast<unsigned long long*>(w + L.segflag) : nullptr;
-  p.segcnt = reinterpret_cast<unsigned int*>(w + L.segcnt);
   return p;
 }
 
@@ -196,17 +194,15 @@ size_t gdn_workspace_bytes(const Shape& s) {
 
 // stream operations: the state pass and the output pass, plus the segment scan between
 // them in the staged BF16 variants (with HYMO_GDN_FUSED_STATE, the staged forward is a
-// memset of its flags and one kernel: 2; with HYMO_GDN_SCAN_TAIL, a memset of the
-// segment counts, the state pass with the scan in it, the output pass: 3)
+// memset of its flags and one kernel: 2)
 int gdn_forward_launches(const Shape& s) {
   return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
-  // segment scan before the staged main kernel (in the adjoint pass with
-  // HYMO_GDN_SCAN_TAIL); the staged BF16 variants recompute with the training forward,
-  // the generic ones with the state pass (1)
-  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) && !HYMO_GDN_SCAN_TAIL ? 4 : 3;
+  // segment scan before the staged main kernel; the staged BF16 variants recompute with
+  // the training forward, the generic ones with the state pass (1)
+  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
 }
 

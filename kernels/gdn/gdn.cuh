@@ -181,17 +181,6 @@
 #define HYMO_GDN_SCAN_U 16
 #endif
 
-// HYMO_GDN_SCAN_TAIL (session 12; default 0): the segment scans run in the kernel before
-// them instead of as kernels of their own: each CTA of the state pass (the adjoint pass)
-// counts itself done in segcnt[bh] (its stores, a fence, an atomicAdd), and the last of a
-// (b, h) scans that (b, h)'s segments (seg_scan_tail, the arithmetic of seg_scan_kernel)
-// and sets the count back to zero. The forward zeroes the counts first (one memset a
-// call); the backward's adjoint pass finds them zero, as the forward's state pass left
-// them. One launch and a kernel's drain less in the forward and in the backward.
-#ifndef HYMO_GDN_SCAN_TAIL
-#define HYMO_GDN_SCAN_TAIL 0
-#endif
-
 // HYMO_GDN_TRI_SPLIT (session 9; default on since run 59, 0 turns it off): in the
 // training output pass (two warps a row block) at S >= 64, the block's two warps each walk
 // one of its diagonal block's two 8x8 triangles (out_bf16_kernel), instead of the first
@@ -331,7 +320,6 @@ struct KParams {
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)
   float* ddtpart;   // [BH*NSEG]
   unsigned long long* segflag;  // [BH][NSEG]: HYMO_GDN_FUSED_STATE's "state published"
-  unsigned int* segcnt;         // [BH]: HYMO_GDN_SCAN_TAIL's count of finished segments
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every

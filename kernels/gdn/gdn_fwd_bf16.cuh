@@ -449,69 +449,6 @@ __device__ __forceinline__ float segment_local_state(
   return gseg;
 }
 
-// Segment scans (HYMO_GDN_SEG_SCAN), in place over one [BH][NSEG][S][D] buffer:
-//   forward (seg_scan_fwd, between the state pass and the output pass): segstate[bh][j]
-//     turns from segment j's local end state into the state entering segment j;
-//   REVERSE (seg_scan_bwd, between the adjoint pass and the staged backward main kernel):
-//     dHseg[bh][j] turns from segment j's local adjoint into the adjoint leaving it.
-// run = 0; for each j in order (REVERSE: from the last): x = local_j, buf_j = run,
-// run = exp(gsum_j A) run + x. This is the in-CTA combine each replaces, in the same
-// order and arithmetic (the output pass used __expf, seg_combine<true> expf), so the
-// results are bitwise the same. One thread per (b, h) and state element (grid: S D / 128
-// x (b, h)); the loads of U segments are in flight together.
-// The scan of state element i (< S D) of (b, h) bh. seggsum and the states are read
-// through L2 (__ldcg): HYMO_GDN_SCAN_TAIL's scans read what other CTAs of the same kernel
-// wrote.
-template <int S, int D, bool REVERSE, int U = HYMO_GDN_SCAN_U>
-__device__ __forceinline__ void seg_scan_elem(const KParams& p, int bh, int i) {
-  constexpr int N = S * D;
-  const int h = bh % p.H;
-  const float A = -expf(__ldg(p.A_log + h * S + i / D));
-  float* st = (REVERSE ? p.dHseg : p.segstate) + size_t(bh) * p.NSEG * N + i;
-  const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
-  float run = 0.f;
-  for (int k0 = 0; k0 < p.NSEG; k0 += U) {
-    float x[U], gj[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (k0 + u < p.NSEG) {
-        const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
-        x[u] = __ldcg(st + size_t(j) * N);
-        gj[u] = __ldcg(gsum + j);
-      }
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (k0 + u < p.NSEG) {
-        const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
-        st[size_t(j) * N] = run;
-        run = fmaf(REVERSE ? expf(gj[u] * A) : __expf(gj[u] * A), run, x[u]);
-      }
-  }
-}
-template <int S, int D, bool REVERSE>
-__global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
-  pdl_enter();
-  const int i = blockIdx.x * 128 + threadIdx.x;
-  if (i < S * D) seg_scan_elem<S, D, REVERSE>(p, blockIdx.y + p.bh0, i);
-}
-
-// HYMO_GDN_SCAN_TAIL: called by every thread of each CTA of the state (adjoint) pass once
-// its segment's local state (adjoint) and gate sum are stored; the CTA that finishes its
-// (b, h) last runs the (b, h)'s scan.
-template <int S, int D, bool REVERSE, int NTH>
-__device__ __forceinline__ void seg_scan_tail(const KParams& p, int bh) {
-  __shared__ unsigned int last;
-  __threadfence();  // this thread's stores, before the count
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(p.segcnt + bh, 1u) == unsigned(p.NSEG - 1);
-  __syncthreads();
-  if (!last) return;
-  __threadfence();  // the other CTAs' stores, after their counts
-  // (U = 4 loads in flight a thread: the state pass keeps 64 registers, 8 CTAs an SM)
-  for (int i = threadIdx.x; i < S * D; i += NTH) seg_scan_elem<S, D, REVERSE, 4>(p, bh, i);
-  if (threadIdx.x == 0) p.segcnt[bh] = 0u;  // for the next pass (every CTA of this (b, h) has counted)
-}
-
 // State pass: the local end state of each segment (from a zero state), and the
 // segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
 template <int S, int D, int C, bool FUSED>
@@ -533,11 +470,8 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   const int tid = threadIdx.x, w = tid >> 5;
   const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
-  // HYMO_GDN_SCAN_TAIL: the forward's segment scan in the CTA that finishes its (b, h) last
-  constexpr bool TAIL = HYMO_GDN_SCAN_TAIL && seg_scan_fwd(S, D);
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
-    if constexpr (TAIL) seg_scan_tail<S, D, false, P::NTH>(p, bh);
     return;
   }
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
@@ -557,9 +491,47 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
     *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
   });
   if (tid == 0) p.seggsum[so] = gseg;
-  if constexpr (TAIL) seg_scan_tail<S, D, false, P::NTH>(p, bh);
 }
 
+// Segment scans (HYMO_GDN_SEG_SCAN), in place over one [BH][NSEG][S][D] buffer:
+//   forward (seg_scan_fwd, between the state pass and the output pass): segstate[bh][j]
+//     turns from segment j's local end state into the state entering segment j;
+//   REVERSE (seg_scan_bwd, between the adjoint pass and the staged backward main kernel):
+//     dHseg[bh][j] turns from segment j's local adjoint into the adjoint leaving it.
+// run = 0; for each j in order (REVERSE: from the last): x = local_j, buf_j = run,
+// run = exp(gsum_j A) run + x. This is the in-CTA combine each replaces, in the same
+// order and arithmetic (the output pass used __expf, seg_combine<true> expf), so the
+// results are bitwise the same. One thread per (b, h) and state element (grid: S D / 128
+// x (b, h)); the loads of U segments are in flight together.
+template <int S, int D, bool REVERSE>
+__global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
+  pdl_enter();
+  constexpr int N = S * D, U = HYMO_GDN_SCAN_U;
+  const int bh = blockIdx.y + p.bh0, h = bh % p.H;
+  const int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= N) return;
+  const float A = -expf(__ldg(p.A_log + h * S + i / D));
+  float* st = (REVERSE ? p.dHseg : p.segstate) + size_t(bh) * p.NSEG * N + i;
+  const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
+  float run = 0.f;
+  for (int k0 = 0; k0 < p.NSEG; k0 += U) {
+    float x[U], gj[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (k0 + u < p.NSEG) {
+        const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
+        x[u] = st[size_t(j) * N];
+        gj[u] = __ldg(gsum + j);
+      }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (k0 + u < p.NSEG) {
+        const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
+        st[size_t(j) * N] = run;
+        run = fmaf(REVERSE ? expf(gj[u] * A) : __expf(gj[u] * A), run, x[u]);
+      }
+  }
+}
 
 // Named barrier 1 + w between the R warps of row block w (immediate ids: the kernel
 // reserves only the barriers it uses).
@@ -1708,9 +1680,6 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     for (int d = tid; d < D; d += P::NTH) p.dwpart[sgi * D + d] = sdw[d];
     if (tid == 0) p.dDpart[sgi] = dDacc;
   }
-  // HYMO_GDN_SCAN_TAIL: the backward's reverse segment scan in the CTA that finishes its
-  // (b, h) last
-  if constexpr (HYMO_GDN_SCAN_TAIL && seg_scan_bwd(S, D)) seg_scan_tail<S, D, true, P::NTH>(p, bh);
 }
 
 }  // namespace hymo::gdn::dev

@@ -97,17 +97,12 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
   using P = Plan<Tin, S, D, C>;
   // HYMO_GDN_FUSED_STATE: the staged output pass computes the segment states itself
   constexpr bool fused_state = staged_fwd<Tin, S, D>() && fused_state_fwd(S, D);
-  // HYMO_GDN_SCAN_TAIL: the state pass runs the segment scan (and the backward's adjoint
-  // pass the reverse one) in the CTA that finishes each (b, h) last; their counts start at
-  // zero here (the state pass leaves them zero again for the adjoint pass)
-  constexpr bool tail = staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D) && HYMO_GDN_SCAN_TAIL;
   if constexpr (fused_state) {
     HYMO_GDN_TRY(cudaMemsetAsync(p.segflag, 0, sizeof(unsigned long long) * size_t(p.B) * p.H * p.NSEG, st));
   } else {
-    if constexpr (tail) HYMO_GDN_TRY(cudaMemsetAsync(p.segcnt, 0, sizeof(unsigned int) * size_t(p.B) * p.H, st));
     HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
   }
-  if constexpr (staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D) && !tail) {  // local -> entering states
+  if constexpr (staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D)) {  // local -> entering states
     HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false>, p, 128, 0, st, true, (S * D + 127) / 128));
   }
   if constexpr (staged_fwd<Tin, S, D>()) {
@@ -149,7 +144,7 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st, recompute));
   }
   if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
-    if constexpr (seg_scan_bwd(S, D) && !HYMO_GDN_SCAN_TAIL)  // local adjoints -> the adjoints leaving each segment
+    if constexpr (seg_scan_bwd(S, D))  // local adjoints -> the adjoints leaving each segment
       HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, true>, p, 128, 0, st, true, (S * D + 127) / 128));
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
