@@ -235,9 +235,10 @@
 // (ldmatrix.trans of the raw b tile, the factors by ex2, then the BF16 high and low parts)
 // instead of into high and low tiles in shared memory: one CTA barrier a chunk instead of
 // two, no key tiles (21 KB of shared memory instead of 31 KB at S = D = 32), at the price
-// of computing each key twice (the two warps of an item row). The gate then alternates between two g / G buffers (a warp
-// may still read G of chunk ch while warp 0 finishes chunk ch + 1's). Run 76's profile of
-// the state pass: the barrier was its largest stall (4.5 cycles an issued instruction).
+// of computing each key twice (the two warps of an item row). The gate then alternates
+// between two g / G buffers (a warp may still read G of chunk ch while warp 0 finishes
+// chunk ch + 1's). Run 76's profile of the state pass: the barrier was its largest stall
+// (4.5 cycles an issued instruction).
 // Run 77: the state pass 32.8 -> 29.9 us (8 CTAs an SM instead of 7), forward -2.4%
 // (-1.6% at H = 64, -2.4% at D = 16); 450/450, racecheck and memcheck clean.
 #ifndef HYMO_GDN_STATE_REG
