@@ -667,11 +667,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const int mt = item / NH, nb = (item % NH) * NTW * 8;
           const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
           const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
-#pragma unroll
-          for (int nt = 0; nt < NTW; ++nt) {
-            dh[it][nt][0] *= d0; dh[it][nt][1] *= d0;
-            dh[it][nt][2] *= d1; dh[it][nt][3] *= d1;
-          }
+          scale_rows(dh[it], d0, d1);
           HYMO_GDN_BWD_UNROLL  // the adjoint update over the row blocks
           for (int i = 0; i < NW; ++i) {
             float acc[NTW][4];

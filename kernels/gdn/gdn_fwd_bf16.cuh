@@ -258,6 +258,16 @@ struct Items {
   static constexpr int IPW = (NIT + NW - 1) / NW;
 };
 
+// Rows gq and gq + 8 of an item's accumulators (mma layout) times d0 and d1.
+template <int NT>
+__device__ __forceinline__ void scale_rows(float (&x)[NT][4], float d0, float d1) {
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    x[nt][0] *= d0; x[nt][1] *= d0;
+    x[nt][2] *= d1; x[nt][3] *= d1;
+  }
+}
+
 // f(it, nt, hr, s, d) for each pair of columns (d, d+1) in row s of the it-th item of
 // warp w (of the NW warps that hold the state).
 template <int S, int D, int NW, class F>
@@ -377,11 +387,7 @@ __device__ __forceinline__ float segment_local_state(
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
         const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
         const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt) {
-          acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
-          acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
-        }
+        scale_rows(acc[it], d0, d1);
 #pragma unroll
         for (int k0 = 0; k0 < C; k0 += 16) {
           uint32_t r[4], ah[4], al[4];
@@ -410,38 +416,33 @@ __device__ __forceinline__ float segment_local_state(
           }
         }
       }
-      gseg += Gl;
-      continue;
-    }
-    // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
-    for (int u = tid; u < C * (S / 8); u += NTH) {
-      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
-      float x[8], a2[8], lo[8];
-      ld8(sb + t * LS + s0, x);
-      ld8(A2 + s0, a2);
-      const float dg = Gl - G[t];
+    } else {
+      // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
+      for (int u = tid; u < C * (S / 8); u += NTH) {
+        const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
+        float x[8], a2[8], lo[8];
+        ld8(sb + t * LS + s0, x);
+        ld8(A2 + s0, a2);
+        const float dg = Gl - G[t];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        x[e] *= ex2f(dg * a2[e]);
-        lo[e] = bf16_rem(x[e]);
-      }
-      st16(skh + t * LS + s0, x);  // (AHEAD = 2: over the b values this thread just read)
-      st16(kl + t * LS + s0, lo);
-    }
-    __syncthreads();
-#pragma unroll
-    for (int it = 0; it < IPW; ++it) {
-      const int item = wid + it * NWT;
-      if (item < NIT) {
-        const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt) {
-          acc[it][nt][0] *= d0; acc[it][nt][1] *= d0;
-          acc[it][nt][2] *= d1; acc[it][nt][3] *= d1;
+        for (int e = 0; e < 8; ++e) {
+          x[e] *= ex2f(dg * a2[e]);
+          lo[e] = bf16_rem(x[e]);
         }
-        warp_mm_ldsm<NTW, true>(acc[it], C, skh + mt * 16, LS, sv + nb, LD);
-        warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, sv + nb, LD);
+        st16(skh + t * LS + s0, x);  // (AHEAD = 2: over the b values this thread just read)
+        st16(kl + t * LS + s0, lo);
+      }
+      __syncthreads();
+#pragma unroll
+      for (int it = 0; it < IPW; ++it) {
+        const int item = wid + it * NWT;
+        if (item < NIT) {
+          const int mt = item / NH, nb = (item % NH) * NTW * 8;
+          const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
+          scale_rows(acc[it], d0, d1);
+          warp_mm_ldsm<NTW, true>(acc[it], C, skh + mt * 16, LS, sv + nb, LD);
+          warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, sv + nb, LD);
+        }
       }
     }
     gseg += Gl;
@@ -1203,11 +1204,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           for (int k0 = 0; k0 < C; k0 += 16) {
             const float dg = gend[k0 / 16] - (k0 ? gend[k0 / 16 - 1] : 0.f);
             const float f0 = ex2f(dg * al0), f1 = ex2f(dg * al1);
-#pragma unroll
-            for (int nt = 0; nt < NTW; ++nt) {
-              hreg[it][nt][0] *= f0; hreg[it][nt][1] *= f0;
-              hreg[it][nt][2] *= f1; hreg[it][nt][3] *= f1;
-            }
+            scale_rows(hreg[it], f0, f1);
             uint32_t a4[4], al4[4];
             const bf16* ka = kr + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8;
             ldsm_x4_t(a4, ka);
@@ -1226,11 +1223,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           }
         } else {
           const float d0 = dl[mt * 16 + gq], d1 = dl[mt * 16 + gq + 8];
-#pragma unroll
-          for (int nt = 0; nt < NTW; ++nt) {
-            hreg[it][nt][0] *= d0; hreg[it][nt][1] *= d0;
-            hreg[it][nt][2] *= d1; hreg[it][nt][3] *= d1;
-          }
+          scale_rows(hreg[it], d0, d1);
           warp_mm_ldsm<NTW, true>(hreg[it], C, kl + mt * 16, LS, sv + nb, LD);
           if constexpr (TRAIN) warp_mm_ldsm<NTW, true>(hreg[it], C, kl + LK + mt * 16, LS, sv + nb, LD);
         }
