@@ -85,22 +85,22 @@ private:
   Value linear(Value x, Value w) {
     SmallVector<int64_t> shape(shapeOf(x).drop_back());
     shape.push_back(shapeOf(w)[0]);
-    return b.create<hd::LinearOp>(loc, tensor(shape), x, w);
+    return hd::LinearOp::create(b, loc, tensor(shape), x, w);
   }
   Value rmsNorm(Value x, Value w) {
-    return b.create<hd::RmsNormOp>(loc, x.getType(), x, w,
+    return hd::RmsNormOp::create(b, loc, x.getType(), x, w,
                                      b.getF64FloatAttr(m.norm_eps));
   }
   Value reshape(Value x, ArrayRef<int64_t> shape) {
     auto elt = cast<RankedTensorType>(x.getType()).getElementType();
-    return b.create<hd::ReshapeOp>(loc, tensor(shape, elt), x);
+    return hd::ReshapeOp::create(b, loc, tensor(shape, elt), x);
   }
   Value slice(Value x, ArrayRef<int64_t> start, ArrayRef<int64_t> limit) {
     SmallVector<int64_t> shape;
     for (size_t i = 0; i < start.size(); ++i)
       shape.push_back(limit[i] - start[i]);
     auto elt = cast<RankedTensorType>(x.getType()).getElementType();
-    return b.create<hd::SliceOp>(loc, tensor(shape, elt), x,
+    return hd::SliceOp::create(b, loc, tensor(shape, elt), x,
                                    b.getDenseI64ArrayAttr(start),
                                    b.getDenseI64ArrayAttr(limit));
   }
@@ -113,7 +113,7 @@ private:
     return slice(x, start, limit);
   }
   Value broadcast(Value x, ArrayRef<int64_t> shape, ArrayRef<int64_t> dims) {
-    return b.create<hd::BroadcastInDimOp>(loc, tensor(shape), x,
+    return hd::BroadcastInDimOp::create(b, loc, tensor(shape), x,
                                             b.getDenseI64ArrayAttr(dims));
   }
   Value concat(ValueRange xs, int64_t dim) {
@@ -121,12 +121,12 @@ private:
     shape[dim] = 0;
     for (Value x : xs)
       shape[dim] += shapeOf(x)[dim];
-    return b.create<hd::ConcatOp>(loc, tensor(shape), xs,
+    return hd::ConcatOp::create(b, loc, tensor(shape), xs,
                                     b.getI64IntegerAttr(dim));
   }
-  Value add(Value x, Value y) { return b.create<hd::AddOp>(loc, x, y); }
-  Value mul(Value x, Value y) { return b.create<hd::MulOp>(loc, x, y); }
-  Value silu(Value x) { return b.create<hd::SiluOp>(loc, x); }
+  Value add(Value x, Value y) { return hd::AddOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return hd::MulOp::create(b, loc, x, y); }
+  Value silu(Value x) { return hd::SiluOp::create(b, loc, x); }
   Value swiglu(Value x, Value w1, Value w2, Value w3) {
     return linear(mul(silu(linear(x, w1)), linear(x, w3)), w2);
   }
@@ -136,7 +136,7 @@ private:
     int64_t n = s[0] * s[1];
     Value flat = reshape(logits, {n, s[2]});
     Value t = reshape(targets, {n});
-    return b.create<hd::CrossEntropyOp>(loc, tensor({}), flat, t);
+    return hd::CrossEntropyOp::create(b, loc, tensor({}), flat, t);
   }
 
   // --- layers ------------------------------------------------------------------
@@ -179,10 +179,10 @@ Value ForwardBuilder::gdnMixer(const std::string &p, Value u) {
   Value v = reshape(linear(u, wv), {B, T, H, D});
   Value bk = reshape(linear(u, wb), {B, T, H, S});
   Value c = reshape(linear(u, wc), {B, T, H, S});
-  Value gate = b.create<hd::SigmoidOp>(
-      loc, add(linear(u, wg), broadcast(dtBias, {B, T, H}, {2})));
-  Value a = b.create<hd::NegOp>(loc, b.create<hd::ExpOp>(loc, aLog));
-  Value o = b.create<hd::GdnRecurrenceOp>(loc, v.getType(), v, bk, c, gate,
+  Value gate = hd::SigmoidOp::create(
+      b, loc, add(linear(u, wg), broadcast(dtBias, {B, T, H}, {2})));
+  Value a = hd::NegOp::create(b, loc, hd::ExpOp::create(b, loc, aLog));
+  Value o = hd::GdnRecurrenceOp::create(b, loc, v.getType(), v, bk, c, gate,
                                             a, b.getI64IntegerAttr(g.chunk_size));
   Value y = add(o, mul(v, broadcast(dSkip, {B, T, H, D}, {2})));
   y = rmsNorm(y, normY);
@@ -215,13 +215,13 @@ Value ForwardBuilder::mlaMixer(const std::string &p, Value u) {
   Value kNope = sliceLast(kvb, 0, dn);
   Value v = sliceLast(kvb, dn, dn + dv);
   auto theta = b.getF64FloatAttr(m.rope_theta);
-  qRope = b.create<hd::RopeOp>(loc, qRope, theta, b.getBoolAttr(false));
-  kRope = b.create<hd::RopeOp>(loc, kRope, theta, b.getBoolAttr(false));
+  qRope = hd::RopeOp::create(b, loc, qRope, theta, b.getBoolAttr(false));
+  kRope = hd::RopeOp::create(b, loc, kRope, theta, b.getBoolAttr(false));
   kRope = broadcast(kRope, {B, T, H, dr}, {0, 1, 2, 3});
   Value qq = concat({qNope, qRope}, 3);
   Value kk = concat({kNope, kRope}, 3);
   double scale = 1.0 / std::sqrt(static_cast<double>(dn + dr));
-  Value att = b.create<hd::CausalAttentionOp>(loc, tensor({B, T, H, dv}), qq,
+  Value att = hd::CausalAttentionOp::create(b, loc, tensor({B, T, H, dv}), qq,
                                                 kk, v, b.getF64FloatAttr(scale));
   return linear(reshape(att, {B, T, H * dv}), wo);
 }
@@ -245,24 +245,24 @@ Value ForwardBuilder::moeFfn(const std::string &p, Value u) {
   Value w3 = adamw(p + "experts.W3", {E, Hd, m.dim});
 
   Value x = reshape(u, {N, m.dim});
-  Value probs = b.create<hd::SoftmaxOp>(loc, linear(x, gate));
-  auto route = b.create<hd::MoeRouteOp>(
-      loc, tensor({N, K}, b.getI32Type()), tensor({N, K}), probs, bias,
+  Value probs = hd::SoftmaxOp::create(b, loc, linear(x, gate));
+  auto route = hd::MoeRouteOp::create(
+      b, loc, tensor({N, K}, b.getI32Type()), tensor({N, K}), probs, bias,
       b.getI64IntegerAttr(K));
   route->setAttr(kLayerAttr, b.getStringAttr(p.substr(0, p.size() - 1)));
   int64_t capacity = std::max<int64_t>(
       1, static_cast<int64_t>(std::floor(e.capacity_factor * N * K / E)));
-  auto dispatch = b.create<hd::MoeDispatchOp>(
-      loc, tensor({E, capacity, m.dim}), tensor({N, K}, b.getI32Type()), x,
+  auto dispatch = hd::MoeDispatchOp::create(
+      b, loc, tensor({E, capacity, m.dim}), tensor({N, K}, b.getI32Type()), x,
       route.getIndices(), b.getI64IntegerAttr(E), b.getI64IntegerAttr(capacity));
   Value xe = dispatch.getExpertInputs();
   auto grouped = [&](Value in, Value w) -> Value {
-    return b.create<hd::GroupedLinearOp>(
-        loc, tensor({E, capacity, shapeOf(w)[1]}), in, w);
+    return hd::GroupedLinearOp::create(
+        b, loc, tensor({E, capacity, shapeOf(w)[1]}), in, w);
   };
   Value h = mul(silu(grouped(xe, w1)), grouped(xe, w3));
   Value ye = grouped(h, w2);
-  Value out = b.create<hd::MoeCombineOp>(loc, tensor({N, m.dim}), ye,
+  Value out = hd::MoeCombineOp::create(b, loc, tensor({N, m.dim}), ye,
                                            dispatch.getSlots(),
                                            route.getWeights());
   if (e.n_shared > 0) {
@@ -272,7 +272,7 @@ Value ForwardBuilder::moeFfn(const std::string &p, Value u) {
     Value s3 = adamw(p + "shared.W3.weight", {Hs, m.dim});
     out = add(swiglu(x, s1, s2, s3), out);
   }
-  counts.push_back(b.create<hd::MoeCountOp>(loc, tensor({E}, b.getF32Type()),
+  counts.push_back(hd::MoeCountOp::create(b, loc, tensor({E}, b.getF32Type()),
                                               route.getIndices(),
                                               b.getI64IntegerAttr(E)));
   countNames.push_back(p + "counts");
@@ -294,7 +294,7 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   (*module)->setAttr(kConfigAttr, b.getStringAttr(configToJson(cfg)));
   b.setInsertionPointToEnd(module->getBody());
-  auto func = b.create<func::FuncOp>(loc, "forward", b.getFunctionType({}, {}));
+  auto func = func::FuncOp::create(b, loc, "forward", b.getFunctionType({}, {}));
   entry = func.addEntryBlock();
   int64_t B = cfg.training.micro_batch_size, T = cfg.training.seq_len;
   auto tokType = tensor({B, T}, b.getI32Type());
@@ -311,7 +311,7 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
   head = adamw("head.weight", {m.vocab_size, m.dim});
   normF = adamw("norm_f.weight", {m.dim});
 
-  Value x = b.create<hd::EmbeddingOp>(loc, tensor({B, T, m.dim}), embed, tokens);
+  Value x = hd::EmbeddingOp::create(b, loc, tensor({B, T, m.dim}), embed, tokens);
   for (int64_t i = 0; i < m.n_layers; ++i)
     x = layer("layers." + std::to_string(i) + ".", m.layerKind(i), x);
 
@@ -329,7 +329,7 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
     Value normE = adamw(p + "norm_e.weight", {m.dim});
     Value proj = matrix(p + "proj.weight", m.dim, 2 * m.dim);
     Value hPrev = slice(h, {0, 0, 0}, {B, L, m.dim});
-    Value emb = b.create<hd::EmbeddingOp>(loc, tensor({B, L, m.dim}), embed,
+    Value emb = hd::EmbeddingOp::create(b, loc, tensor({B, L, m.dim}), embed,
                                             slice(tokens, {0, k}, {B, k + L}));
     Value in = linear(concat({rmsNorm(hPrev, normH), rmsNorm(emb, normE)}, 2), proj);
     h = layer(p + "layer.", 'G', in);
@@ -337,8 +337,8 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
         slice(logitsOf(h), {0, 0, 0}, {B, L - 1, m.vocab_size}),
         slice(tokens, {0, k + 1}, {B, T}));
     mtpLosses.push_back(lossK);
-    Value w = b.create<hd::ConstantOp>(
-        loc, DenseElementsAttr::get(tensor({}), b.getFloatAttr(ft, m.mtp.weights[k - 1])));
+    Value w = hd::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(tensor({}), b.getFloatAttr(ft, m.mtp.weights[k - 1])));
     loss = add(loss, mul(w, lossK));
   }
 
@@ -352,7 +352,7 @@ OwningOpRef<ModuleOp> ForwardBuilder::build() {
     results.push_back(counts[i]);
     resultNames.push_back(countNames[i]);
   }
-  b.create<func::ReturnOp>(loc, results);
+  func::ReturnOp::create(b, loc, results);
 
   SmallVector<Type> argTypes(entry->getArgumentTypes());
   SmallVector<Type> resTypes;
@@ -382,7 +382,7 @@ void ForwardBuilder::buildLogitsFunction(func::FuncOp forward) {
       logits = op.getResult(0);
   Operation *ret = body.getTerminator();
   b.setInsertionPoint(ret);
-  b.create<func::ReturnOp>(loc, logits);
+  func::ReturnOp::create(b, loc, logits);
   ret->erase();
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())

@@ -410,7 +410,8 @@ LogicalResult MoeDispatchOp::verify() {
                          << getNumExperts() << " and " << getCapacity();
   if (failed(expectShape(*this, "moe_dispatch_c3", "expert_inputs",
                          getExpertInputs(),
-                         {getNumExperts(), getCapacity(), x.getDimSize(1)})) ||
+                         {static_cast<int64_t>(getNumExperts()),
+                          static_cast<int64_t>(getCapacity()), x.getDimSize(1)})) ||
       failed(expectShape(*this, "moe_dispatch_c3", "slots", getSlots(),
                          idx.getShape())))
     return failure();
@@ -439,7 +440,7 @@ LogicalResult MoeCountOp::verify() {
     return emitOpError() << "moe_count_c1: expected num_experts >= 1, got "
                          << getNumExperts();
   return expectShape(*this, "moe_count_c1", "result", getOut(),
-                     {getNumExperts()});
+                     {static_cast<int64_t>(getNumExperts())});
 }
 
 LogicalResult CrossEntropyOp::verify() {
