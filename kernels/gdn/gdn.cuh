@@ -93,19 +93,15 @@
 #define HYMO_GDN_ADJ_AHEAD 0
 #endif
 
-// HYMO_GDN_L2PF (session 12; a bit mask, default 2): the staged kernels ask L2 for a later
-// chunk's tiles (prefetch.global.L2, one a 128-byte line, no registers or shared memory)
-// a chunk before their cp.async or __ldg, which then waits for L2 instead of DRAM. Bit 1:
-// the backward main kernel (it fetches chunk ch - 1 only once chunk ch is done with its
-// tiles; it prefetches them at chunk ch's staging). Bit 2: the adjoint pass (o, v and c
-// of chunk ch + 1 are fetched at chunk ch's middle barrier, its dy and z loaded at the
-// top of ch + 1; all prefetched at chunk ch's top). Bit 4: the output passes (b and c of
-// chunk ch + 1 fetched after chunk ch's P phase, z loaded at the top of ch + 1).
-// Run 76: bit 1 made forward + backward 0.6-1.1% slower (the backward main kernel's wait
-// at the chunk top was not its limit), bit 4 the forward 2% slower (those loads had most of
-// a chunk to land already; the prefetches cost issue slots). Run 77: bit 2 alone, forward
-// + backward -1.0% (default shape), -1.7% (H = 64), but +0.9% at D = 16 and +0.4% at D =
-// S = 64, so the adjoint pass prefetches at D = 32 only. Default 2.
+// HYMO_GDN_L2PF (session 12; default 2, 0 turns it off): the adjoint pass asks L2 for
+// chunk ch + 1's o, v, c, dy and z (prefetch.global.L2, one a 128-byte line, no registers
+// or shared memory) at the top of chunk ch; its cp.async of o, v and c at chunk ch's middle
+// barrier and its loads of dy and z at the top of ch + 1 then wait for L2 instead of DRAM.
+// Run 77: forward + backward -1.0% (default shape), -1.7% (H = 64), but +0.9% at D = 16
+// and +0.4% at D = S = 64, so at D = 32 only. The value is the bit the switch had in run
+// 76, whose bits 1 (the backward main kernel's next chunk: forward + backward 0.6-1.1%
+// slower) and 4 (the output passes' b, c and z: forward 2% slower; those loads already had
+// most of a chunk to land, and the prefetches cost issue slots) were removed after it.
 #ifndef HYMO_GDN_L2PF
 #define HYMO_GDN_L2PF 2
 #endif

@@ -492,14 +492,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     __syncthreads();
     // the chunk-end sensitivity (rbp is rewritten for the next chunk during this one)
     for (int s = tid; s < S; s += NTH) rbend[s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);
-    if ((HYMO_GDN_L2PF & 1) && ch > c0) {  // chunk ch - 1's tiles into L2 (fetched after this chunk)
-      const size_t tk = size_t(bb) * p.T + size_t(ch - 1) * C;
-      prefetch_rows_l2<bf16, S, C, NTH>(reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, C);
-      prefetch_rows_l2<bf16, S, C, NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, C);
-      prefetch_rows_l2<bf16, D, C, NTH>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, size_t(p.H) * D, C);
-      prefetch_rows_l2<bf16, 2 * D, C, NTH>(dOsrc + (tk * p.H + h) * 2 * D, size_t(p.H) * 2 * D, C);
-      prefetch_rows_l2<bf16, 2 * D, S, NTH>(h0src + (size_t(bh) * p.NC + ch - 1) * S * 2 * D, 2 * D, S);
-    }
     // ---- staging: the pair decays d_ij, then Qi, Kend, mid, a per (t, 8 values of s)
     for (int u = tid; u < P::NPAIR * S; u += NTH) {
       const int pr = u / S, s = u % S;

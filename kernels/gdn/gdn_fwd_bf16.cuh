@@ -798,16 +798,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cp_async_wait_all();
     __syncthreads();
     if (FSF && tid == 0) *gsum_last += G[C - 1];  // the last segment has no phase 1
-    if (ch + 1 < c1_now()) {
-      fetch_v(ch + 1, svb((k + 1) & 1));
-      if (HYMO_GDN_L2PF & 4) {  // chunk ch + 1's b, c (fetched after the P phase) and z into L2
-        const size_t tk = tok0 + C;
-        const int nn = min(C, p.T - (ch + 1) * C);
-        prefetch_rows_l2<bf16, S, C, NTH>(reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-        prefetch_rows_l2<bf16, S, C, NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
-        if (FUSED) prefetch_rows_l2<bf16, D, C, NTH>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h) * D, tsD, nn);
-      }
-    }
+    if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
