@@ -197,6 +197,18 @@
 #define HYMO_GDN_OFFD_R1 1
 #endif
 
+// HYMO_GDN_TRI4 (session 13; S, D <= 32): the diagonal 16x16 blocks one level finer. Each
+// 8-row half splits again at its middle: the 4x4 square (rows 4..7 against keys 0..3 of
+// the half) by mma from a second operand tile, mid2 (rows 4..7 of a half: queries
+// referenced to row 3; rows 0..3: keys referenced to it), and four 4x4 triangles
+// elementwise, with the decay of each pair evaluated directly, exp((G_t - G_tau) A)
+// (G_t >= G_tau), instead of products of per-step decays: 5 steps a lane instead of 9,
+// and no per-step decay tile (mid2 takes its place in shared memory). A bit mask: 1 the
+// output passes, 2 the staged backward main kernel.
+#ifndef HYMO_GDN_TRI4
+#define HYMO_GDN_TRI4 0
+#endif
+
 // HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output
 // pass keeps one C-row Kend tile (each key referenced to the end of its own row block, high
 // and low parts), as the plain pass's P4 layout does, instead of the Kref_i tiles (each key

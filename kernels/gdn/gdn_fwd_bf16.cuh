@@ -174,6 +174,9 @@ struct PlanF {
   // KE: the C-row Kend tile (P4, or the training pass with HYMO_GDN_TKEND)
   static constexpr bool KE = P4 || (HYMO_GDN_TKEND && TR);
   static constexpr int NKRP = KE ? C : NKR, FA = S + 8;
+  // T4 (HYMO_GDN_TRI4): the mid2 tile (high and low parts in the training pass) where the
+  // per-step decays were
+  static constexpr bool T4 = (HYMO_GDN_TRI4 & 1) && S <= 32 && D <= 32;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
@@ -184,7 +187,7 @@ struct PlanF {
   static constexpr size_t o_qi = al(o_qs + (P4 ? 0 : M * 2 * C * LS));
   static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
   static constexpr size_t o_a = al(o_kr + M * 2 * NKRP * LS);
-  static constexpr size_t o_p = al(o_a + (P4 ? 2 * C * FA : 4 * C * FS));
+  static constexpr size_t o_p = al(o_a + (T4 ? M * 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
   static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
@@ -293,6 +296,13 @@ __device__ __forceinline__ void for_state_pairs(int w, F f) {
 __device__ __forceinline__ void tri_key_step(int pp, int it, int& tau, int& t) {
   const bool second = it >= 8 - pp;
   tau = second ? 7 - pp : pp;
+  t = second ? it - 1 : pp + it;
+}
+// The same over one 4x4 triangle (HYMO_GDN_TRI4): key column pp (t = pp .. 3), then key
+// column 3 - pp (t = 3 - pp .. 3), 5 steps (it 0..4) for pp in 0..1.
+__device__ __forceinline__ void tri4_key_step(int pp, int it, int& tau, int& t) {
+  const bool second = it >= 3 && it >= 4 - pp;
+  tau = second ? 3 - pp : pp;
   t = second ? it - 1 : pp + it;
 }
 
@@ -574,6 +584,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   bf16* qi = reinterpret_cast<bf16*>(sm + P::o_qi);
   bf16* kr = reinterpret_cast<bf16*>(sm + P::o_kr);
   float* a = reinterpret_cast<float*>(sm + P::o_a);
+  [[maybe_unused]] bf16* mid2 = reinterpret_cast<bf16*>(sm + P::o_a);  // (P::T4)
   bf16* sp = reinterpret_cast<bf16*>(sm + P::o_p);
   bf16* mid = reinterpret_cast<bf16*>(sm + P::o_mid);
   bf16* hh = reinterpret_cast<bf16*>(sm + P::o_hh);
@@ -838,12 +849,22 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         stage(qs + t * LS + s0, LQ, y);
         stage(qi + t * LS + s0, LQ, z);
       }
+      if constexpr (P::T4) {
+        // mid2 (in place of the per-step decays): rows 4..7 of each 8-row half queries,
+        // rows 0..3 keys, both referenced to row 3 of the half
+        const float g3 = G[(t & ~7) + 3];
+        const bool q4 = t & 4;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = q4 ? cx[e] * ex2f((gt - g3) * a2[e]) : bx[e] * ex2f((g3 - gt) * a2[e]);
+        stage(mid2 + t * LS + s0, LQ, y);
+      }
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        y[e] = ex2f(gg * a2[e]);
+        if constexpr (!P::T4) y[e] = ex2f(gg * a2[e]);
         z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
       }
-      if constexpr (P::P4) {
+      if constexpr (P::T4) {
+      } else if constexpr (P::P4) {
         // FP16: values in [0, 1], finer than P's own BF16 rounding in FP16's normal range;
         // a decay below 6e-5 a step keeps an absolute error under 3e-8, below 6e-8 it is 0
         uint32_t hv[4];
@@ -941,6 +962,20 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       }
       put_p(r0 + 8 + gq, r0 + 2 * tq, acc[0][2], acc[0][3]);
       put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
+      if constexpr (P::T4) {
+        // the 4x4 squares of the two halves (rows 4..7 against keys 0..3 of each) from
+        // mid2: rows 4..7 of the product's first n8 tile, rows 12..15 of its second
+        zero(acc);
+        warp_mm_nt<2>(acc, S, mid2 + r0 * LS, LS, mid2 + r0 * LS, LS);
+        if constexpr (TRAIN) {
+          warp_mm_nt<2>(acc, S, mid2 + LQ + r0 * LS, LS, mid2 + r0 * LS, LS);
+          warp_mm_nt<2>(acc, S, mid2 + r0 * LS, LS, mid2 + LQ + r0 * LS, LS);
+        }
+        if (gq >= 4 && tq < 2) {
+          put_p(r0 + gq, r0 + 2 * tq, acc[0][0], acc[0][1]);
+          put_p(r0 + 8 + gq, r0 + 8 + 2 * tq, acc[1][2], acc[1][3]);
+        }
+      }
     }
     // ... and the two 8x8 triangles (tau <= t inside each 8-row half of the block),
     // elementwise from products of per-step decays. A lane walks two key columns of
@@ -952,7 +987,47 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // largest share while the second waited at the barrier after it). Run 59: the
     // training forward at S = D = 64 3.7% faster; at S = 32 (4 values a lane) 1-2% slower,
     // so not there.
-    if (TS || role == 0) {
+    if constexpr (P::T4) {
+      // HYMO_GDN_TRI4: four 4x4 triangles a block. Lane (group lane / 8 of 4 rows, pair pp,
+      // quarter qd of S) walks key columns pp and 3 - pp of its group (5 steps), each pair
+      // decay exp((G_t - G_tau) A) evaluated directly (exponent <= 0)
+      if (role == 0) {
+        constexpr int Q = S / 4;
+        const int qd = lane & 3, pp = (lane >> 2) & 1, s0 = qd * Q, base = r0 + 4 * (lane >> 3);
+        float kb[Q], kb2[Q], ar[Q], part[5];
+        ldq<Q>(sb + (base + pp) * LS + s0, kb);
+        ldq<Q>(sb + (base + 3 - pp) * LS + s0, kb2);
+        ldqf<Q>(A2 + s0, ar);
+        const float gk = G[base + pp], gk2 = G[base + 3 - pp];
+#pragma unroll
+        for (int it = 0; it < 5; ++it) {
+          int tau, kk;
+          tri4_key_step(pp, it, tau, kk);
+          const bool second = it >= 3 && it >= 4 - pp;
+          float cv[Q];
+          ldq<Q>(sc + (base + kk) * LS + s0, cv);
+          float sacc = 0.f;
+          if (it == 0) {  // t = tau
+#pragma unroll
+            for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
+          } else {
+            const float dg = G[base + kk] - (second ? gk2 : gk);
+#pragma unroll
+            for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], (it >= 3 && second ? kb2[e] : kb[e]) * ex2f(dg * ar[e]), sacc);
+          }
+          part[it] = sacc;
+        }
+        quad_sum(part);
+        if (qd == 0) {
+#pragma unroll
+          for (int it = 0; it < 5; ++it) {
+            int tau, kk;
+            tri4_key_step(pp, it, tau, kk);
+            put_p1(base + kk, base + tau, part[it]);
+          }
+        }
+      }
+    } else if (TS || role == 0) {
       constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
       const int qd = lane % NQ, pp = (lane / NQ) & 3, s0 = qd * Q;
       const int base = r0 + 8 * (TS ? role : lane >> 4);
