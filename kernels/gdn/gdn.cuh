@@ -204,9 +204,15 @@
 // elementwise, with the decay of each pair evaluated directly, exp((G_t - G_tau) A)
 // (G_t >= G_tau), instead of products of per-step decays: 5 steps a lane instead of 9,
 // and no per-step decay tile (mid2 takes its place in shared memory). A bit mask: 1 the
-// output passes, 2 the staged backward main kernel.
+// plain output pass at D = 32, 4 the training output pass, 2 the staged backward main
+// kernel. Run 80 (A/B, 450/450 for each, racecheck and memcheck clean): the plain forward
+// -1.2% (default shape), -1.9% (H = 64), -1.3% (S = 16), but +2.2% at D = 16; the training
+// output pass +4% (191.5 -> 199.3 us) and the backward main kernel +1.9% (299.8 -> 305.4
+// us). The directly evaluated decays (an ex2 an element and step) and mid2's staging cost
+// more than the four steps they save where the walk's per-step decays were FP32 products
+// already; the plain pass read them as FP16 (a conversion an element) besides. Default 1.
 #ifndef HYMO_GDN_TRI4
-#define HYMO_GDN_TRI4 0
+#define HYMO_GDN_TRI4 1
 #endif
 
 // HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output

@@ -174,9 +174,9 @@ struct PlanF {
   // KE: the C-row Kend tile (P4, or the training pass with HYMO_GDN_TKEND)
   static constexpr bool KE = P4 || (HYMO_GDN_TKEND && TR);
   static constexpr int NKRP = KE ? C : NKR, FA = S + 8;
-  // T4 (HYMO_GDN_TRI4): the mid2 tile (high and low parts in the training pass) where the
-  // per-step decays were
-  static constexpr bool T4 = (HYMO_GDN_TRI4 & 1) && S <= 32 && D <= 32;
+  // T4 (HYMO_GDN_TRI4: bit 1 the plain pass at D = 32, bit 4 the training pass): the mid2
+  // tile (high and low parts in the training pass) where the per-step decays were
+  static constexpr bool T4 = (TR ? (HYMO_GDN_TRI4 & 4) : ((HYMO_GDN_TRI4 & 1) && D == 32)) && S <= 32 && D <= 32;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
