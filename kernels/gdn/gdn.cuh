@@ -211,6 +211,15 @@
 // us). The directly evaluated decays (an ex2 an element and step) and mid2's staging cost
 // more than the four steps they save where the walk's per-step decays were FP32 products
 // already; the plain pass read them as FP16 (a conversion an element) besides. Default 1.
+// HYMO_GDN_TQS (session 13; off): the training output pass stages no Qs tile (high and
+// low); its Qs h product scales Qi's fragments by exp(G_{r-1} A) in registers (high + low,
+// split again), as the plain pass's P4 layout does. One exp and one tile pair fewer a
+// staged value (the staging phase is all threads between two barriers), 10 KB less shared
+// memory at S = D = 32; the o phase pays the scaling, in both warps of a row block.
+#ifndef HYMO_GDN_TQS
+#define HYMO_GDN_TQS 0
+#endif
+
 #ifndef HYMO_GDN_TRI4
 #define HYMO_GDN_TRI4 1
 #endif

@@ -173,6 +173,9 @@ struct PlanF {
   static constexpr bool P4 = HYMO_GDN_OUT4 && !TR && S <= 32 && D <= 32;
   // KE: the C-row Kend tile (P4, or the training pass with HYMO_GDN_TKEND)
   static constexpr bool KE = P4 || (HYMO_GDN_TKEND && TR);
+  // QR: no Qs tile; the Qs h product scales Qi's fragments in registers (P4, and the
+  // training pass with HYMO_GDN_TQS: high and low parts, split again)
+  static constexpr bool QR = P4 || (HYMO_GDN_TQS && TR && KE);
   static constexpr int NKRP = KE ? C : NKR, FA = S + 8;
   // T4 (HYMO_GDN_TRI4: bit 1 the plain pass at D = 32, bit 4 the training pass): the mid2
   // tile (high and low parts in the training pass) where the per-step decays were
@@ -184,7 +187,7 @@ struct PlanF {
   static constexpr size_t o_v0 = al(o_b + 2 * C * LS);
   static constexpr size_t o_v1 = al(o_v0 + 2 * C * LD);
   static constexpr size_t o_qs = al(o_v1 + 2 * C * LD);
-  static constexpr size_t o_qi = al(o_qs + (P4 ? 0 : M * 2 * C * LS));
+  static constexpr size_t o_qi = al(o_qs + (QR ? 0 : M * 2 * C * LS));
   static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
   static constexpr size_t o_a = al(o_kr + M * 2 * NKRP * LS);
   static constexpr size_t o_p = al(o_a + (T4 ? M * 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
@@ -673,7 +676,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
       for (int it = 0; it < IPW; ++it) zero(acc[it]);
       const float gseg = segment_local_state<S, D, C, FUSED, NTH, NWT, LS, LD, 1>(
-          p, acc, [&](int k) { return k ? sc : sb; }, svb, P::P4 ? qi : qs, P::P4 ? kr : qi, g, G,
+          p, acc, [&](int k) { return k ? sc : sb; }, svb, P::QR ? qi : qs, P::QR ? kr : qi, g, G,
           A2, graw, bb, h, c0, c1, dtb);  // (P4 has no Qs tile; its Kend tile has C rows)
       const size_t so = size_t(bh) * p.NSEG + seg;
       float* dst = p.segstate + so * S * D;
@@ -836,7 +839,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       const bool lower = (t & 15) >= 8;
-      if constexpr (P::P4) {  // (no Qs: the Qs h product scales Qi's fragments instead)
+      if constexpr (P::QR) {  // (no Qs: the Qs h product scales Qi's fragments instead)
 #pragma unroll
         for (int e = 0; e < 8; ++e) z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
         stage(qi + t * LS + s0, LQ, z);
@@ -1091,13 +1094,18 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     float acc[ND][4];
     zero(acc);
     warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
-    if constexpr (P::P4) {
-      // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments
+    if constexpr (P::QR) {
+      // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (TRAIN:
+      // to high + low, split again; + the low part against hh)
       const float gs = w ? G[r0 - 1] : 0.f;
 #pragma unroll
       for (int k0 = 0; k0 < S; k0 += 16) {
         uint32_t a4[4];
-        ldsm_a_colscaled(a4, qi + r0 * LS, LS, k0, gs, A2);
+        [[maybe_unused]] uint32_t al4[4];
+        if constexpr (TRAIN)
+          ldsm_a_colscaled_split(a4, al4, qi + r0 * LS, LQ, LS, k0, gs, A2);
+        else
+          ldsm_a_colscaled(a4, qi + r0 * LS, LS, k0, gs, A2);
 #pragma unroll
         for (int np = 0; np < ND / 2; ++np) {
           uint32_t b4[4];
@@ -1105,6 +1113,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           ldsm_x4_t(b4, hh + bo);
           mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
           mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
+          if constexpr (TRAIN) {
+            mma_bf16(acc[2 * np], al4, b4[0], b4[1]);
+            mma_bf16(acc[2 * np + 1], al4, b4[2], b4[3]);
+          }
           ldsm_x4_t(b4, hl + bo);
           mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
           mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
@@ -1116,7 +1128,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     if constexpr (TRAIN) {
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv + cb, LD);
-      warp_mm_ldsm<ND>(acc, S, qs + LQ + r0 * LS, LS, hh + cb, LD);
+      if constexpr (!P::QR) warp_mm_ldsm<ND>(acc, S, qs + LQ + r0 * LS, LS, hh + cb, LD);
       // o (FP32-accurate) for the backward's adjoint pass, which turns it into dO in place
 #pragma unroll
       for (int nt = 0; nt < ND; ++nt)
