@@ -220,6 +220,15 @@
 #define HYMO_GDN_TQS 0
 #endif
 
+// HYMO_GDN_MIDREG (session 13; off): the training output pass (S, D <= 32) stages no mid
+// tile; the warp that computes a diagonal block's 8x8 square builds its operands in
+// registers from the raw c and b tiles (queries of rows 8..15 and keys of rows 0..7, both
+// referenced to row 7, scaled and split into high and low parts): the staging phase (all
+// threads, between two barriers) loses an exp, a split and two stores a staged value.
+#ifndef HYMO_GDN_MIDREG
+#define HYMO_GDN_MIDREG 0
+#endif
+
 #ifndef HYMO_GDN_TRI4
 #define HYMO_GDN_TRI4 1
 #endif

@@ -176,6 +176,9 @@ struct PlanF {
   // QR: no Qs tile; the Qs h product scales Qi's fragments in registers (P4, and the
   // training pass with HYMO_GDN_TQS: high and low parts, split again)
   static constexpr bool QR = P4 || (HYMO_GDN_TQS && TR && KE);
+  // MR (HYMO_GDN_MIDREG, the training pass at S, D <= 32): no mid tile; the diagonal
+  // square's operands are built in registers by the warp that computes it
+  static constexpr bool MR = HYMO_GDN_MIDREG && TR && R == 2 && S <= 32 && D <= 32;
   static constexpr int NKRP = KE ? C : NKR, FA = S + 8;
   // T4 (HYMO_GDN_TRI4: bit 1 the plain pass at D = 32, bit 4 the training pass): the mid2
   // tile (high and low parts in the training pass) where the per-step decays were
@@ -192,7 +195,7 @@ struct PlanF {
   static constexpr size_t o_a = al(o_kr + M * 2 * NKRP * LS);
   static constexpr size_t o_p = al(o_a + (T4 ? M * 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
-  static constexpr size_t o_hh = al(o_mid + M * 2 * C * LS);
+  static constexpr size_t o_hh = al(o_mid + (MR ? 0 : M * 2 * C * LS));
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 1 float with fused_state_fwd: the last segment's gate sum)
@@ -882,7 +885,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
-      stage(mid + t * LS + s0, LQ, z);
+      if constexpr (!P::MR) stage(mid + t * LS + s0, LQ, z);
       if constexpr (P::KE) {  // Kend: key t referenced to the end of its own block
         const float dg = G[16 * blk + 15] - gt;
 #pragma unroll
@@ -955,7 +958,37 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used), by the
     // block's last warp
-    if (role == R - 1) {
+    if (P::MR && role == R - 1) {
+      // HYMO_GDN_MIDREG: the square's operands from the raw c and b tiles, scaled and split
+      // into high and low parts in registers: A rows 8..15 (queries r0 + 8 + gq, referenced
+      // to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq (referenced to row 7)
+      float acc[4] = {0.f, 0.f, 0.f, 0.f};
+      const float gm = G[r0 + 7], dq = G[r0 + 8 + gq] - gm, dk = gm - G[r0 + gq];
+      const bf16* cq = sc + (r0 + 8 + gq) * LS + 2 * tq;
+      const bf16* bk = sb + (r0 + gq) * LS + 2 * tq;
+#pragma unroll
+      for (int k0 = 0; k0 < S; k0 += 16) {
+        uint32_t ah[4] = {0u, 0u, 0u, 0u}, al[4] = {0u, 0u, 0u, 0u}, bh[2], bl[2];
+#pragma unroll
+        for (int hk = 0; hk < 2; ++hk) {  // columns k0 + 2 tq (+1), then + 8
+          const int col = k0 + 8 * hk + 2 * tq;
+          const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
+          const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(cq + k0 + 8 * hk));
+          const float2 bv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(bk + k0 + 8 * hk));
+          const float q0 = cv.x * ex2f(dq * a2v.x), q1 = cv.y * ex2f(dq * a2v.y);
+          const float k0v = bv.x * ex2f(dk * a2v.x), k1v = bv.y * ex2f(dk * a2v.y);
+          ah[1 + 2 * hk] = pack_bf16(q0, q1);
+          al[1 + 2 * hk] = pack_bf16(bf16_rem(q0), bf16_rem(q1));
+          bh[hk] = pack_bf16(k0v, k1v);
+          bl[hk] = pack_bf16(bf16_rem(k0v), bf16_rem(k1v));
+        }
+        mma_bf16(acc, ah, bh[0], bh[1]);
+        mma_bf16(acc, al, bh[0], bh[1]);
+        mma_bf16(acc, ah, bl[0], bl[1]);
+      }
+      put_p(r0 + 8 + gq, r0 + 2 * tq, acc[2], acc[3]);
+      put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
+    } else if (role == R - 1) {
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
