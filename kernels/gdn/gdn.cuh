@@ -215,18 +215,23 @@
 // low); its Qs h product scales Qi's fragments by exp(G_{r-1} A) in registers (high + low,
 // split again), as the plain pass's P4 layout does. One exp and one tile pair fewer a
 // staged value (the staging phase is all threads between two barriers), 10 KB less shared
-// memory at S = D = 32; the o phase pays the scaling, in both warps of a row block.
+// memory at S = D = 32; the o phase pays the scaling, in both warps of a row block. Run 81:
+// training forward +1.8% (default shape), +1.7% (H = 64), +3.0% (D = S = 64): the scaling
+// done twice (by both warps of a block) costs more than the staging it saves.
 #ifndef HYMO_GDN_TQS
 #define HYMO_GDN_TQS 0
 #endif
 
-// HYMO_GDN_MIDREG (session 13; off): the training output pass (S, D <= 32) stages no mid
-// tile; the warp that computes a diagonal block's 8x8 square builds its operands in
-// registers from the raw c and b tiles (queries of rows 8..15 and keys of rows 0..7, both
-// referenced to row 7, scaled and split into high and low parts): the staging phase (all
-// threads, between two barriers) loses an exp, a split and two stores a staged value.
+// HYMO_GDN_MIDREG (session 13; default on since run 83, 0 turns it off): the training output
+// pass (S, D <= 32) stages no mid tile; the warp that computes a diagonal block's 8x8
+// square builds its operands in registers from the raw c and b tiles (queries of rows
+// 8..15 and keys of rows 0..7, both referenced to row 7, scaled and split into high and
+// low parts; one n8 tile of keys): the staging phase (all threads, between two barriers)
+// loses an exp, a split and two stores a staged value, the square's warp (the row block's
+// second) gains 16 exps. Run 83: training forward -2.3% (default shape), -2.4% (H = 64),
+// -1.2% (S = 16), -0.3% (D = 16); forward + backward -1.0 to -1.2%; 450/450, racecheck clean.
 #ifndef HYMO_GDN_MIDREG
-#define HYMO_GDN_MIDREG 0
+#define HYMO_GDN_MIDREG 1
 #endif
 
 #ifndef HYMO_GDN_TRI4
