@@ -211,6 +211,8 @@
 // us). The directly evaluated decays (an ex2 an element and step) and mid2's staging cost
 // more than the four steps they save where the walk's per-step decays were FP32 products
 // already; the plain pass read them as FP16 (a conversion an element) besides. Default 1.
+// Bit 4 needs HYMO_GDN_MIDREG=0 (it adds its 4x4 squares to the staged mid square's code;
+// a static_assert says so).
 // HYMO_GDN_TQS (session 13; off): the training output pass stages no Qs tile (high and
 // low); its Qs h product scales Qi's fragments by exp(G_{r-1} A) in registers (high + low,
 // split again), as the plain pass's P4 layout does. One exp and one tile pair fewer a

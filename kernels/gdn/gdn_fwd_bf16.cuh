@@ -183,6 +183,7 @@ struct PlanF {
   // T4 (HYMO_GDN_TRI4: bit 1 the plain pass at D = 32, bit 4 the training pass): the mid2
   // tile (high and low parts in the training pass) where the per-step decays were
   static constexpr bool T4 = (TR ? (HYMO_GDN_TRI4 & 4) : ((HYMO_GDN_TRI4 & 1) && D == 32)) && S <= 32 && D <= 32;
+  static_assert(!(T4 && MR), "HYMO_GDN_TRI4 bit 4 (the training pass's 4x4 squares) needs HYMO_GDN_MIDREG=0");
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
