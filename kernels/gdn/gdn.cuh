@@ -204,8 +204,9 @@
 // elementwise, with the decay of each pair evaluated directly, exp((G_t - G_tau) A)
 // (G_t >= G_tau), instead of products of per-step decays: 5 steps a lane instead of 9,
 // and no per-step decay tile (mid2 takes its place in shared memory). A bit mask: 1 the
-// plain output pass at D = 32, 4 the training output pass, 2 the staged backward main
-// kernel. Run 80 (A/B, 450/450 for each, racecheck and memcheck clean): the plain forward
+// plain output pass at D = 32, 4 the training output pass (2 was the staged backward main
+// kernel: removed after run 80, its code is in commit be37999). Run 80 (A/B, 450/450 for
+// each, racecheck and memcheck clean): the plain forward
 // -1.2% (default shape), -1.9% (H = 64), -1.3% (S = 16), but +2.2% at D = 16; the training
 // output pass +4% (191.5 -> 199.3 us) and the backward main kernel +1.9% (299.8 -> 305.4
 // us). The directly evaluated decays (an ex2 an element and step) and mid2's staging cost

@@ -90,10 +90,8 @@ struct PlanB {
   static constexpr size_t o_qi = al(o_dh + 2 * 2 * S * LD);   // Qi high, low [C][LS]
   static constexpr size_t o_ke = al(o_qi + 2 * 2 * C * LS);   // Kend high, low
   static constexpr size_t o_mid = al(o_ke + 2 * 2 * C * LS);  // mid high, low
-  // per-step decays, FP32 [C][FS]; T4 (HYMO_GDN_TRI4): the mid2 tile, high and low
-  static constexpr bool T4 = (HYMO_GDN_TRI4 & 2) && S <= 32 && D <= 32;
-  static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);
-  static constexpr size_t o_dpd = al(o_a + (T4 ? 2 * 2 * C * LS : 4 * C * FS));  // per warp: dP (or dP^T) diagonal block [16][LT]
+  static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);   // per-step decays, FP32 [C][FS]
+  static constexpr size_t o_dpd = al(o_a + 4 * C * FS);  // per warp: dP (or dP^T) diagonal block [16][LT]
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
   static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FS);
@@ -340,8 +338,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* sdc = reinterpret_cast<float*>(sm + P::o_dcb);
   float* sdb = sdc + C * FS;
   float* a = reinterpret_cast<float*>(sm + P::o_a);
-  [[maybe_unused]] bf16* mid2 = reinterpret_cast<bf16*>(sm + P::o_a);  // (P::T4)
-  constexpr bool T4 = P::T4;
   // the gate of a chunk and its inclusive cumsum, two buffers: chunk ch uses buffer
   // (c1 - 1 - ch) & 1 (the next chunk's is computed while this one runs)
   float* gbuf = reinterpret_cast<float*>(sm + P::o_vec);
@@ -528,18 +524,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
       put(mid);
-      if constexpr (T4) {  // mid2: as the forward's (rows 4..7 of a half queries, 0..3 keys)
-        const float g3 = G[(t & ~7) + 3];
-        const bool q4 = t & 4;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = q4 ? cx[e] * ex2f((gt - g3) * a2[e]) : bx[e] * ex2f((g3 - gt) * a2[e]);
-        put(mid2);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
-        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
-        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
-      }
+      for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
+      *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+      *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
     }
     __syncthreads();
 
@@ -549,9 +537,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     constexpr int Q = S / 4;
     const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
     const int base = r0 + lb;
-    // T4: lane (group lane / 8 of 4 rows, pair p4, quarter qd) walks 5 steps of its
-    // group's 4x4 triangle; the pair decays exp((G_t - G_tau) A) evaluated directly
-    const int p4 = (lane >> 2) & 1, lb4 = 4 * (lane >> 3), base4 = r0 + lb4;
     // the diagonal block's two 8x8 triangles (tau <= t inside each 8-row half) are
     // elementwise, from products of per-step decays w = prod_{k=tau+1..t} a_k:
     //   dc_t += dP[t][tau] b_tau w,  db_tau += dP[t][tau] c_t w,  P[t][tau] = sum_s c_t b_tau w.
@@ -627,25 +612,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             const int t = r0 + gq + 8, s = nt * 8 + 2 * tq + (e & 1);
             dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
           }
-        if constexpr (T4) {
-          // the 4x4 squares (rows 4..7 of each half against its keys 0..3) against mid2
-          const bool m = gq >= 4 && tq < 2;
-          const uint32_t ah2[4] = {m ? pack_bf16(dp[0][0], dp[0][1]) : 0u, 0u, 0u,
-                                   m ? pack_bf16(dp[1][2], dp[1][3]) : 0u};
-          const uint32_t al2[4] = {m ? pack_bf16(bf16_rem(dp[0][0]), bf16_rem(dp[0][1])) : 0u, 0u, 0u,
-                                   m ? pack_bf16(bf16_rem(dp[1][2]), bf16_rem(dp[1][3])) : 0u};
-          zero(tmp);
-          mm_split3<NS>(tmp, ah2, al2, mid2 + r0 * LS, LS, LQ);
-          const float g3 = G[r0 + 3], g11 = G[r0 + 11];
-#pragma unroll
-          for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {  // (rows 0..3 of a half: tmp is 0; factor 1)
-              const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-              const float dg = gq >= 4 ? G[t] - ((e >> 1) ? g11 : g3) : 0.f;
-              dcacc[nt][e] = fmaf(tmp[nt][e], ex2f(dg * A2[s]), dcacc[nt][e]);
-            }
-        }
       }
       __syncwarp();  // dpd
 #pragma unroll
@@ -656,32 +622,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
         }
       __syncwarp();  // sdc
-      if constexpr (T4) {
-        // dc triangles: query 3 - p4 (tau = 3 - p4 .. 0), then query p4 (tau = p4 .. 0)
-        float acc[Q];
-#pragma unroll
-        for (int u = 0; u < Q; ++u) acc[u] = 0.f;
-#pragma unroll
-        for (int it = 0; it < 5; ++it) {
-          const bool second = it >= 3 && it >= 4 - p4;
-          const int t = second ? p4 : 3 - p4, tau = second ? p4 - (it - (4 - p4)) : 3 - p4 - it;
-          if (it >= 3 && it == 4 - p4) flush(sdc + (base4 + 3 - p4) * FS + s0, acc);
-          float bv[Q];
-          ldq<Q>(sb + (base4 + tau) * LS + s0, bv);
-          const float dp = dpd[(lb4 + t) * LT + lb4 + tau];
-          if (it == 0) {  // t = tau
-#pragma unroll
-            for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u], acc[u]);
-          } else {
-            const float dg = G[base4 + t] - G[base4 + tau];
-            float ar[Q];  // (reloaded a step: registers are short here)
-            ldqf<Q>(A2 + s0, ar);
-#pragma unroll
-            for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * ex2f(dg * ar[u]), acc[u]);
-          }
-        }
-        flush(sdc + (base4 + p4) * FS + s0, acc);
-      } else {
       // dc triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
       float acc[Q], wv[Q];
 #pragma unroll
@@ -707,7 +647,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
       }
       flush(sdc + (base + pp) * FS + s0, acc);
-      }
 
       // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
       // old adjoint is read from its tiles by the key warps, rewritten after the chunk)
@@ -817,25 +756,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             const int t = r0 + gq, s = nt * 8 + 2 * tq + e;
             dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
           }
-        if constexpr (T4) {
-          // the 4x4 squares (keys 0..3 of each half against its queries 4..7) against mid2
-          const bool m = gq < 4 && tq >= 2;
-          const uint32_t ah2[4] = {m ? pack_bf16(dp[0][0], dp[0][1]) : 0u, 0u, 0u,
-                                   m ? pack_bf16(dp[1][2], dp[1][3]) : 0u};
-          const uint32_t al2[4] = {m ? pack_bf16(bf16_rem(dp[0][0]), bf16_rem(dp[0][1])) : 0u, 0u, 0u,
-                                   m ? pack_bf16(bf16_rem(dp[1][2]), bf16_rem(dp[1][3])) : 0u};
-          zero(tmp);
-          mm_split3<NS>(tmp, ah2, al2, mid2 + r0 * LS, LS, LQ);
-          const float g3 = G[r0 + 3], g11 = G[r0 + 11];
-#pragma unroll
-          for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {  // (keys 4..7 of a half: tmp is 0; factor 1)
-              const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-              const float dg = gq < 4 ? ((e >> 1) ? g11 : g3) - G[t] : 0.f;
-              dbacc[nt][e] = fmaf(tmp[nt][e], ex2f(dg * A2[s]), dbacc[nt][e]);
-            }
-        }
       }
 #pragma unroll
       for (int nt = 0; nt < NS; ++nt)
@@ -855,70 +775,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         pd[gq * LT + 9 + 2 * tq] = sq[1][1];
         pd[(gq + 8) * LT + 2 * tq] = 0.f;
         pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
-        if constexpr (T4) {  // the 4x4 squares: rows tau 0..3 x columns t 4..7 of each half
-          zero(sq);
-          warp_mm_nt<2>(sq, S, mid2 + r0 * LS, LS, mid2 + r0 * LS, LS);
-          if (gq < 4 && tq >= 2) {
-            pd[gq * LT + 2 * tq] = sq[0][0];
-            pd[gq * LT + 2 * tq + 1] = sq[0][1];
-            pd[(gq + 8) * LT + 8 + 2 * tq] = sq[1][2];
-            pd[(gq + 8) * LT + 9 + 2 * tq] = sq[1][3];
-          }
-        }
         for (int i = lane; i < 128; i += 32) {  // zeros where tau > t inside the halves
           const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
           if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
         }
       }
       __syncwarp();  // sdb, dpd
-      if constexpr (T4) {
-        // db and P triangles: key p4 (t = p4 .. 3), then key 3 - p4 (t = 3 - p4 .. 3)
-        float acc[Q], kb[Q], part[5];
-#pragma unroll
-        for (int u = 0; u < Q; ++u) acc[u] = 0.f;
-        ldq<Q>(sb + (base4 + p4) * LS + s0, kb);
-#pragma unroll
-        for (int it = 0; it < 5; ++it) {
-          int tau, t;
-          tri4_key_step(p4, it, tau, t);
-          if (it >= 3 && it == 4 - p4) {
-            flush(sdb + (base4 + p4) * FS + s0, acc);
-            ldq<Q>(sb + (base4 + 3 - p4) * LS + s0, kb);
-          }
-          float cv[Q];
-          ldq<Q>(sc + (base4 + t) * LS + s0, cv);
-          const float dp = dpd[(lb4 + tau) * LT + lb4 + t];
-          float x = 0.f;
-          if (it == 0) {  // t = tau
-#pragma unroll
-            for (int u = 0; u < Q; ++u) {
-              acc[u] = fmaf(dp, cv[u], acc[u]);
-              x = fmaf(cv[u], kb[u], x);
-            }
-          } else {
-            const float dg = G[base4 + t] - G[base4 + tau];
-            float ar[Q];  // (reloaded a step: registers are short here)
-            ldqf<Q>(A2 + s0, ar);
-#pragma unroll
-            for (int u = 0; u < Q; ++u) {
-              const float cw = cv[u] * ex2f(dg * ar[u]);
-              acc[u] = fmaf(dp, cw, acc[u]);
-              x = fmaf(cw, kb[u], x);
-            }
-          }
-          part[it] = x;
-        }
-        flush(sdb + (base4 + 3 - p4) * FS + s0, acc);
-        quad_sum(part);
-        if (qd == 0) {
-#pragma unroll
-          for (int it = 0; it < 5; ++it) {
-            int tau, t;
-            tri4_key_step(p4, it, tau, t);
-            pd[(lb4 + tau) * LT + lb4 + t] = part[it];
-          }
-        }
-      } else {
       // db and P triangles: key pp (t = pp .. 7), then key 7 - pp (t = 7 - pp .. 7)
       float acc[Q], wv[Q], kb[Q], part[9];
 #pragma unroll
@@ -960,7 +822,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           tri_key_step(pp, it, tau, t);
           pd[(lb + tau) * LT + lb + t] = part[it];
         }
-      }
       }
       __syncwarp();  // pd
       // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
