@@ -213,10 +213,7 @@
 // more than the four steps they save where the walk's per-step decays were FP32 products
 // already; the plain pass read them as FP16 (a conversion an element) besides. Default 1.
 // Bit 4 needs HYMO_GDN_MIDREG=0 (it adds its 4x4 squares to the staged mid square's code;
-// a static_assert says so). Bit 8 (session 13, with MIDREG): the training pass's 4x4 levels
-// without mid2 or an exp in the walk: the 4x4 squares' operands built in registers by the
-// square's warp as MIDREG builds the 8x8 square's, the 4x4 triangles walked with the FP32
-// per-step decays.
+// a static_assert says so).
 // HYMO_GDN_TQS (session 13; off): the training output pass stages no Qs tile (high and
 // low); its Qs h product scales Qi's fragments by exp(G_{r-1} A) in registers (high + low,
 // split again), as the plain pass's P4 layout does. One exp and one tile pair fewer a

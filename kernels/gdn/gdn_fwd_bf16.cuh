@@ -184,10 +184,7 @@ struct PlanF {
   // tile (high and low parts in the training pass) where the per-step decays were
   static constexpr bool T4 = (TR ? (HYMO_GDN_TRI4 & 4) : ((HYMO_GDN_TRI4 & 1) && D == 32)) && S <= 32 && D <= 32;
   static_assert(!(T4 && MR), "HYMO_GDN_TRI4 bit 4 (the training pass's 4x4 squares) needs HYMO_GDN_MIDREG=0");
-  // T4R (HYMO_GDN_TRI4 bit 8, with MR): the training pass's 4x4 levels with the 4x4 squares'
-  // operands built in registers as MR builds the 8x8 square's, and the 4x4 triangles walked
-  // with the FP32 per-step decays (no mid2 tile, no exp in the walk)
-  static constexpr bool T4R = (HYMO_GDN_TRI4 & 8) && MR;  static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
+  static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
   static constexpr size_t o_b = al(o_c + 2 * C * LS);
@@ -992,49 +989,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       }
       put_p(r0 + 8 + gq, r0 + 2 * tq, acc[2], acc[3]);
       put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
-      if constexpr (P::T4R) {
-        // the 4x4 squares the same way: A row gq = query r0 + gq (gq >= 4: referenced to row
-        // 3), row gq + 8 = query r0 + 8 + gq (referenced to row 11); n8 tile column gq = key
-        // r0 + gq (gq < 4, row 3) or r0 + gq + 4 (row 11). Rows gq < 4 hold unused finite values
-        float a4c[4] = {0.f, 0.f, 0.f, 0.f};
-        const float g3 = G[r0 + 3], g11 = G[r0 + 11];
-        const int kn = gq < 4 ? gq : gq + 4;
-        const float d0 = gq >= 4 ? G[r0 + gq] - g3 : 0.f, d1 = gq >= 4 ? G[r0 + 8 + gq] - g11 : 0.f;
-        const float dn = (gq < 4 ? g3 : g11) - G[r0 + kn];
-        const bf16* c0p = sc + (r0 + gq) * LS + 2 * tq;
-        const bf16* c1p = sc + (r0 + 8 + gq) * LS + 2 * tq;
-        const bf16* knp = sb + (r0 + kn) * LS + 2 * tq;
-#pragma unroll
-        for (int k0 = 0; k0 < S; k0 += 16) {
-          uint32_t ah[4], al[4], bh[2], bl[2];
-#pragma unroll
-          for (int hk = 0; hk < 2; ++hk) {
-            const int col = k0 + 8 * hk + 2 * tq;
-            const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
-            const float2 c0v = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c0p + k0 + 8 * hk));
-            const float2 c1v = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c1p + k0 + 8 * hk));
-            const float2 bv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(knp + k0 + 8 * hk));
-            const float x0 = c0v.x * ex2f(d0 * a2v.x), x1 = c0v.y * ex2f(d0 * a2v.y);
-            const float y0 = c1v.x * ex2f(d1 * a2v.x), y1 = c1v.y * ex2f(d1 * a2v.y);
-            const float k0v = bv.x * ex2f(dn * a2v.x), k1v = bv.y * ex2f(dn * a2v.y);
-            ah[2 * hk] = pack_bf16(x0, x1);
-            al[2 * hk] = pack_bf16(bf16_rem(x0), bf16_rem(x1));
-            ah[2 * hk + 1] = pack_bf16(y0, y1);
-            al[2 * hk + 1] = pack_bf16(bf16_rem(y0), bf16_rem(y1));
-            bh[hk] = pack_bf16(k0v, k1v);
-            bl[hk] = pack_bf16(bf16_rem(k0v), bf16_rem(k1v));
-          }
-          mma_bf16(a4c, ah, bh[0], bh[1]);
-          mma_bf16(a4c, al, bh[0], bh[1]);
-          mma_bf16(a4c, ah, bl[0], bl[1]);
-        }
-        if (gq >= 4) {  // query gq against keys 0..3 (tq < 2); query 8 + gq against keys 8..11
-          if (tq < 2)
-            put_p(r0 + gq, r0 + 2 * tq, a4c[0], a4c[1]);
-          else
-            put_p(r0 + 8 + gq, r0 + 4 + 2 * tq, a4c[2], a4c[3]);
-        }
-      }
     } else if (role == R - 1) {
       float acc[2][4];
       zero(acc);
@@ -1111,19 +1065,17 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
       }
     } else if (TS || role == 0) {
-      // HS: the triangles' rows (T4R: 4, four triangles a block, pairs pp = 0..1)
-      constexpr int HS = P::T4R ? 4 : 8;
       constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
-      const int qd = lane % NQ, pp = (lane / NQ) & (HS / 2 - 1), s0 = qd * Q;
-      const int base = r0 + (TS ? 8 * role : HS * (lane / (HS / 2 * NQ)));
-      float kb[Q], kb2[Q], part[HS + 1];
+      const int qd = lane % NQ, pp = (lane / NQ) & 3, s0 = qd * Q;
+      const int base = r0 + 8 * (TS ? role : lane >> 4);
+      float kb[Q], kb2[Q], part[9];
       ldq<Q>(sb + (base + pp) * LS + s0, kb);
-      ldq<Q>(sb + (base + HS - 1 - pp) * LS + s0, kb2);
+      ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb2);
 #pragma unroll
-      for (int it = 0; it < HS + 1; ++it) {
+      for (int it = 0; it < 9; ++it) {
         // tri_key_step's query row only (through the helper, with the key unused here,
         // ptxas gave this kernel 23 more registers and spills at the default variant)
-        const bool second = (HS == 8 || it >= 3) && it >= HS - pp;
+        const bool second = it >= 8 - pp;
         const int kk = second ? it - 1 : pp + it;  // row inside the half
         const int t = base + kk;
         if (it > 0) {
@@ -1132,7 +1084,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             ldq<Q>(reinterpret_cast<const __half*>(a) + t * P::FA + s0, av);
           else
             ldqf<Q>(a + t * FS + s0, av);
-          const bool restart = (HS == 8 || it >= 3) && it == HS - pp;
+          const bool restart = it == 8 - pp;
 #pragma unroll
           for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * av[e];
         }
@@ -1150,12 +1102,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       }
       if (qd == 0) {
 #pragma unroll
-        for (int it = 0; it < HS + 1; ++it) {
+        for (int it = 0; it < 9; ++it) {
           int tau, kk;
-          if constexpr (HS == 4)
-            tri4_key_step(pp, it, tau, kk);
-          else
-            tri_key_step(pp, it, tau, kk);
+          tri_key_step(pp, it, tau, kk);
           put_p1(base + kk, base + tau, part[it]);
         }
       }
