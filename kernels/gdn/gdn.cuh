@@ -197,23 +197,25 @@
 #define HYMO_GDN_OFFD_R1 1
 #endif
 
-// HYMO_GDN_TRI4 (session 13; S, D <= 32): the diagonal 16x16 blocks one level finer. Each
-// 8-row half splits again at its middle: the 4x4 square (rows 4..7 against keys 0..3 of
-// the half) by mma from a second operand tile, mid2 (rows 4..7 of a half: queries
-// referenced to row 3; rows 0..3: keys referenced to it), and four 4x4 triangles
-// elementwise, with the decay of each pair evaluated directly, exp((G_t - G_tau) A)
-// (G_t >= G_tau), instead of products of per-step decays: 5 steps a lane instead of 9,
-// and no per-step decay tile (mid2 takes its place in shared memory). A bit mask: 1 the
-// plain output pass at D = 32, 4 the training output pass (2 was the staged backward main
-// kernel: removed after run 80, its code is in commit be37999). Run 80 (A/B, 450/450 for
-// each, racecheck and memcheck clean): the plain forward
-// -1.2% (default shape), -1.9% (H = 64), -1.3% (S = 16), but +2.2% at D = 16; the training
-// output pass +4% (191.5 -> 199.3 us) and the backward main kernel +1.9% (299.8 -> 305.4
-// us). The directly evaluated decays (an ex2 an element and step) and mid2's staging cost
-// more than the four steps they save where the walk's per-step decays were FP32 products
-// already; the plain pass read them as FP16 (a conversion an element) besides. Default 1.
-// Bit 4 needs HYMO_GDN_MIDREG=0 (it adds its 4x4 squares to the staged mid square's code;
-// a static_assert says so).
+// HYMO_GDN_TRI4 (session 13; default on since run 81, 0 turns it off): in the plain output
+// pass at D = 32 (S <= 32) the diagonal 16x16 blocks one level finer. Each 8-row half splits
+// again at its middle: the 4x4 square (rows 4..7 against keys 0..3 of the half) by mma from
+// a second operand tile, mid2 (rows 4..7 of a half: queries referenced to row 3; rows 0..3:
+// keys referenced to it), and four 4x4 triangles elementwise, with the decay of each pair
+// evaluated directly, exp((G_t - G_tau) A) (G_t >= G_tau), instead of products of FP16
+// per-step decays: 5 steps a lane instead of 9, and no per-step decay tile (mid2 takes its
+// place in shared memory). Runs 80-81 (A/B, 450/450, racecheck and memcheck clean): forward
+// -1.2 to -1.3% (default shape), -1.6 to -1.9% (H = 64), -1.3% (S = 16); +2.2% at D = 16, so
+// not there. Measured slower and removed: the same in the training output pass (run 80:
+// +2.2 to +3.1% training forward; commit 19eb9d7 has it as bit 4), in the staged backward
+// main kernel (+1.9% of its time; commit be37999), and the training pass's 4x4 levels with
+// register-built squares and FP32 per-step decays after HYMO_GDN_MIDREG (run 85: +3.9%
+// training forward; commit e425eab): the square's warp, not the walk, sets the P phase's
+// pace there.
+#ifndef HYMO_GDN_TRI4
+#define HYMO_GDN_TRI4 1
+#endif
+
 // HYMO_GDN_TQS (session 13; off): the training output pass stages no Qs tile (high and
 // low); its Qs h product scales Qi's fragments by exp(G_{r-1} A) in registers (high + low,
 // split again), as the plain pass's P4 layout does. One exp and one tile pair fewer a
@@ -235,10 +237,6 @@
 // -1.2% (S = 16), -0.3% (D = 16); forward + backward -1.0 to -1.2%; 450/450, racecheck clean.
 #ifndef HYMO_GDN_MIDREG
 #define HYMO_GDN_MIDREG 1
-#endif
-
-#ifndef HYMO_GDN_TRI4
-#define HYMO_GDN_TRI4 1
 #endif
 
 // HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output

@@ -180,10 +180,8 @@ struct PlanF {
   // square's operands are built in registers by the warp that computes it
   static constexpr bool MR = HYMO_GDN_MIDREG && TR && R == 2 && S <= 32 && D <= 32;
   static constexpr int NKRP = KE ? C : NKR, FA = S + 8;
-  // T4 (HYMO_GDN_TRI4: bit 1 the plain pass at D = 32, bit 4 the training pass): the mid2
-  // tile (high and low parts in the training pass) where the per-step decays were
-  static constexpr bool T4 = (TR ? (HYMO_GDN_TRI4 & 4) : ((HYMO_GDN_TRI4 & 1) && D == 32)) && S <= 32 && D <= 32;
-  static_assert(!(T4 && MR), "HYMO_GDN_TRI4 bit 4 (the training pass's 4x4 squares) needs HYMO_GDN_MIDREG=0");
+  // T4 (HYMO_GDN_TRI4, the plain pass at D = 32): the mid2 tile where the per-step decays were
+  static constexpr bool T4 = HYMO_GDN_TRI4 && !TR && S <= 32 && D == 32;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
@@ -194,7 +192,7 @@ struct PlanF {
   static constexpr size_t o_qi = al(o_qs + (QR ? 0 : M * 2 * C * LS));
   static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
   static constexpr size_t o_a = al(o_kr + M * 2 * NKRP * LS);
-  static constexpr size_t o_p = al(o_a + (T4 ? M * 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
+  static constexpr size_t o_p = al(o_a + (T4 ? 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
   static constexpr size_t o_hh = al(o_mid + (MR ? 0 : M * 2 * C * LS));
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
@@ -1004,10 +1002,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         // mid2: rows 4..7 of the product's first n8 tile, rows 12..15 of its second
         zero(acc);
         warp_mm_nt<2>(acc, S, mid2 + r0 * LS, LS, mid2 + r0 * LS, LS);
-        if constexpr (TRAIN) {
-          warp_mm_nt<2>(acc, S, mid2 + LQ + r0 * LS, LS, mid2 + r0 * LS, LS);
-          warp_mm_nt<2>(acc, S, mid2 + r0 * LS, LS, mid2 + LQ + r0 * LS, LS);
-        }
         if (gq >= 4 && tq < 2) {
           put_p(r0 + gq, r0 + 2 * tq, acc[0][0], acc[0][1]);
           put_p(r0 + 8 + gq, r0 + 8 + 2 * tq, acc[1][2], acc[1][3]);
