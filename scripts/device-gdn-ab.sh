@@ -11,6 +11,8 @@
 # A when there is one: run 64 lost its A arm when this was left to the caller). A variant
 # prebuilt here with the same flags (scripts/gdn-prebuild.sh with GDN_AB_FLAGS, carried
 # as .gdn-prebuilt) is not rebuilt.
+# The log ends with scripts/gdn-ab-summary.py's table (each arm's median against A's), also
+# in $OUT/ab-summary.txt.
 # Usage (repo root, on the device): OUT=/some/dir GDN_AB_FLAGS="..." scripts/device-gdn-ab.sh
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
@@ -58,3 +60,6 @@ for r in $(seq "${GDN_AB_ROUNDS:-3}"); do
     done
   done
 done
+# medians against A's (scripts/gdn-ab-summary.py; also runs here on a fetched ab.log)
+echo "== summary (median of each arm against A's)" | tee -a "$OUT/ab.log"
+python3 "$ROOT/scripts/gdn-ab-summary.py" "$OUT/ab.log" | tee "$OUT/ab-summary.txt" | tee -a "$OUT/ab.log"

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Summarise an A/B log of scripts/device-gdn-ab.sh.
+
+The log has one line per benchmark run, "<arm> {json}", arm A (the default build) or B1,
+B2, ... (the variants of GDN_AB_FLAGS), the JSON object being hymo_gdn_bench --json's. For
+each shape and time field this prints A's values (sorted) and, per variant, the change of
+its median against A's median, with the variant's own range, e.g.
+
+    4,4096,28,32,32 fwd_ms        A 0.1425 0.1429 0.1434 | B1 -1.2% (0.1406..0.1418)
+
+Usage: scripts/gdn-ab-summary.py ab.log [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms]
+"""
+import argparse
+import collections
+import json
+import re
+import statistics
+import sys
+
+LINE = re.compile(r'^(A|B[0-9]+) (\{.*\})\s*$')
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('log', help="device-gdn-ab.sh's ab.log")
+    ap.add_argument('--fields', default='fwd_ms,fwd_train_ms,fwd_bwd_ms',
+                    help='comma-separated time fields of the JSON objects')
+    args = ap.parse_args()
+    fields = [f for f in args.fields.split(',') if f]
+    runs = collections.defaultdict(lambda: collections.defaultdict(list))  # shape -> (arm, field) -> values
+    arms = set()
+    with open(args.log) as fh:
+        for n, line in enumerate(fh, 1):
+            m = LINE.match(line)
+            if not m:
+                continue
+            try:
+                j = json.loads(m.group(2))
+                shape = ','.join(str(j[k]) for k in ('B', 'T', 'H', 'D', 'S'))
+            except (ValueError, KeyError) as e:
+                sys.exit(f'gdn-ab-summary: {args.log}:{n}: not a benchmark object ({e})')
+            arms.add(m.group(1))
+            for f in fields:
+                if f in j:
+                    runs[shape][(m.group(1), f)].append(float(j[f]))
+    if not runs:
+        sys.exit(f'gdn-ab-summary: {args.log}: no "<arm> {{json}}" benchmark lines')
+    if 'A' not in arms:
+        sys.exit(f'gdn-ab-summary: {args.log}: no A lines to compare against')
+    variants = sorted((a for a in arms if a != 'A'), key=lambda a: int(a[1:]))
+    for shape, d in runs.items():
+        for f in fields:
+            a = sorted(d.get(('A', f), []))
+            if not a:
+                continue
+            am = statistics.median(a)
+            parts = [f'{shape} {f:<13} A ' + ' '.join(f'{x:.4f}' for x in a)]
+            for b in variants:
+                v = sorted(d.get((b, f), []))
+                if v:
+                    parts.append(f'{b} {100 * (statistics.median(v) / am - 1):+.1f}% ({v[0]:.4f}..{v[-1]:.4f})')
+            print(' | '.join(parts))
+
+
+if __name__ == '__main__':
+    main()
