@@ -304,11 +304,12 @@ __device__ __forceinline__ void tri_key_step(int pp, int it, int& tau, int& t) {
   t = second ? it - 1 : pp + it;
 }
 // The same over one 4x4 triangle (HYMO_GDN_TRI4): key column pp (t = pp .. 3), then key
-// column 3 - pp (t = 3 - pp .. 3), 5 steps (it 0..4) for pp in 0..1.
-__device__ __forceinline__ void tri4_key_step(int pp, int it, int& tau, int& t) {
+// column 3 - pp (t = 3 - pp .. 3), 5 steps (it 0..4) for pp in 0..1; true on the second.
+__device__ __forceinline__ bool tri4_key_step(int pp, int it, int& tau, int& t) {
   const bool second = it >= 3 && it >= 4 - pp;
   tau = second ? 3 - pp : pp;
   t = second ? it - 1 : pp + it;
+  return second;
 }
 
 // x summed over the four lanes of each quad (lane bits 0 and 1).
@@ -1034,8 +1035,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
         for (int it = 0; it < 5; ++it) {
           int tau, kk;
-          tri4_key_step(pp, it, tau, kk);
-          const bool second = it >= 3 && it >= 4 - pp;
+          const bool second = tri4_key_step(pp, it, tau, kk);
           float cv[Q];
           ldq<Q>(sc + (base + kk) * LS + s0, cv);
           float sacc = 0.f;
@@ -1045,7 +1045,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           } else {
             const float dg = G[base + kk] - (second ? gk2 : gk);
 #pragma unroll
-            for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], (it >= 3 && second ? kb2[e] : kb[e]) * ex2f(dg * ar[e]), sacc);
+            for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], (second ? kb2[e] : kb[e]) * ex2f(dg * ar[e]), sacc);
           }
           part[it] = sacc;
         }
