@@ -239,6 +239,21 @@
 #define HYMO_GDN_MIDREG 1
 #endif
 
+// HYMO_GDN_OFFD_SPLIT (session 14; experimental, default off): with HYMO_GDN_OFFD_R1 the
+// second warps of the row blocks take one off-diagonal P block each and the first warps of
+// the first NW(NW-1)/2 - NW row blocks the rest (two at C = 64), beside their triangle walk,
+// instead of the second warps of blocks 0 and 1 taking two each.
+#ifndef HYMO_GDN_OFFD_SPLIT
+#define HYMO_GDN_OFFD_SPLIT 0
+#endif
+
+// HYMO_GDN_ZFILL0 (session 14; experimental, default off): with HYMO_GDN_OFFD_R1 the zeros
+// above the diagonal inside the diagonal blocks' halves are written by the first warps (the
+// triangle walkers) instead of the second.
+#ifndef HYMO_GDN_ZFILL0
+#define HYMO_GDN_ZFILL0 0
+#endif
+
 // HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output
 // pass keeps one C-row Kend tile (each key referenced to the end of its own row block, high
 // and low parts), as the plain pass's P4 layout does, instead of the Kref_i tiles (each key

@@ -910,7 +910,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // slower: run 71.)
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
-    for (int pr = R1 ? (role == 1 ? w : NW * NW) : wid; pr < NW * (NW - 1) / 2; pr += R1 ? NW : NWT) {
+    // OS (HYMO_GDN_OFFD_SPLIT): the second warps one block each, the first warps the rest
+    constexpr bool OS = R1 && HYMO_GDN_OFFD_SPLIT;
+    const int pr0 = R1 ? (OS ? (role == 1 ? w : NW + w) : (role == 1 ? w : NW * NW)) : wid;
+    for (int pr = pr0; pr < NW * (NW - 1) / 2; pr += R1 ? (OS ? 2 * NW : NW) : NWT) {
       int i = 1;
       while (pr >= i * (i + 1) / 2) ++i;
       const int j = pr - i * (i - 1) / 2;
@@ -1106,7 +1109,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
     // the triangles (TS: each warp inside its half), with R1 by the block's second warp
-    if (R1 ? role == 1 : (TS || role == 0))
+    if (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0))
       for (int i = lane; i < (TS ? 64 : 128); i += 32) {
         const int hb = r0 + 8 * (TS ? role : i >> 6), t = (i >> 3) & 7, tau = i & 7;
         if (t < tau) put_p1(hb + t, hb + tau, 0.f);
