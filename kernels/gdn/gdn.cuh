@@ -239,19 +239,31 @@
 #define HYMO_GDN_MIDREG 1
 #endif
 
-// HYMO_GDN_OFFD_SPLIT (session 14; experimental, default off): with HYMO_GDN_OFFD_R1 the
-// second warps of the row blocks take one off-diagonal P block each and the first warps of
-// the first NW(NW-1)/2 - NW row blocks the rest (two at C = 64), beside their triangle walk,
-// instead of the second warps of blocks 0 and 1 taking two each.
+// HYMO_GDN_OFFD_SPLIT (session 14; default on since run 86, 0 turns it off): with
+// HYMO_GDN_OFFD_R1 the training output pass's second warps of the row blocks take one
+// off-diagonal P block each and the first warps of the first NW(NW-1)/2 - NW row blocks
+// the rest (two at C = 64), beside their triangle walk, instead of the second warps of
+// blocks 0 and 1 taking two each. HYMO_GDN_ZFILL0 (same session and run; 0 turns it off):
+// the zeros above the diagonal inside the diagonal blocks' halves are written by the first
+// warps (the triangle walkers) instead of the second. Run 86 (A/B, 3 rounds): training
+// forward -1.1% with OFFD_SPLIT, -1.4% with both (-0.7% at H = 64, -1.6% at D = 16, -0.5%
+// at S = 16); forward + backward -0.6%; 450/450. The profile of the same call counted
+// more instructions on the first warps than on the second before the move (about 570
+// against 410-600 a chunk): the second warps' dependent mma chains, not their instruction
+// count, set their pace.
 #ifndef HYMO_GDN_OFFD_SPLIT
-#define HYMO_GDN_OFFD_SPLIT 0
+#define HYMO_GDN_OFFD_SPLIT 1
+#endif
+#ifndef HYMO_GDN_ZFILL0
+#define HYMO_GDN_ZFILL0 1
 #endif
 
-// HYMO_GDN_ZFILL0 (session 14; experimental, default off): with HYMO_GDN_OFFD_R1 the zeros
-// above the diagonal inside the diagonal blocks' halves are written by the first warps (the
-// triangle walkers) instead of the second.
-#ifndef HYMO_GDN_ZFILL0
-#define HYMO_GDN_ZFILL0 0
+// HYMO_GDN_WALK_WR (session 14; experimental, default off): the output passes' 8x8
+// triangle walk writes its 9 entries a key column pair from the group's lanes in turn
+// (after the quad sum every lane holds them) instead of from the group's first lane
+// (run 86: those writes were 4% of the training output pass's instructions).
+#ifndef HYMO_GDN_WALK_WR
+#define HYMO_GDN_WALK_WR 0
 #endif
 
 // HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output
@@ -407,6 +419,38 @@ __device__ __forceinline__ float bf16_rem(float x) {
   return x - __bfloat162float(__float2bfloat16_rn(x));
 }
 
+// A packed BF16 pair (the lower address first) as two floats. A BF16 value is the top half
+// of its float, so each half takes one shift or one mask; cuda_bf16's __bfloat1622float2
+// moves the high half down and back up, two instructions (PRMT, IMAD.U32: run 86's
+// profile of the backward's triangle walks). HYMO_GDN_CVT (session 14; 0 uses the
+// library's conversion) picks the shift and mask.
+#ifndef HYMO_GDN_CVT
+#define HYMO_GDN_CVT 0
+#endif
+__device__ __forceinline__ float2 bf16x2_f2(__nv_bfloat162 v) {
+  if constexpr (HYMO_GDN_CVT) {
+    const uint32_t w = *reinterpret_cast<const uint32_t*>(&v);
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  } else {
+    return __bfloat1622float2(v);
+  }
+}
+__device__ __forceinline__ float2 bf16x2_f2(uint32_t w) {
+  return bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&w));
+}
+// x0, x1 as BF16 high parts (hi) and the BF16 rounding of what they leave (lo): with
+// HYMO_GDN_CVT the remainders come from the packed high parts (two shifts or masks, two
+// subtractions), not from rounding each value again (the same bits)
+__device__ __forceinline__ void split2(float x0, float x1, uint32_t& hi, uint32_t& lo) {
+  hi = pack_bf16(x0, x1);
+  if constexpr (HYMO_GDN_CVT) {
+    const float2 h = bf16x2_f2(hi);
+    lo = pack_bf16(x0 - h.x, x1 - h.y);
+  } else {
+    lo = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+  }
+}
+
 // Row statistics of the fused epilogue (RMSNorm over D), from per-lane partial sums of
 // two rows (r and r + 8 of a 16-row block): the four lanes of a quad hold one row's
 // columns in the mma layouts and in the adjoint pass's row layout.
@@ -549,7 +593,7 @@ __device__ __forceinline__ void unpack8(const uint4& v, float (&x)[8]) {
   const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const float2 f = __bfloat1622float2(h[i]);
+    const float2 f = bf16x2_f2(h[i]);
     x[2 * i] = f.x;
     x[2 * i + 1] = f.y;
   }
@@ -573,10 +617,24 @@ __device__ __forceinline__ void st16(__nv_bfloat16* dst, const float (&x)[8]) {
   o.w = pack_bf16(x[6], x[7]);
   *reinterpret_cast<uint4*>(dst) = o;
 }
+// 8 floats as their BF16 high parts (h) and the remainders' BF16 (l), packed (split2)
+__device__ __forceinline__ void split8(const float (&x)[8], uint4& h, uint4& l) {
+  split2(x[0], x[1], h.x, l.x);
+  split2(x[2], x[3], h.y, l.y);
+  split2(x[4], x[5], h.z, l.z);
+  split2(x[6], x[7], h.w, l.w);
+}
+// ... stored at hi and lo (16-byte aligned)
+__device__ __forceinline__ void st16_split(__nv_bfloat16* hi, __nv_bfloat16* lo, const float (&x)[8]) {
+  uint4 h, l;
+  split8(x, h, l);
+  *reinterpret_cast<uint4*>(hi) = h;
+  *reinterpret_cast<uint4*>(lo) = l;
+}
 
 // Two consecutive elements (4- or 8-byte aligned) as floats, and back.
 __device__ __forceinline__ float2 ld2(const __nv_bfloat16* p) {
-  return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
+  return bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(p));
 }
 __device__ __forceinline__ float2 ld2(const float* p) { return *reinterpret_cast<const float2*>(p); }
 __device__ __forceinline__ void st2(__nv_bfloat16* p, float x, float y) {

@@ -138,11 +138,11 @@ __device__ __forceinline__ void frag_hi(const float (&c)[2][4], uint32_t (&a)[4]
   a[2] = pack_bf16(c[1][0], c[1][1]);
   a[3] = pack_bf16(c[1][2], c[1][3]);
 }
-__device__ __forceinline__ void frag_lo(const float (&c)[2][4], uint32_t (&a)[4]) {
-  a[0] = pack_bf16(bf16_rem(c[0][0]), bf16_rem(c[0][1]));
-  a[1] = pack_bf16(bf16_rem(c[0][2]), bf16_rem(c[0][3]));
-  a[2] = pack_bf16(bf16_rem(c[1][0]), bf16_rem(c[1][1]));
-  a[3] = pack_bf16(bf16_rem(c[1][2]), bf16_rem(c[1][3]));
+__device__ __forceinline__ void frag_split(const float (&c)[2][4], uint32_t (&a)[4], uint32_t (&alo)[4]) {
+  split2(c[0][0], c[0][1], a[0], alo[0]);
+  split2(c[0][2], c[0][3], a[1], alo[1]);
+  split2(c[1][0], c[1][1], a[2], alo[2]);
+  split2(c[1][2], c[1][3], a[3], alo[3]);
 }
 
 // acc += A B with A split (ah + alo) and B split (high tile at B, low tile lo elements
@@ -167,8 +167,8 @@ __device__ __forceinline__ void fma_cols(float (&acc)[NT][4], const float* f, co
 
 // (high + low) * f, rounded once to BF16, for a pair of BF16 values.
 __device__ __forceinline__ uint32_t scale_pair(uint32_t hi, uint32_t lo, float f0, float f1) {
-  const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&hi));
-  const float2 y = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&lo));
+  const float2 x = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&hi));
+  const float2 y = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&lo));
   return pack_bf16((x.x + y.x) * f0, (x.y + y.y) * f1);
 }
 
@@ -450,8 +450,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   auto put_dh = [&]() {
     for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = dh[it][nt][2 * hr], x1 = dh[it][nt][2 * hr + 1];
-      *reinterpret_cast<uint32_t*>(dht + s * LD + d) = pack_bf16(x0, x1);
-      *reinterpret_cast<uint32_t*>(dht + LH + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+      split2(x0, x1, *reinterpret_cast<uint32_t*>(dht + s * LD + d), *reinterpret_cast<uint32_t*>(dht + LH + s * LD + d));
     });
   };
   // <dh, h>_s at a chunk end (h: the next chunk's entering state, high + low), partial
@@ -479,8 +478,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     }
   };
   auto unpack2 = [](const bf16* hi, const bf16* lo) {
-    const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(hi));
-    const float2 y = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(lo));
+    const float2 x = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(hi));
+    const float2 y = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(lo));
     return make_float2(x.x + y.x, x.y + y.y);
   };
   __syncthreads();  // the combined adjoint is read; its region is staged below
@@ -513,19 +512,14 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     }
     for (int u = tid; u < C * NS; u += NTH) {
       const int t = u / NS, s0 = (u % NS) * 8, blk = t >> 4;
-      float cx[8], bx[8], a2[8], y[8], r[8];
+      float cx[8], bx[8], a2[8], y[8];
       ld8(A2 + s0, a2);
       ld8(sc + t * LS + s0, cx);
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, ge = G[16 * blk + 15],
                   gm = G[16 * blk + 7], gg = g[t];
       const bool lower = (t & 15) >= 8;
-      auto put = [&](bf16* dst) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) r[e] = bf16_rem(y[e]);
-        st16(dst + t * LS + s0, y);
-        st16(dst + LQ + t * LS + s0, r);
-      };
+      auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
       put(qi);
@@ -607,8 +601,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + 16 * j * LD, LD);
         uint32_t ah[4], alo[4];
-        frag_hi(dp, ah);
-        frag_lo(dp, alo);
+        frag_split(dp, ah, alo);
         zero(tmp);
         mm_split3<NS>(tmp, ah, alo, ke + 16 * j * LS, LS, LQ);
         fma_cols(dcacc, pair(w, j), tmp);
@@ -634,8 +627,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             const int tl = gq + (e >> 1) * 8, kl = nt * 8 + 2 * tq + (e & 1);
             dpd[tl * LT + kl] = kl <= tl ? dp[nt][e] : 0.f;
           }
-        const uint32_t ah[4] = {0u, pack_bf16(dp[0][2], dp[0][3]), 0u, 0u};
-        const uint32_t alo[4] = {0u, pack_bf16(bf16_rem(dp[0][2]), bf16_rem(dp[0][3])), 0u, 0u};
+        uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
+        split2(dp[0][2], dp[0][3], ah[1], alo[1]);
         zero(tmp);
         mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
 #pragma unroll
@@ -764,8 +757,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + 16 * i * LD, LD);
         uint32_t ah[4], alo[4];
-        frag_hi(dp, ah);
-        frag_lo(dp, alo);
+        frag_split(dp, ah, alo);
         zero(tmp);
         mm_split3<NS>(tmp, ah, alo, qi + 16 * i * LS, LS, LQ);
         fma_cols(dbacc, pair(i, w), tmp);
@@ -794,8 +786,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
             dpd[kl * LT + tl] = tl >= kl ? dp[nt][e] : 0.f;
           }
-        const uint32_t ah[4] = {0u, 0u, pack_bf16(dp[1][0], dp[1][1]), 0u};
-        const uint32_t alo[4] = {0u, 0u, pack_bf16(bf16_rem(dp[1][0]), bf16_rem(dp[1][1])), 0u};
+        uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
+        split2(dp[1][0], dp[1][1], ah[2], alo[2]);
         zero(tmp);
         mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
 #pragma unroll
@@ -912,7 +904,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
             for (int hr = 0; hr < 2; ++hr) {
-              const float2 x = __bfloat1622float2(
+              const float2 x = bf16x2_f2(
                   *reinterpret_cast<const __nv_bfloat162*>(kl + (gq + 8 * hr) * D + nt * 8 + 2 * tq));
               dvacc[nt][2 * hr] += x.x;
               dvacc[nt][2 * hr + 1] += x.y;

@@ -57,7 +57,7 @@ __device__ __forceinline__ void warp_mm_nt(float (&acc)[NT][4], int K, const bf1
 
 // A packed BF16 pair times (f0, f1), rounded again (operand scaling in registers).
 __device__ __forceinline__ uint32_t scale_bf16x2(uint32_t x, float f0, float f1) {
-  const float2 v = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&x));
+  const float2 v = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&x));
   return pack_bf16(v.x * f0, v.y * f1);
 }
 
@@ -102,18 +102,17 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
     frag_a_colfactors(f, k0, dg, A2);
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&ah[r]));
-      const float2 y = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&al[r]));
+      const float2 x = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&ah[r]));
+      const float2 y = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&al[r]));
       const float v0 = (x.x + y.x) * f[(r >> 1) * 2], v1 = (x.y + y.y) * f[(r >> 1) * 2 + 1];
-      ah[r] = pack_bf16(v0, v1);
-      al[r] = pack_bf16(bf16_rem(v0), bf16_rem(v1));
+      split2(v0, v1, ah[r], al[r]);
     }
   }
 }
 
 // Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16 or FP16, 16 for
 // floats).
-__device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return __bfloat1622float2(v); }
+__device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return bf16x2_f2(v); }
 __device__ __forceinline__ float2 to_float2(__half2 v) { return __half22float2(v); }
 template <int Q, class T>  // T: bf16 or __half
 __device__ __forceinline__ void ldq(const T* p, float (&x)[Q]) {
@@ -414,12 +413,11 @@ __device__ __forceinline__ float segment_local_state(
           const float e[4] = {Gl - ga.x, Gl - ga.y, Gl - gb.x, Gl - gb.y};
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
-            const float2 x = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&r[q]));
+            const float2 x = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&r[q]));
             const float as = (q & 1) ? a1 : a0;
             const int e0 = (q >> 1) * 2;
             const float y0 = x.x * ex2f(e[e0] * as), y1 = x.y * ex2f(e[e0 + 1] * as);
-            ah[q] = pack_bf16(y0, y1);
-            al[q] = pack_bf16(bf16_rem(y0), bf16_rem(y1));
+            split2(y0, y1, ah[q], al[q]);
           }
 #pragma unroll
           for (int np = 0; np < NTW / 2; ++np) {
@@ -436,17 +434,13 @@ __device__ __forceinline__ float segment_local_state(
       // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
       for (int u = tid; u < C * (S / 8); u += NTH) {
         const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
-        float x[8], a2[8], lo[8];
+        float x[8], a2[8];
         ld8(sb + t * LS + s0, x);
         ld8(A2 + s0, a2);
         const float dg = Gl - G[t];
 #pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          x[e] *= ex2f(dg * a2[e]);
-          lo[e] = bf16_rem(x[e]);
-        }
-        st16(skh + t * LS + s0, x);  // (AHEAD = 2: over the b values this thread just read)
-        st16(kl + t * LS + s0, lo);
+        for (int e = 0; e < 8; ++e) x[e] *= ex2f(dg * a2[e]);
+        st16_split(skh + t * LS + s0, kl + t * LS + s0, x);  // (AHEAD = 2: over the b values this thread just read)
       }
       __syncthreads();
 #pragma unroll
@@ -634,18 +628,20 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   constexpr int gw = GA ? (NW == 4 ? NW * (R - 1) + 2 : NWT - 1) : 0;
   // store 8 staged values: the high part, and in TRAIN the low part LO elements later
   auto stage = [&](bf16* dst, int LO, const float (&x)[8]) {
-    st16(dst, x);
-    if constexpr (TRAIN) {
-      float r[8];
-#pragma unroll
-      for (int e = 0; e < 8; ++e) r[e] = bf16_rem(x[e]);
-      st16(dst + LO, r);
-    }
+    if constexpr (TRAIN)
+      st16_split(dst, dst + LO, x);
+    else
+      st16(dst, x);
   };
   auto put_p = [&](int t, int tau, float x0, float x1) {  // a pair of P entries
-    *reinterpret_cast<uint32_t*>(sp + t * LP + tau) = pack_bf16(x0, x1);
-    if constexpr (TRAIN)
-      *reinterpret_cast<uint32_t*>(sp + LPP + t * LP + tau) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+    if constexpr (TRAIN) {
+      uint32_t hi, lo;
+      split2(x0, x1, hi, lo);
+      *reinterpret_cast<uint32_t*>(sp + t * LP + tau) = hi;
+      *reinterpret_cast<uint32_t*>(sp + LPP + t * LP + tau) = lo;
+    } else {
+      *reinterpret_cast<uint32_t*>(sp + t * LP + tau) = pack_bf16(x0, x1);
+    }
   };
   auto put_p1 = [&](int t, int tau, float x) {
     sp[t * LP + tau] = __float2bfloat16_rn(x);
@@ -764,8 +760,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   auto put_state = [&]() {
     for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
-      *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
-      *reinterpret_cast<uint32_t*>(hl + s * LD + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+      split2(x0, x1, *reinterpret_cast<uint32_t*>(hh + s * LD + d), *reinterpret_cast<uint32_t*>(hl + s * LD + d));
     });
   };
   put_state();
@@ -977,14 +972,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         for (int hk = 0; hk < 2; ++hk) {  // columns k0 + 2 tq (+1), then + 8
           const int col = k0 + 8 * hk + 2 * tq;
           const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
-          const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(cq + k0 + 8 * hk));
-          const float2 bv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(bk + k0 + 8 * hk));
+          const float2 cv = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(cq + k0 + 8 * hk));
+          const float2 bv = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(bk + k0 + 8 * hk));
           const float q0 = cv.x * ex2f(dq * a2v.x), q1 = cv.y * ex2f(dq * a2v.y);
           const float k0v = bv.x * ex2f(dk * a2v.x), k1v = bv.y * ex2f(dk * a2v.y);
-          ah[1 + 2 * hk] = pack_bf16(q0, q1);
-          al[1 + 2 * hk] = pack_bf16(bf16_rem(q0), bf16_rem(q1));
-          bh[hk] = pack_bf16(k0v, k1v);
-          bl[hk] = pack_bf16(bf16_rem(k0v), bf16_rem(k1v));
+          split2(q0, q1, ah[1 + 2 * hk], al[1 + 2 * hk]);
+          split2(k0v, k1v, bh[hk], bl[hk]);
         }
         mma_bf16(acc, ah, bh[0], bh[1]);
         mma_bf16(acc, al, bh[0], bh[1]);
@@ -1098,7 +1091,23 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
         for (int it = 0; it < 9; ++it) part[it] += __shfl_xor_sync(0xffffffffu, part[it], 4);
       }
-      if (qd == 0) {
+      if constexpr (HYMO_GDN_WALK_WR) {
+        // every lane of the group holds the 9 sums: lane qd writes steps qd, qd + NQ, ..
+        // (its value picked by selects) instead of lane 0 writing all 9
+#pragma unroll
+        for (int j = 0; j * NQ < 9; ++j) {
+          const int it = qd + NQ * j;
+          float x = part[NQ * j];
+#pragma unroll
+          for (int q = 1; q < NQ; ++q)
+            if (NQ * j + q < 9 && qd == q) x = part[NQ * j + q];
+          if (it < 9) {
+            int tau, kk;
+            tri_key_step(pp, it, tau, kk);
+            put_p1(base + kk, base + tau, x);
+          }
+        }
+      } else if (qd == 0) {
 #pragma unroll
         for (int it = 0; it < 9; ++it) {
           int tau, kk;
@@ -1243,7 +1252,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
           if (OR || t < n) {
-            const float2 zz = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
+            const float2 zz = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
             // silu(z) = z / (1 + 2^(-z log2 e))
             const float s0 = __fdividef(zz.x, 1.f + ex2f(-1.4426950408889634f * zz.x));
             const float s1 = __fdividef(zz.y, 1.f + ex2f(-1.4426950408889634f * zz.y));
@@ -1298,8 +1307,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
               const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
               const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
               if constexpr (staged_bwd(S, D)) {
-                *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + d) = pack_bf16(x0, x1);
-                *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + D + d) = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+                split2(x0, x1, *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + d),
+                       *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + D + d));
               } else {
                 *reinterpret_cast<float2*>(h0f + s * D + d) = make_float2(x0, x1);
               }
@@ -1552,17 +1561,13 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     // Qs = c exp(G A), high and low parts
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
-      float x[8], a2[8], r[8];
+      float x[8], a2[8];
       ld8(A2 + s0, a2);
       ld8(scb + t * LS + s0, x);
       const float gt = G[t];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        x[e] *= ex2f(gt * a2[e]);
-        r[e] = bf16_rem(x[e]);
-      }
-      st16(qs + t * LS + s0, x);
-      st16(qs + C * LS + t * LS + s0, r);
+      for (int e = 0; e < 8; ++e) x[e] *= ex2f(gt * a2[e]);
+      st16_split(qs + t * LS + s0, qs + C * LS + t * LS + s0, x);
     }
     // dO for this warp's rows
     if constexpr (ROWS) {
@@ -1572,17 +1577,16 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       // over o's row (as below)
       auto emit = [&](int hr, int k, const float (&x)[8]) {
         const int t = r0 + gq + hr * 8, d = cw0 + 8 * k;
-        float r[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) r[e] = bf16_rem(x[e]);
-        st16(dO + t * LD + d, x);
-        st16(dO + C * LD + t * LD + d, r);
+        uint4 xh, xl;
+        split8(x, xh, xl);
+        *reinterpret_cast<uint4*>(dO + t * LD + d) = xh;
+        *reinterpret_cast<uint4*>(dO + C * LD + t * LD + d) = xl;
         if (t < n) {
           float* rowf = p.dObuf + ((tok0 + t) * p.H + h) * D;
           bf16* row = reinterpret_cast<bf16*>(rowf);
           if constexpr (staged_bwd(S, D)) {
-            st16(row + d, x);
-            st16(row + D + d, r);
+            *reinterpret_cast<uint4*>(row + d) = xh;
+            *reinterpret_cast<uint4*>(row + D + d) = xl;
           } else {
             *reinterpret_cast<float4*>(rowf + d) = make_float4(x[0], x[1], x[2], x[3]);
             *reinterpret_cast<float4*>(rowf + d + 4) = make_float4(x[4], x[5], x[6], x[7]);
@@ -1664,8 +1668,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
-            const float2 z2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
-            const float2 y2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&yq[nt][hr]));
+            const float2 z2 = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
+            const float2 y2 = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&yq[nt][hr]));
             float dzv[2];
 #pragma unroll
             for (int u = 0; u < 2; ++u) {
@@ -1695,7 +1699,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
         for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
-            const float2 y2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&yq[nt][hr]));
+            const float2 y2 = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&yq[nt][hr]));
             dyp[nt][2 * hr] = y2.x;
             dyp[nt][2 * hr + 1] = y2.y;
           }
@@ -1706,7 +1710,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
           const float x0 = dyp[nt][2 * hr], x1 = dyp[nt][2 * hr + 1];
-          const uint32_t hi = pack_bf16(x0, x1), lo = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+          uint32_t hi, lo;
+          split2(x0, x1, hi, lo);
           *reinterpret_cast<uint32_t*>(dO + t * LD + d) = hi;
           *reinterpret_cast<uint32_t*>(dO + C * LD + t * LD + d) = lo;
           if (t < n) {  // over o's row: for the staged backward, the D BF16 high parts,
