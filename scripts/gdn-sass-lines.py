@@ -8,9 +8,14 @@ prints, per line of the kernel's own file (an inlined call counts at its call si
 the share of executed warp instructions and of stall samples.
 
   scripts/gdn-sass-lines.py lines.sass ncuk-sass.csv KERNEL [--top N] [--source F --range A-B]
+      [--regions NAME=A-B,NAME=A-B,... [--per N]]
 
 --inner counts each instruction at its innermost inlined frame instead (any file: e.g.
 cuda_bf16.hpp's conversions, gdn.cuh's mma wrapper), the breakdown of a call site's share.
+
+--regions sums the lines A..B of the kernel's own file (e.g. one role's branch) per named
+region instead: share of the warp instructions and stall samples, and with --per N the warp
+instructions divided by N (e.g. chunks x warps of that role: instructions a warp and chunk).
 
 KERNEL: a substring of the kernel's mangled name that picks one function in lines.sass
 (e.g. out_bf16_kernelILi32ELi32ELi64ELb1ELb0E). With --source and --range, prints that
@@ -75,6 +80,8 @@ def main():
     ap.add_argument('--top', type=int, default=40)
     ap.add_argument('--source')
     ap.add_argument('--range')
+    ap.add_argument('--regions', help='NAME=A-B,...: per-region sums over lines of the kernel\'s file')
+    ap.add_argument('--per', type=float, help='with --regions: also print warp instructions / PER')
     ap.add_argument('--inner', action='store_true',
                     help='count each instruction at its innermost inlined frame (any file)')
     a = ap.parse_args()
@@ -92,6 +99,17 @@ def main():
         ins[key] += e
         smp[key] += s
     print(f'{tot_e} warp instructions, {tot_s} stall samples; {mismatched} opcode mismatches in the first 200')
+    if a.regions:
+        own = collections.Counter(k[0] for k in ins if k[0] != '?').most_common(1)[0][0]
+        print(f'region                        inst%  samp%' + ('   inst/per' if a.per else '') + f'   (lines of {own})')
+        for spec in a.regions.split(','):
+            name, _, rng = spec.rpartition('=')
+            lo, hi = (int(x) for x in rng.split('-'))
+            e = sum(v for k, v in ins.items() if k[0] == own and lo <= k[1] <= hi)
+            s_ = sum(v for k, v in smp.items() if k[0] == own and lo <= k[1] <= hi)
+            extra = f' {e / a.per:10.0f}' if a.per else ''
+            print(f'{name[:28]:28s} {100 * e / tot_e:6.1f} {100 * s_ / tot_s:6.1f}{extra}   {lo}-{hi}')
+        return
     if a.source and a.range:
         lo, hi = (int(x) for x in a.range.split('-'))
         name = a.source.split('/')[-1]
