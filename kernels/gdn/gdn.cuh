@@ -258,10 +258,11 @@
 #define HYMO_GDN_ZFILL0 1
 #endif
 
-// HYMO_GDN_WALK_WR (session 14; experimental, default off): the output passes' 8x8
-// triangle walk writes its 9 entries a key column pair from the group's lanes in turn
-// (after the quad sum every lane holds them) instead of from the group's first lane
-// (run 86: those writes were 4% of the training output pass's instructions).
+// HYMO_GDN_WALK_WR (session 14; experimental, default off): the 8x8 triangle walks of the
+// output passes and of the backward's key warps write their 9 entries a key column pair
+// from the group's lanes in turn (after the quad sum every lane holds them) instead of from
+// the group's first lane (run 86: those writes were 4% of the training output pass's
+// instructions).
 #ifndef HYMO_GDN_WALK_WR
 #define HYMO_GDN_WALK_WR 0
 #endif

@@ -856,14 +856,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       }
       flush(sdb + (base + 7 - pp) * FS + s0, acc);
       quad_sum(part);
-      if (qd == 0) {
-#pragma unroll
-        for (int it = 0; it < 9; ++it) {
-          int tau, t;
-          tri_key_step(pp, it, tau, t);
-          pd[(lb + tau) * LT + lb + t] = part[it];
-        }
-      }
+      walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
       __syncwarp();  // pd
       // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
       //   sum_{i>wb} P_i,wb^T dO_i + P_wb,wb^T dO_wb + Klast_wb dh + D_skip dO

@@ -312,6 +312,35 @@ __device__ __forceinline__ bool tri4_key_step(int pp, int it, int& tau, int& t) 
 }
 
 // x summed over the four lanes of each quad (lane bits 0 and 1).
+// The 9 sums of a lane's balanced walk (tri_key_step), which every lane of its group of NQ
+// holds after the group's sum, written by put(tau, t, x): with HYMO_GDN_WALK_WR lane qd
+// writes steps qd, qd + NQ, .. (its value picked by selects), else lane 0 writes all 9.
+template <int NQ, class Put>
+__device__ __forceinline__ void walk_put(const float (&part)[9], int qd, int pp, Put put) {
+  if constexpr (HYMO_GDN_WALK_WR) {
+#pragma unroll
+    for (int j = 0; j * NQ < 9; ++j) {
+      const int it = qd + NQ * j;
+      float x = part[NQ * j];
+#pragma unroll
+      for (int q = 1; q < NQ; ++q)
+        if (NQ * j + q < 9 && qd == q) x = part[NQ * j + q];
+      if (it < 9) {
+        int tau, t;
+        tri_key_step(pp, it, tau, t);
+        put(tau, t, x);
+      }
+    }
+  } else if (qd == 0) {
+#pragma unroll
+    for (int it = 0; it < 9; ++it) {
+      int tau, t;
+      tri_key_step(pp, it, tau, t);
+      put(tau, t, part[it]);
+    }
+  }
+}
+
 template <int N>
 __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 #pragma unroll
@@ -1091,30 +1120,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
         for (int it = 0; it < 9; ++it) part[it] += __shfl_xor_sync(0xffffffffu, part[it], 4);
       }
-      if constexpr (HYMO_GDN_WALK_WR) {
-        // every lane of the group holds the 9 sums: lane qd writes steps qd, qd + NQ, ..
-        // (its value picked by selects) instead of lane 0 writing all 9
-#pragma unroll
-        for (int j = 0; j * NQ < 9; ++j) {
-          const int it = qd + NQ * j;
-          float x = part[NQ * j];
-#pragma unroll
-          for (int q = 1; q < NQ; ++q)
-            if (NQ * j + q < 9 && qd == q) x = part[NQ * j + q];
-          if (it < 9) {
-            int tau, kk;
-            tri_key_step(pp, it, tau, kk);
-            put_p1(base + kk, base + tau, x);
-          }
-        }
-      } else if (qd == 0) {
-#pragma unroll
-        for (int it = 0; it < 9; ++it) {
-          int tau, kk;
-          tri_key_step(pp, it, tau, kk);
-          put_p1(base + kk, base + tau, part[it]);
-        }
-      }
+      walk_put<NQ>(part, qd, pp, [&](int tau, int kk, float x) { put_p1(base + kk, base + tau, x); });
     }
     // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
     // the triangles (TS: each warp inside its half), with R1 by the block's second warp
