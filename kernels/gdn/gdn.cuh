@@ -267,6 +267,16 @@
 #define HYMO_GDN_WALK_WR 0
 #endif
 
+// HYMO_GDN_SEL (session 14; experimental, default off): the staging of the diagonal
+// blocks' square operands (mid, mid2: queries c exp((G_t - G_m) A) in one half, keys
+// b exp((G_m - G_t) A) in the other) selects the operand and the exponent's sign first and
+// evaluates one exp an element; run 87's profile of the plain output pass showed both
+// sides evaluated under predicates (96 instructions a warp and chunk for 16 elements,
+// where 64 do), 10% of that pass's instructions. The same values.
+#ifndef HYMO_GDN_SEL
+#define HYMO_GDN_SEL 0
+#endif
+
 // HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output
 // pass keeps one C-row Kend tile (each key referenced to the end of its own row block, high
 // and low parts), as the plain pass's P4 layout does, instead of the Kref_i tiles (each key
@@ -423,10 +433,13 @@ __device__ __forceinline__ float bf16_rem(float x) {
 // A packed BF16 pair (the lower address first) as two floats. A BF16 value is the top half
 // of its float, so each half takes one shift or one mask; cuda_bf16's __bfloat1622float2
 // moves the high half down and back up, two instructions (PRMT, IMAD.U32: run 86's
-// profile of the backward's triangle walks). HYMO_GDN_CVT (session 14; 0 uses the
-// library's conversion) picks the shift and mask.
+// profile of the backward's triangle walks). HYMO_GDN_CVT (session 14; default on since
+// run 87, 0 uses the library's conversion and rounds each remainder again in split2):
+// run 87 (A/B, 3 rounds, with split2 below): forward -2.2%, training forward -4.8%,
+// forward + backward -3.6% at the default shape; -1.9 / -5.1 / -3.8% at H = 64, -3.2 /
+// -4.3 / -2.9% at S = 16, +0.7 / -7.4 / -4.4% at D = 16; the same bits (450/450).
 #ifndef HYMO_GDN_CVT
-#define HYMO_GDN_CVT 0
+#define HYMO_GDN_CVT 1
 #endif
 __device__ __forceinline__ float2 bf16x2_f2(__nv_bfloat162 v) {
   if constexpr (HYMO_GDN_CVT) {

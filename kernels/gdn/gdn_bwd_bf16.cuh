@@ -72,17 +72,6 @@
 #define HYMO_GDN_BWD_BAL 2
 #endif
 
-// HYMO_GDN_BWD_KLQ (session 14; experimental, default off): dv's state term Klast_b dh
-// (Kend_b scaled by d_NW,b, against dh high and low) is computed by block b's query warp
-// right after its dc triangle walk, into its dead dP tile as BF16 (16 x D, D <= 32), instead
-// of by the key warp that takes block b's dv. The query warps arrive at named barrier 3,
-// the key warps wait on it before they add the term (run 63: a key warp issued about 1830
-// warp instructions a chunk, a query warp 1250 + 110 w). The term is rounded to BF16 once,
-// as P is for the rest of dv.
-#ifndef HYMO_GDN_BWD_KLQ
-#define HYMO_GDN_BWD_KLQ 0
-#endif
-
 namespace hymo::gdn::dev {
 
 template <int S, int D, int C>
@@ -527,7 +516,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f((ge - gt) * a2[e]);
       put(ke);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) y[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
+      for (int e = 0; e < 8; ++e)
+        y[e] = HYMO_GDN_SEL ? (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gm : gm - gt) * a2[e])
+                            : lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
       put(mid);
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
@@ -547,28 +538,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     //   dc_t += dP[t][tau] b_tau w,  db_tau += dP[t][tau] c_t w,  P[t][tau] = sum_s c_t b_tau w.
     // Balanced: lane (pair pp, quarter qd of S, half lb) walks queries t = 7 - pp then pp
     // (dc), or keys tau = pp then 7 - pp (db and P): 9 steps for every lane.
-    // dv's state term: Klast = Kend_b d_NW,b (rows rb.. of block b), scaled in registers,
-    // against dh high and low
-    auto klast = [&](float (&dvacc)[ND][4], int rb, int b) {
-      const float* f = pair(NW, b);
-#pragma unroll
-      for (int k0 = 0; k0 < S; k0 += 16) {
-        uint32_t ah[4], alo[4], ak[4];
-        ldsm_x4(ah, ke + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-        ldsm_x4(alo, ke + LQ + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-        const int cc = k0 + 2 * tq;
-        ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
-        ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
-        ak[2] = scale_pair(ah[2], alo[2], f[cc + 8], f[cc + 9]);
-        ak[3] = scale_pair(ah[3], alo[3], f[cc + 8], f[cc + 9]);
-        mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
-        mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
-      }
-    };
-    // HYMO_GDN_BWD_KLQ: the query warps compute the term (S, D <= 32)
-    constexpr bool KLQ = HYMO_GDN_BWD_KLQ && S <= 32 && D <= 32;
-    static_assert(!KLQ || 16 * D * 2 <= 16 * LT * 4, "KLQ: a BF16 16 x D term fits a dP tile");
-    auto dpd_of = [&](int qw) { return reinterpret_cast<float*>(sm + P::o_dpd) + qw * 16 * LT; };
     auto flush = [&](float* dst, float (&acc)[Q]) {
       float x[Q];
       ldqf<Q>(dst, x);
@@ -673,22 +642,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
       }
       flush(sdc + (base + pp) * FS + s0, acc);
-      if constexpr (KLQ) {
-        // dv's state term for block w (taken by key warp NW - 1 - w), into this warp's dP
-        // tile (dead after the walk), then arrive at barrier 3 (the key warps wait there)
-        float kacc[ND][4];
-        zero(kacc);
-        klast(kacc, r0, w);
-        __syncwarp();  // every lane's walk is done with dpd
-        bf16* kl = reinterpret_cast<bf16*>(dpd);
-#pragma unroll
-        for (int nt = 0; nt < ND; ++nt)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr)
-            *reinterpret_cast<uint32_t*>(kl + (gq + 8 * hr) * D + nt * 8 + 2 * tq) =
-                pack_bf16(kacc[nt][2 * hr], kacc[nt][2 * hr + 1]);
-        asm volatile("bar.arrive 3, %0;\n" ::"n"(64 * NW) : "memory");
-      }
 
       // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
       // old adjoint is read from its tiles by the key warps, rewritten after the chunk)
@@ -890,20 +843,22 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           pa[3] = pack_bf16(pdb[(gq + 8) * LT + 8 + 2 * tq], pdb[(gq + 8) * LT + 9 + 2 * tq]);
           mm_regA<ND>(dvacc, pa, dOt + rb * LD, LD);
         }
-        if constexpr (KLQ) {  // block wb's query warp left the term in its dP tile
-          asm volatile("bar.sync 3, %0;\n" ::"n"(64 * NW) : "memory");
-          const bf16* kl = reinterpret_cast<const bf16*>(dpd_of(wb));
+        {
+          // Klast = Kend_wb d_NW,wb: scaled in registers, against dh high and low
+          const float* f = pair(NW, wb);
 #pragma unroll
-          for (int nt = 0; nt < ND; ++nt)
-#pragma unroll
-            for (int hr = 0; hr < 2; ++hr) {
-              const float2 x = bf16x2_f2(
-                  *reinterpret_cast<const __nv_bfloat162*>(kl + (gq + 8 * hr) * D + nt * 8 + 2 * tq));
-              dvacc[nt][2 * hr] += x.x;
-              dvacc[nt][2 * hr + 1] += x.y;
-            }
-        } else {
-          klast(dvacc, rb, wb);
+          for (int k0 = 0; k0 < S; k0 += 16) {
+            uint32_t ah[4], alo[4], ak[4];
+            ldsm_x4(ah, ke + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+            ldsm_x4(alo, ke + LQ + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+            const int cc = k0 + 2 * tq;
+            ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
+            ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
+            ak[2] = scale_pair(ah[2], alo[2], f[cc + 8], f[cc + 9]);
+            ak[3] = scale_pair(ah[3], alo[3], f[cc + 8], f[cc + 9]);
+            mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
+            mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
+          }
         }
 #pragma unroll
         for (int nt = 0; nt < ND; ++nt)

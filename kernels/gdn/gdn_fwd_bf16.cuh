@@ -884,14 +884,23 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         // rows 0..3 keys, both referenced to row 3 of the half
         const float g3 = G[(t & ~7) + 3];
         const bool q4 = t & 4;
+        if constexpr (HYMO_GDN_SEL) {
+          const float dq = q4 ? gt - g3 : g3 - gt;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = q4 ? cx[e] * ex2f((gt - g3) * a2[e]) : bx[e] * ex2f((g3 - gt) * a2[e]);
+          for (int e = 0; e < 8; ++e) y[e] = (q4 ? cx[e] : bx[e]) * ex2f(dq * a2[e]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) y[e] = q4 ? cx[e] * ex2f((gt - g3) * a2[e]) : bx[e] * ex2f((g3 - gt) * a2[e]);
+        }
         stage(mid2 + t * LS + s0, LQ, y);
       }
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         if constexpr (!P::T4) y[e] = ex2f(gg * a2[e]);
-        z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
+        if constexpr (HYMO_GDN_SEL)
+          z[e] = (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gm : gm - gt) * a2[e]);
+        else
+          z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
       }
       if constexpr (P::T4) {
         // (no per-step decays: the walk evaluates each pair's decay; mid2 is staged above)
