@@ -277,6 +277,15 @@
 #define HYMO_GDN_SEL 0
 #endif
 
+// HYMO_GDN_ZROW (session 14; experimental, default off): the output passes' zeros above the
+// diagonal inside each diagonal block's 8x8 halves as one 16-byte store a row (and one for
+// the low tile), before the warp's own entries overwrite the rest, instead of a predicated
+// 2-byte store an element (run 86: the training pass's zero fill 145 warp instructions a
+// chunk, most of them predicated off).
+#ifndef HYMO_GDN_ZROW
+#define HYMO_GDN_ZROW 0
+#endif
+
 // HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output
 // pass keeps one C-row Kend tile (each key referenced to the end of its own row block, high
 // and low parts), as the plain pass's P4 layout does, instead of the Kref_i tiles (each key

@@ -943,6 +943,21 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // slower: run 71.)
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
+    // ZR (HYMO_GDN_ZROW): the zeros above the diagonal inside the block's two 8x8 halves as
+    // whole 16-byte rows of zeros (and of the low tile's), written first by the warp that
+    // writes every other entry of the halves (one warp a block, or the first warps with
+    // ZFILL0), then overwritten by its squares and walk
+    constexpr bool ZR = HYMO_GDN_ZROW && (R == 1 || (R1 && HYMO_GDN_ZFILL0));
+    if constexpr (ZR) {
+      if (role == 0) {
+        constexpr int NR = TRAIN ? 2 : 1;  // high (and low) tiles
+        for (int i = lane; i < 16 * NR; i += 32) {  // row r0 + (i & 15) of its half, tile i / 16
+          const int r = i & 15;
+          *reinterpret_cast<uint4*>(sp + (i >> 4) * LPP + (r0 + r) * LP + r0 + (r & 8)) = make_uint4(0u, 0u, 0u, 0u);
+        }
+        __syncwarp();  // the zeros before this warp's entries
+      }
+    }
     // OS (HYMO_GDN_OFFD_SPLIT): the second warps one block each, the first warps the rest
     constexpr bool OS = R1 && HYMO_GDN_OFFD_SPLIT;
     const int pr0 = R1 ? (OS ? (role == 1 ? w : NW + w) : (role == 1 ? w : NW * NW)) : wid;
@@ -1133,7 +1148,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
     // the triangles (TS: each warp inside its half), with R1 by the block's second warp
-    if (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0))
+    if (!ZR && (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0)))
       for (int i = lane; i < (TS ? 64 : 128); i += 32) {
         const int hb = r0 + 8 * (TS ? role : i >> 6), t = (i >> 3) & 7, tau = i & 7;
         if (t < tau) put_p1(hb + t, hb + tau, 0.f);
