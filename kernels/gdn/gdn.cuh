@@ -258,23 +258,28 @@
 #define HYMO_GDN_ZFILL0 1
 #endif
 
-// HYMO_GDN_WALK_WR (session 14; experimental, default off): the 8x8 triangle walks of the
-// output passes and of the backward's key warps write their 9 entries a key column pair
-// from the group's lanes in turn (after the quad sum every lane holds them) instead of from
-// the group's first lane (run 86: those writes were 4% of the training output pass's
-// instructions).
+// HYMO_GDN_WALK_WR (session 14; default on since run 88, 0 turns it off): the 8x8 triangle
+// walks of the output passes and of the backward's key warps write their 9 entries a key
+// column pair from the group's lanes in turn (after the quad sum every lane holds them)
+// instead of from the group's first lane (run 86: those writes were 4% of the training
+// output pass's instructions). Run 88, against SEL alone: training forward -1.9%, forward +
+// backward -0.8% (default shape); -1.0 / -0.4% (H = 64), -1.8 / -0.8% (D = 16), -0.8 /
+// -0.4% (S = 16). Run 87 (the training walk only): training forward -0.8%.
 #ifndef HYMO_GDN_WALK_WR
-#define HYMO_GDN_WALK_WR 0
+#define HYMO_GDN_WALK_WR 1
 #endif
 
-// HYMO_GDN_SEL (session 14; experimental, default off): the staging of the diagonal
-// blocks' square operands (mid, mid2: queries c exp((G_t - G_m) A) in one half, keys
-// b exp((G_m - G_t) A) in the other) selects the operand and the exponent's sign first and
-// evaluates one exp an element; run 87's profile of the plain output pass showed both
-// sides evaluated under predicates (96 instructions a warp and chunk for 16 elements,
-// where 64 do), 10% of that pass's instructions. The same values.
+// HYMO_GDN_SEL (session 14; default on since run 88, 0 turns it off): the staging of the
+// diagonal blocks' square operands (mid, mid2: queries c exp((G_t - G_m) A) in one half,
+// keys b exp((G_m - G_t) A) in the other) selects the operand and the exponent's sign
+// first and evaluates one exp an element; run 87's profile of the plain output pass showed
+// both sides evaluated under predicates (96 instructions a warp and chunk for 16 elements,
+// where 64 do), 10% of that pass's instructions. The same values. Run 88 (A/B, 3 rounds):
+// forward -4.0% (default shape), -4.4% (H = 64), -3.4% (S = 16), -1.8% (B = 1, H = 16);
+// +3.6% at D = 16, where the plain pass keeps the old form; the backward's staging
+// (mid) -0.5% at most.
 #ifndef HYMO_GDN_SEL
-#define HYMO_GDN_SEL 0
+#define HYMO_GDN_SEL 1
 #endif
 
 // HYMO_GDN_ZROW (session 14; experimental, default off): the output passes' zeros above the
