@@ -276,19 +276,24 @@
 // both sides evaluated under predicates (96 instructions a warp and chunk for 16 elements,
 // where 64 do), 10% of that pass's instructions. The same values. Run 88 (A/B, 3 rounds):
 // forward -4.0% (default shape), -4.4% (H = 64), -3.4% (S = 16), -1.8% (B = 1, H = 16);
-// +3.6% at D = 16, where the plain pass keeps the old form; the backward's staging
-// (mid) -0.5% at most.
+// +3.6% at D = 16, where the plain pass keeps the old form unless HYMO_GDN_ZROW acts there
+// (run 89: the two together -5.2%); the backward's staging (mid) -0.5% at most.
 #ifndef HYMO_GDN_SEL
 #define HYMO_GDN_SEL 1
 #endif
 
-// HYMO_GDN_ZROW (session 14; experimental, default off): the output passes' zeros above the
+// HYMO_GDN_ZROW (session 14; 1, the default since run 89: the plain output pass at D = 16
+// only; 2: every output pass where it applies; 0: off): the output passes' zeros above the
 // diagonal inside each diagonal block's 8x8 halves as one 16-byte store a row (and one for
 // the low tile), before the warp's own entries overwrite the rest, instead of a predicated
 // 2-byte store an element (run 86: the training pass's zero fill 145 warp instructions a
-// chunk, most of them predicated off).
+// chunk, most of them predicated off). Run 89 (A/B, 3 rounds, everywhere, against SEL +
+// WALK_WR): forward -0.2% (default shape), -0.6% (H = 64), -6.4% (D = 16), +1.4% (S = 16),
+// +2.8% (B = 1, H = 16); training forward -0.4 / -0.7 / -0.6 / -0.2 / +1.8%: noise but at D =
+// 16, where the plain pass also takes SEL with it (the pair measured -5.2% against neither).
+// Racecheck clean (run 89).
 #ifndef HYMO_GDN_ZROW
-#define HYMO_GDN_ZROW 0
+#define HYMO_GDN_ZROW 1
 #endif
 
 // HYMO_GDN_TKEND (session 11; default on since run 70, 0 turns it off): the training output

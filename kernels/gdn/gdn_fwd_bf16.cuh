@@ -858,9 +858,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         *reinterpret_cast<uint4*>(h0 + s * 2 * D + 8 * k) = *reinterpret_cast<const uint4*>(src);
       }
     }
-    // HYMO_GDN_SEL: one exp an element for the squares' operands (not in the plain pass at
-    // D = 16: run 88, 3.6% slower there)
-    constexpr bool SL = HYMO_GDN_SEL && (TRAIN || D != 16);
+    // HYMO_GDN_SEL: one exp an element for the squares' operands (in the plain pass at D = 16
+    // only with ZROW's zero rows: run 88, 3.6% slower alone there; run 89, -5.2% with them)
+    constexpr bool SL = HYMO_GDN_SEL && (TRAIN || D != 16 || HYMO_GDN_ZROW != 0);
     for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
@@ -950,7 +950,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // whole 16-byte rows of zeros (and of the low tile's), written first by the warp that
     // writes every other entry of the halves (one warp a block, or the first warps with
     // ZFILL0), then overwritten by its squares and walk
-    constexpr bool ZR = HYMO_GDN_ZROW && (R == 1 || (R1 && HYMO_GDN_ZFILL0));
+    constexpr bool ZR = (HYMO_GDN_ZROW == 2 && (R == 1 || (R1 && HYMO_GDN_ZFILL0))) ||
+                        (HYMO_GDN_ZROW == 1 && R == 1 && !TRAIN && D == 16);
     if constexpr (ZR) {
       if (role == 0) {
         constexpr int NR = TRAIN ? 2 : 1;  // high (and low) tiles
