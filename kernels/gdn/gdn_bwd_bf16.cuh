@@ -119,8 +119,8 @@ __device__ __forceinline__ void mm_regA(float (&acc)[NT][4], const uint32_t (&a)
   }
 }
 
-// A 16x16 FP32 accumulator (two n8 tiles) as an A fragment (high part, and the
-// BF16 remainder).
+// A 16x16 FP32 accumulator (two n8 tiles) as an A fragment: its high part (frag_hi), or
+// its high part and the BF16 remainder (frag_split).
 __device__ __forceinline__ void frag_hi(const float (&c)[2][4], uint32_t (&a)[4]) {
   a[0] = pack_bf16(c[0][0], c[0][1]);
   a[1] = pack_bf16(c[0][2], c[0][3]);

@@ -311,7 +311,6 @@ __device__ __forceinline__ bool tri4_key_step(int pp, int it, int& tau, int& t) 
   return second;
 }
 
-// x summed over the four lanes of each quad (lane bits 0 and 1).
 // The 9 sums of a lane's balanced walk (tri_key_step), which every lane of its group of NQ
 // holds after the group's sum, written by put(tau, t, x): with HYMO_GDN_WALK_WR lane qd
 // writes steps qd, qd + NQ, .. (its value picked by selects), else lane 0 writes all 9.
@@ -341,6 +340,7 @@ __device__ __forceinline__ void walk_put(const float (&part)[9], int qd, int pp,
   }
 }
 
+// x summed over the four lanes of each quad (lane bits 0 and 1).
 template <int N>
 __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 #pragma unroll
@@ -939,7 +939,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
-    // round-robin over the warps (OFFD_R1: over the second warps of the row blocks):
+    // round-robin over the warps (OFFD_R1: over the second warps of the row blocks; with
+    // OFFD_SPLIT one a second warp, the rest to the first warps of blocks 0, 1, ..):
     // Qi rows of block i against Kref_i rows of block j (KE: Qi scaled by the pair decay
     // against Kend rows of block j). (Dealing the plain pass's six by cost instead, the
     // three scaled pairs to warps 0..2 and the three adjacent ones to warp 3, was 0.8-1.2%
@@ -1152,6 +1153,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
     // the triangles (TS: each warp inside its half), with R1 by the block's second warp
+    // unless ZFILL0 (then the first); ZR wrote them as whole rows before the P phase
     if (!ZR && (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0)))
       for (int i = lane; i < (TS ? 64 : 128); i += 32) {
         const int hb = r0 + 8 * (TS ? role : i >> 6), t = (i >> 3) & 7, tau = i & 7;
