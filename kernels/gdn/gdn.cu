@@ -28,6 +28,10 @@ namespace {
 thread_local std::string g_err;
 int g_cps_override = 0;
 
+#ifndef HYMO_GDN_CPS_LONG
+#define HYMO_GDN_CPS_LONG 0
+#endif
+
 // What the last forward on each workspace left for the backward (set when the
 // forward is enqueued): the staged BF16 variants' backward reads o and the chunk
 // states from the workspace, which only a forward with save_for_backward writes.
@@ -77,6 +81,15 @@ Layout layout(const Shape& s) {
     auto ctas = [&](int c) { return BH * ((L.NC + c - 1) / c); };
     int cps = 4;
     while (cps < L.NC && ctas(cps) > 3072) cps *= 2;
+    // HYMO_GDN_CPS_LONG (session 14, off until a device run of the tests and the benchmark
+    // under it): at S, D <= 32 also doubled up to 16 while the doubled length keeps at least
+    // 800 CTAs. Run 91 (`hymo_gdn_bench --cps`, two rounds): B=4 T=4096 H=28 at 8 instead
+    // of 4, forward + backward -3.2%, forward -1%; H = 64 at 16 instead of 8, -1.8%; T =
+    // 8192 at 16 instead of 8, even; unchanged where the rule keeps the length (T = 2048:
+    // 8 was 3% slower; T = 16384: 32 was 1.5% slower; B = 1, H = 16). Not measured: H = 32,
+    // D or S = 16.
+    if (HYMO_GDN_CPS_LONG && s.S <= 32 && s.D <= 32)
+      while (cps < 16 && 2 * cps <= L.NC && ctas(2 * cps) >= 800) cps *= 2;
     while (cps > 1 && ctas(cps) < 400) cps /= 2;
     L.cps = cps;
   }
