@@ -156,8 +156,8 @@ __device__ __forceinline__ void fma_cols(float (&acc)[NT][4], const float* f, co
 
 // (high + low) * f, rounded once to BF16, for a pair of BF16 values.
 __device__ __forceinline__ uint32_t scale_pair(uint32_t hi, uint32_t lo, float f0, float f1) {
-  const float2 x = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&hi));
-  const float2 y = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&lo));
+  const float2 x = bf16x2_f2(hi);
+  const float2 y = bf16x2_f2(lo);
   return pack_bf16((x.x + y.x) * f0, (x.y + y.y) * f1);
 }
 
@@ -467,8 +467,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     }
   };
   auto unpack2 = [](const bf16* hi, const bf16* lo) {
-    const float2 x = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(hi));
-    const float2 y = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(lo));
+    const float2 x = ld2(hi);
+    const float2 y = ld2(lo);
     return make_float2(x.x + y.x, x.y + y.y);
   };
   __syncthreads();  // the combined adjoint is read; its region is staged below

@@ -57,7 +57,7 @@ __device__ __forceinline__ void warp_mm_nt(float (&acc)[NT][4], int K, const bf1
 
 // A packed BF16 pair times (f0, f1), rounded again (operand scaling in registers).
 __device__ __forceinline__ uint32_t scale_bf16x2(uint32_t x, float f0, float f1) {
-  const float2 v = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&x));
+  const float2 v = bf16x2_f2(x);
   return pack_bf16(v.x * f0, v.y * f1);
 }
 
@@ -102,8 +102,8 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
     frag_a_colfactors(f, k0, dg, A2);
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const float2 x = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&ah[r]));
-      const float2 y = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&al[r]));
+      const float2 x = bf16x2_f2(ah[r]);
+      const float2 y = bf16x2_f2(al[r]);
       const float v0 = (x.x + y.x) * f[(r >> 1) * 2], v1 = (x.y + y.y) * f[(r >> 1) * 2 + 1];
       split2(v0, v1, ah[r], al[r]);
     }
@@ -442,7 +442,7 @@ __device__ __forceinline__ float segment_local_state(
           const float e[4] = {Gl - ga.x, Gl - ga.y, Gl - gb.x, Gl - gb.y};
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
-            const float2 x = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&r[q]));
+            const float2 x = bf16x2_f2(r[q]);
             const float as = (q & 1) ? a1 : a0;
             const int e0 = (q >> 1) * 2;
             const float y0 = x.x * ex2f(e[e0] * as), y1 = x.y * ex2f(e[e0 + 1] * as);
@@ -1030,8 +1030,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         for (int hk = 0; hk < 2; ++hk) {  // columns k0 + 2 tq (+1), then + 8
           const int col = k0 + 8 * hk + 2 * tq;
           const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
-          const float2 cv = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(cq + k0 + 8 * hk));
-          const float2 bv = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(bk + k0 + 8 * hk));
+          const float2 cv = ld2(cq + k0 + 8 * hk);
+          const float2 bv = ld2(bk + k0 + 8 * hk);
           const float q0 = cv.x * ex2f(dq * a2v.x), q1 = cv.y * ex2f(dq * a2v.y);
           const float k0v = bv.x * ex2f(dk * a2v.x), k1v = bv.y * ex2f(dk * a2v.y);
           split2(q0, q1, ah[1 + 2 * hk], al[1 + 2 * hk]);
@@ -1288,7 +1288,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
           if (OR || t < n) {
-            const float2 zz = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
+            const float2 zz = bf16x2_f2(zq[nt][hr]);
             // silu(z) = z / (1 + 2^(-z log2 e))
             const float s0 = __fdividef(zz.x, 1.f + ex2f(-1.4426950408889634f * zz.x));
             const float s1 = __fdividef(zz.y, 1.f + ex2f(-1.4426950408889634f * zz.y));
@@ -1704,8 +1704,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
-            const float2 z2 = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&zq[nt][hr]));
-            const float2 y2 = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&yq[nt][hr]));
+            const float2 z2 = bf16x2_f2(zq[nt][hr]);
+            const float2 y2 = bf16x2_f2(yq[nt][hr]);
             float dzv[2];
 #pragma unroll
             for (int u = 0; u < 2; ++u) {
@@ -1735,7 +1735,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
         for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
-            const float2 y2 = bf16x2_f2(*reinterpret_cast<const __nv_bfloat162*>(&yq[nt][hr]));
+            const float2 y2 = bf16x2_f2(yq[nt][hr]);
             dyp[nt][2 * hr] = y2.x;
             dyp[nt][2 * hr + 1] = y2.y;
           }
