@@ -858,9 +858,18 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         *reinterpret_cast<uint4*>(h0 + s * 2 * D + 8 * k) = *reinterpret_cast<const uint4*>(src);
       }
     }
+    // TS, R1 and ZR: how the P phase below deals its work (defined here for SL)
+    constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
+    constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
+    // ZR (HYMO_GDN_ZROW): the zeros above the diagonal inside the block's two 8x8 halves as
+    // whole 16-byte rows of zeros (and of the low tile's), written first by the warp that
+    // writes every other entry of the halves (one warp a block, or the first warps with
+    // ZFILL0), then overwritten by its squares and walk
+    constexpr bool ZR = (HYMO_GDN_ZROW == 2 && (R == 1 || (R1 && HYMO_GDN_ZFILL0))) ||
+                        (HYMO_GDN_ZROW == 1 && R == 1 && !TRAIN && D == 16);
     // HYMO_GDN_SEL: one exp an element for the squares' operands (in the plain pass at D = 16
     // only with ZROW's zero rows: run 88, 3.6% slower alone there; run 89, -5.2% with them)
-    constexpr bool SL = HYMO_GDN_SEL && (TRAIN || D != 16 || HYMO_GDN_ZROW != 0);
+    constexpr bool SL = HYMO_GDN_SEL && (TRAIN || D != 16 || ZR);
     for (int u = tid; u < C * (S / 8); u += NTH) {
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
@@ -944,15 +953,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // Qi rows of block i against Kref_i rows of block j (KE: Qi scaled by the pair decay
     // against Kend rows of block j). (Dealing the plain pass's six by cost instead, the
     // three scaled pairs to warps 0..2 and the three adjacent ones to warp 3, was 0.8-1.2%
-    // slower: run 71.)
-    constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
-    constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
-    // ZR (HYMO_GDN_ZROW): the zeros above the diagonal inside the block's two 8x8 halves as
-    // whole 16-byte rows of zeros (and of the low tile's), written first by the warp that
-    // writes every other entry of the halves (one warp a block, or the first warps with
-    // ZFILL0), then overwritten by its squares and walk
-    constexpr bool ZR = (HYMO_GDN_ZROW == 2 && (R == 1 || (R1 && HYMO_GDN_ZFILL0))) ||
-                        (HYMO_GDN_ZROW == 1 && R == 1 && !TRAIN && D == 16);
+    // slower: run 71.) With ZR, the zero rows of the diagonal halves first.
     if constexpr (ZR) {
       if (role == 0) {
         constexpr int NR = TRAIN ? 2 : 1;  // high (and low) tiles
