@@ -29,7 +29,7 @@ thread_local std::string g_err;
 int g_cps_override = 0;
 
 #ifndef HYMO_GDN_CPS_LONG
-#define HYMO_GDN_CPS_LONG 0
+#define HYMO_GDN_CPS_LONG 1
 #endif
 
 // What the last forward on each workspace left for the backward (set when the
