@@ -81,14 +81,15 @@ Layout layout(const Shape& s) {
     auto ctas = [&](int c) { return BH * ((L.NC + c - 1) / c); };
     int cps = 4;
     while (cps < L.NC && ctas(cps) > 3072) cps *= 2;
-    // HYMO_GDN_CPS_LONG (session 14, off until a device run of the tests and the benchmark
-    // under it): at S, D <= 32 also doubled up to 16 while the doubled length keeps at least
-    // 800 CTAs. Run 91 (`hymo_gdn_bench --cps`, two rounds): B=4 T=4096 H=28 at 8 instead
-    // of 4, forward + backward -3.2%, forward -1%; H = 64 at 16 instead of 8, -1.8%; T =
-    // 8192 at 16 instead of 8, even; unchanged where the rule keeps the length (T = 2048:
-    // 8 was 3% slower; T = 16384: 32 was 1.5% slower; B = 1, H = 16). Not measured: H = 32,
-    // D or S = 16.
-    if (HYMO_GDN_CPS_LONG && s.S <= 32 && s.D <= 32)
+    // HYMO_GDN_CPS_LONG (session 14; default on since run 92, 0 turns it off): at D = 32,
+    // S <= 32 also doubled up to 16 while the doubled length keeps at least 800 CTAs.
+    // Run 91 (`hymo_gdn_bench --cps`, two rounds): B=4 T=4096 H=28 at 8 instead of 4,
+    // forward + backward -3.2%, forward -1%; H = 64 at 16 instead of 8, -1.8%; T = 8192 at
+    // 16 instead of 8, even; unchanged where the rule keeps the length (T = 2048: 8 was 3%
+    // slower; T = 16384: 32 was 1.5% slower; B = 1, H = 16). Run 92 (8 against 4, two
+    // rounds): H = 32 -5% (forward -3%); S = 16 -2%; but D = 16 +3% (S = 32) and +6% (S =
+    // 16), so D = 16 keeps the shorter segments.
+    if (HYMO_GDN_CPS_LONG && s.S <= 32 && s.D == 32)
       while (cps < 16 && 2 * cps <= L.NC && ctas(2 * cps) >= 800) cps *= 2;
     while (cps > 1 && ctas(cps) < 400) cps /= 2;
     L.cps = cps;
