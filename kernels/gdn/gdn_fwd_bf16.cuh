@@ -219,6 +219,21 @@ struct PlanF {
   static constexpr size_t bytes_state = al(s_vec + 4 * (2 * C + S + (SR ? 2 * C : 0)));
 };
 
+// HYMO_GDN_STATE_KSPLIT (session 15): the state pass (with HYMO_GDN_STATE_REG, S, D <= 32)
+// splits the state update over the chunk's tokens instead of over the state's columns:
+// warp w holds rows (w % (S / 16)) of the state, every column, and sums over a 1 / (4 /
+// (S / 16)) share of each chunk's tokens; the shares are added once, at the segment's
+// end. Each key fragment (b_t exp((G_last - G_t) A), split into high and low parts in
+// registers) is then built by one warp instead of one per column half (S = D = 32), and
+// at S or D = 16 all four warps work instead of two. Run 92's profile: the key
+// fragments were about half of the pass's 412 warp instructions a warp and chunk.
+#ifndef HYMO_GDN_STATE_KSPLIT
+#define HYMO_GDN_STATE_KSPLIT 0
+#endif
+__host__ __device__ constexpr bool state_ksplit(int S, int D) {
+  return HYMO_GDN_STATE_KSPLIT && S <= 32 && D <= 32;
+}
+
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN; not with HYMO_GDN_FUSED_STATE,
 // whose output pass publishes the local states itself).
 __host__ __device__ constexpr bool seg_scan_fwd(int S, int D) {
@@ -366,14 +381,20 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 // phase 1 of the output pass with HYMO_GDN_FUSED_STATE (AHEAD = 1).
 // KREG (HYMO_GDN_STATE_REG, AHEAD = 1): the keys go straight into the A fragments of the
 // state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
+// KS (HYMO_GDN_STATE_KSPLIT, with KREG): acc is [1][D / 8][4], warp wid's rows mt = wid %
+// (S / 16) of the state, every column, summed over its share of each chunk's tokens
+// (ks_state below); the caller adds the shares.
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int AHEAD, class BBuf,
-          class VBuf, bool KREG = false>
+          class VBuf, bool KREG = false, bool KS = false, int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
-    KParams p, float (&acc)[Items<S, D, NWT>::IPW][Items<S, D, NWT>::NTW][4], BBuf bbuf,
+    KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
     int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr) {
   static_assert(AHEAD == 1 || (AHEAD == 2 && NWT >= 2), "AHEAD 1, or 2 with two warps");
   static_assert(!KREG || AHEAD == 1, "KREG: one chunk ahead");
+  static_assert(!KS || (KREG && AI == 1 && AN == D / 8 && NWT % (S / 16) == 0 && C % (16 * NWT / (S / 16)) == 0),
+                "KS: KREG, acc [1][D / 8][4], the warps split evenly over row tiles and tokens");
+  static_assert(KS || (AI == Items<S, D, NWT>::IPW && AN == Items<S, D, NWT>::NTW), "acc: the warp's items");
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -420,7 +441,39 @@ __device__ __forceinline__ float segment_local_state(
     // every warp is done with chunk ch - 1: its buffers take chunk ch + AHEAD
     if (ch + AHEAD < c1) fetch(ch + AHEAD, AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
     const float Gl = G[C - 1];
-    if constexpr (KREG) {
+    if constexpr (KS) {
+      // rows mt of the state, all D columns, over tokens kb .. kb + KW - 1 of the chunk:
+      // acc = exp(Gl A) acc + K^T v as below (each key fragment built once in the CTA)
+      constexpr int NMT = S / 16, KW = C / (NWT / NMT), NT = D / 8;
+      const int mt = wid % NMT, kb = (wid / NMT) * KW;
+      const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
+      scale_rows(acc[0], ex2f(Gl * a0), ex2f(Gl * a1));
+#pragma unroll
+      for (int kk = 0; kk < KW; kk += 16) {
+        const int k0 = kb + kk;
+        uint32_t r[4], ah[4], al[4];
+        ldsm_x4_t(r, sb + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8);
+        const float2 ga = *reinterpret_cast<const float2*>(G + k0 + 2 * tq);
+        const float2 gb = *reinterpret_cast<const float2*>(G + k0 + 2 * tq + 8);
+        const float e[4] = {Gl - ga.x, Gl - ga.y, Gl - gb.x, Gl - gb.y};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const float2 x = bf16x2_f2(r[q]);
+          const float as = (q & 1) ? a1 : a0;
+          const int e0 = (q >> 1) * 2;
+          split2(x.x * ex2f(e[e0] * as), x.y * ex2f(e[e0 + 1] * as), ah[q], al[q]);
+        }
+#pragma unroll
+        for (int np = 0; np < NT / 2; ++np) {
+          uint32_t bv[4];
+          ldsm_x4_t(bv, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + np * 16 + (lane >> 4) * 8);
+          mma_bf16(acc[0][2 * np], ah, bv[0], bv[1]);
+          mma_bf16(acc[0][2 * np + 1], ah, bv[2], bv[3]);
+          mma_bf16(acc[0][2 * np], al, bv[0], bv[1]);
+          mma_bf16(acc[0][2 * np + 1], al, bv[2], bv[3]);
+        }
+      }
+    } else if constexpr (KREG) {
       // item (mt, nb): acc = exp(Gl A) acc + K^T v, K^T's fragments built in registers:
       // lane element (s, t) = b_t[s] exp((Gl - G_t) A_s), s = mt 16 + gq (+ 8), t = k0 +
       // 2 tq (+ 1, + 8, + 9), from ldmatrix.trans of the raw b tile
@@ -517,19 +570,51 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
 
   float graw[C / 32];
-  float acc[I::IPW][I::NTW][4];
+  constexpr bool KS = state_ksplit(S, D) && P::SR;
+  constexpr int AI = KS ? 1 : I::IPW, AN = KS ? D / 8 : I::NTW;
+  float acc[AI][AN][4];
 #pragma unroll
-  for (int it = 0; it < I::IPW; ++it) zero(acc[it]);
+  for (int it = 0; it < AI; ++it) zero(acc[it]);
   float gseg = 0.f;
   if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
-                               decltype(sbb), decltype(svb), P::SR>(
+                               decltype(sbb), decltype(svb), P::SR, KS>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr);
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
-  for_state_pairs<S, D, P::NW>(w, [&](int it, int nt, int hr, int s, int d) {
-    *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
-  });
+  if constexpr (KS) {
+    // the token shares of rows mt: warps ks > 0 leave theirs in shared memory (over the
+    // chunk buffers, in the fragment layout), warp ks = 0 adds them in order of ks
+    constexpr int NMT = S / 16, NE = D / 8 * 4;
+    const int lane = tid & 31, gq = lane >> 2, tq = lane & 3, mt = w % NMT, ks = w / NMT;
+    float* red = reinterpret_cast<float*>(sm);
+    static_assert((P::NW - NMT) * NE * 32 * 4 <= P::s_kh, "the shares fit the chunk buffers");
+    __syncthreads();  // every warp is done with the chunk buffers
+    if (ks > 0) {
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) red[((ks - 1) * NMT + mt) * NE * 32 + (nt * 4 + e) * 32 + lane] = acc[0][nt][e];
+    }
+    __syncthreads();
+    if (ks == 0) {
+      for (int j = 1; j < P::NW / NMT; ++j)
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[0][nt][e] += red[((j - 1) * NMT + mt) * NE * 32 + (nt * 4 + e) * 32 + lane];
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *reinterpret_cast<float2*>(dst + (mt * 16 + gq + hr * 8) * D + nt * 8 + 2 * tq) =
+              make_float2(acc[0][nt][2 * hr], acc[0][nt][2 * hr + 1]);
+    }
+  } else {
+    for_state_pairs<S, D, P::NW>(w, [&](int it, int nt, int hr, int s, int d) {
+      *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
+    });
+  }
   if (tid == 0) p.seggsum[so] = gseg;
 }
 
