@@ -219,19 +219,22 @@ struct PlanF {
   static constexpr size_t bytes_state = al(s_vec + 4 * (2 * C + S + (SR ? 2 * C : 0)));
 };
 
-// HYMO_GDN_STATE_KSPLIT (session 15): the state pass (with HYMO_GDN_STATE_REG, S, D <= 32)
-// splits the state update over the chunk's tokens instead of over the state's columns:
-// warp w holds rows (w % (S / 16)) of the state, every column, and sums over a 1 / (4 /
-// (S / 16)) share of each chunk's tokens; the shares are added once, at the segment's
-// end. Each key fragment (b_t exp((G_last - G_t) A), split into high and low parts in
-// registers) is then built by one warp instead of one per column half (S = D = 32), and
-// at S or D = 16 all four warps work instead of two. Run 92's profile: the key
-// fragments were about half of the pass's 412 warp instructions a warp and chunk.
+// HYMO_GDN_STATE_KSPLIT (session 15; default on since run 93, 0 turns it off): the state
+// pass (with HYMO_GDN_STATE_REG, S <= 32, D = 32) splits the state update over each
+// chunk's tokens instead of over the state's columns: warp w holds rows w % (S / 16) of
+// the state, every column, and sums over its share of each chunk's tokens (a half at S =
+// 32, a quarter at S = 16); the shares are added once, at the segment's end. Each key
+// fragment (b_t exp((G_last - G_t) A), split into high and low parts in registers) is
+// then built by one warp instead of one per column half. Run 92's profile: the key
+// fragments were about half of the pass's 412 warp instructions a warp and chunk. Run 93
+// (A/B, 3 rounds): state pass 27.9 -> 24.0 us (ncu); forward -1.9% at the default shape
+// and at H = 64, -1.5% at S = 16; forward + backward -0.1..-0.5%; at D = 16 (all four
+// warps at work instead of two) forward +0.7%, so D = 16 keeps the column split.
 #ifndef HYMO_GDN_STATE_KSPLIT
-#define HYMO_GDN_STATE_KSPLIT 0
+#define HYMO_GDN_STATE_KSPLIT 1
 #endif
 __host__ __device__ constexpr bool state_ksplit(int S, int D) {
-  return HYMO_GDN_STATE_KSPLIT && S <= 32 && D <= 32;
+  return HYMO_GDN_STATE_KSPLIT && S <= 32 && D == 32;
 }
 
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN; not with HYMO_GDN_FUSED_STATE,
