@@ -384,6 +384,48 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 // phase 1 of the output pass with HYMO_GDN_FUSED_STATE (AHEAD = 1).
 // KREG (HYMO_GDN_STATE_REG, AHEAD = 1): the keys go straight into the A fragments of the
 // state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
+// HYMO_GDN_STATE_REG's state update of one warp: acc (rows mt 16 .. mt 16 + 15 of the state,
+// columns nb .. nb + 8 NT - 1) = exp(Gl A) acc + K^T v over tokens kb .. kb + KW - 1 of the
+// chunk, K^T's fragments built in registers: lane element (s, t) = b_t[s] exp((Gl - G_t)
+// A_s), s = mt 16 + gq (+ 8), t = k0 + 2 tq (+ 1, + 8, + 9), from ldmatrix.trans of the raw
+// b tile (stride LS), split into high and low parts; v's tile has stride LD.
+template <int KW, int NT, int LS, int LD>
+__device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const bf16* sb, const bf16* sv,
+                                                     const float* G, const float* A2, float Gl,
+                                                     int mt, int kb, int nb) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
+  const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
+  scale_rows(acc, d0, d1);
+#pragma unroll
+  for (int kk = 0; kk < KW; kk += 16) {
+    const int k0 = kb + kk;
+    uint32_t r[4], ah[4], al[4];
+    ldsm_x4_t(r, sb + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8);
+    const float2 ga = *reinterpret_cast<const float2*>(G + k0 + 2 * tq);
+    const float2 gb = *reinterpret_cast<const float2*>(G + k0 + 2 * tq + 8);
+    // r[0]: (s0; t, t + 1), r[1]: (s0 + 8; t, t + 1), r[2], r[3]: the same at t + 8
+    const float e[4] = {Gl - ga.x, Gl - ga.y, Gl - gb.x, Gl - gb.y};
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float2 x = bf16x2_f2(r[q]);
+      const float as = (q & 1) ? a1 : a0;
+      const int e0 = (q >> 1) * 2;
+      const float y0 = x.x * ex2f(e[e0] * as), y1 = x.y * ex2f(e[e0 + 1] * as);
+      split2(y0, y1, ah[q], al[q]);
+    }
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t bv[4];
+      ldsm_x4_t(bv, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb + np * 16 + (lane >> 4) * 8);
+      mma_bf16(acc[2 * np], ah, bv[0], bv[1]);
+      mma_bf16(acc[2 * np + 1], ah, bv[2], bv[3]);
+      mma_bf16(acc[2 * np], al, bv[0], bv[1]);
+      mma_bf16(acc[2 * np + 1], al, bv[2], bv[3]);
+    }
+  }
+}
+
 // KS (HYMO_GDN_STATE_KSPLIT, with KREG): acc is [1][D / 8][4], warp wid's rows mt = wid %
 // (S / 16) of the state, every column, summed over its share of each chunk's tokens
 // (ks_state below); the caller adds the shares.
@@ -400,7 +442,7 @@ __device__ __forceinline__ float segment_local_state(
   static_assert(KS || (AI == Items<S, D, NWT>::IPW && AN == Items<S, D, NWT>::NTW), "acc: the warp's items");
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
-  const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int tid = threadIdx.x, wid = tid >> 5, gq = (tid & 31) >> 2;
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   float* const g0 = g;
@@ -445,75 +487,16 @@ __device__ __forceinline__ float segment_local_state(
     if (ch + AHEAD < c1) fetch(ch + AHEAD, AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
     const float Gl = G[C - 1];
     if constexpr (KS) {
-      // rows mt of the state, all D columns, over tokens kb .. kb + KW - 1 of the chunk:
-      // acc = exp(Gl A) acc + K^T v as below (each key fragment built once in the CTA)
-      constexpr int NMT = S / 16, KW = C / (NWT / NMT), NT = D / 8;
-      const int mt = wid % NMT, kb = (wid / NMT) * KW;
-      const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
-      scale_rows(acc[0], ex2f(Gl * a0), ex2f(Gl * a1));
-#pragma unroll
-      for (int kk = 0; kk < KW; kk += 16) {
-        const int k0 = kb + kk;
-        uint32_t r[4], ah[4], al[4];
-        ldsm_x4_t(r, sb + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8);
-        const float2 ga = *reinterpret_cast<const float2*>(G + k0 + 2 * tq);
-        const float2 gb = *reinterpret_cast<const float2*>(G + k0 + 2 * tq + 8);
-        const float e[4] = {Gl - ga.x, Gl - ga.y, Gl - gb.x, Gl - gb.y};
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const float2 x = bf16x2_f2(r[q]);
-          const float as = (q & 1) ? a1 : a0;
-          const int e0 = (q >> 1) * 2;
-          split2(x.x * ex2f(e[e0] * as), x.y * ex2f(e[e0 + 1] * as), ah[q], al[q]);
-        }
-#pragma unroll
-        for (int np = 0; np < NT / 2; ++np) {
-          uint32_t bv[4];
-          ldsm_x4_t(bv, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + np * 16 + (lane >> 4) * 8);
-          mma_bf16(acc[0][2 * np], ah, bv[0], bv[1]);
-          mma_bf16(acc[0][2 * np + 1], ah, bv[2], bv[3]);
-          mma_bf16(acc[0][2 * np], al, bv[0], bv[1]);
-          mma_bf16(acc[0][2 * np + 1], al, bv[2], bv[3]);
-        }
-      }
+      // rows mt of the state, all D columns, over tokens kb .. kb + KW - 1 of the chunk
+      // (each key fragment built once in the CTA)
+      constexpr int NMT = S / 16, KW = C / (NWT / NMT);
+      state_update_regkeys<KW, D / 8, LS, LD>(acc[0], sb, sv, G, A2, Gl, wid % NMT, (wid / NMT) * KW, 0);
     } else if constexpr (KREG) {
-      // item (mt, nb): acc = exp(Gl A) acc + K^T v, K^T's fragments built in registers:
-      // lane element (s, t) = b_t[s] exp((Gl - G_t) A_s), s = mt 16 + gq (+ 8), t = k0 +
-      // 2 tq (+ 1, + 8, + 9), from ldmatrix.trans of the raw b tile
 #pragma unroll
       for (int it = 0; it < IPW; ++it) {
         const int item = wid + it * NWT;
         if (item >= NIT) continue;
-        const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
-        const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
-        scale_rows(acc[it], d0, d1);
-#pragma unroll
-        for (int k0 = 0; k0 < C; k0 += 16) {
-          uint32_t r[4], ah[4], al[4];
-          ldsm_x4_t(r, sb + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8);
-          const float2 ga = *reinterpret_cast<const float2*>(G + k0 + 2 * tq);
-          const float2 gb = *reinterpret_cast<const float2*>(G + k0 + 2 * tq + 8);
-          // r[0]: (s0; t, t + 1), r[1]: (s0 + 8; t, t + 1), r[2], r[3]: the same at t + 8
-          const float e[4] = {Gl - ga.x, Gl - ga.y, Gl - gb.x, Gl - gb.y};
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            const float2 x = bf16x2_f2(r[q]);
-            const float as = (q & 1) ? a1 : a0;
-            const int e0 = (q >> 1) * 2;
-            const float y0 = x.x * ex2f(e[e0] * as), y1 = x.y * ex2f(e[e0 + 1] * as);
-            split2(y0, y1, ah[q], al[q]);
-          }
-#pragma unroll
-          for (int np = 0; np < NTW / 2; ++np) {
-            uint32_t bv[4];
-            ldsm_x4_t(bv, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb + np * 16 + (lane >> 4) * 8);
-            mma_bf16(acc[it][2 * np], ah, bv[0], bv[1]);
-            mma_bf16(acc[it][2 * np + 1], ah, bv[2], bv[3]);
-            mma_bf16(acc[it][2 * np], al, bv[0], bv[1]);
-            mma_bf16(acc[it][2 * np + 1], al, bv[2], bv[3]);
-          }
-        }
+        state_update_regkeys<C, NTW, LS, LD>(acc[it], sb, sv, G, A2, Gl, item / NH, 0, (item % NH) * NTW * 8);
       }
     } else {
       // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
