@@ -229,7 +229,12 @@ struct PlanF {
 // fragments were about half of the pass's 412 warp instructions a warp and chunk. Run 93
 // (A/B, 3 rounds): state pass 27.9 -> 24.0 us (ncu); forward -1.9% at the default shape
 // and at H = 64, -1.5% at S = 16; forward + backward -0.1..-0.5%; at D = 16 (all four
-// warps at work instead of two) forward +0.7%, so D = 16 keeps the column split.
+// warps at work instead of two) forward +0.7%, so D = 16 keeps the column split. Run 95
+// (A/B, 3 rounds, the switch off against on): on is faster at the default shape (forward
+// -3.4%, forward + backward -0.6%), H = 64 and B = 2 H = 16, but at B = 4, H = 16 the plain
+// forward is 7.6% slower with it although each of its kernels is as fast or faster under
+// ncu (the state pass 18.2 -> 14.9 us): an effect between the kernels (the programmatic
+// dependent launches?), not yet understood.
 #ifndef HYMO_GDN_STATE_KSPLIT
 #define HYMO_GDN_STATE_KSPLIT 1
 #endif
@@ -368,22 +373,6 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
   }
 }
 
-// ---------------------------------------------------------------------------
-// The local end state of chunks c0 .. c1-1 (c0 < c1) of (b, h), accumulated into acc
-// (zero on entry; the items of warp wid of NWT, Items<S, D, NWT>); returns the chunks'
-// gate sum.
-// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (AHEAD + 1 buffers, strides LS and
-// LD), kh, kl the chunk-end keys' high and low parts, g and G the gate vectors, A2 (set
-// and visible); graw is the gate registers. b, v and the gate of the next AHEAD chunks
-// are in flight while the current one computes. AHEAD = 1: warp 0 holds the gate.
-// AHEAD = 2 (the state pass with HYMO_GDN_STATE_AHEAD): warps 0 and 1 hold the gates of
-// the even and the odd chunks, so that a warp's gate loads have two chunks to land (one
-// warp would need a second register set, and handing it on in the rolled loop waits for
-// the load a chunk early); the keys' high part overwrites b in place (kh unused), whose
-// buffer stays the chunk's until the state update has read it. The state pass, and
-// phase 1 of the output pass with HYMO_GDN_FUSED_STATE (AHEAD = 1).
-// KREG (HYMO_GDN_STATE_REG, AHEAD = 1): the keys go straight into the A fragments of the
-// state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
 // HYMO_GDN_STATE_REG's state update of one warp: acc (rows mt 16 .. mt 16 + 15 of the state,
 // columns nb .. nb + 8 NT - 1) = exp(Gl A) acc + K^T v over tokens kb .. kb + KW - 1 of the
 // chunk, K^T's fragments built in registers: lane element (s, t) = b_t[s] exp((Gl - G_t)
@@ -426,9 +415,25 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
   }
 }
 
+// ---------------------------------------------------------------------------
+// The local end state of chunks c0 .. c1-1 (c0 < c1) of (b, h), accumulated into acc
+// (zero on entry; the items of warp wid of NWT, Items<S, D, NWT>); returns the chunks'
+// gate sum.
+// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (AHEAD + 1 buffers, strides LS and
+// LD), kh, kl the chunk-end keys' high and low parts, g and G the gate vectors, A2 (set
+// and visible); graw is the gate registers. b, v and the gate of the next AHEAD chunks
+// are in flight while the current one computes. AHEAD = 1: warp 0 holds the gate.
+// AHEAD = 2 (the state pass with HYMO_GDN_STATE_AHEAD): warps 0 and 1 hold the gates of
+// the even and the odd chunks, so that a warp's gate loads have two chunks to land (one
+// warp would need a second register set, and handing it on in the rolled loop waits for
+// the load a chunk early); the keys' high part overwrites b in place (kh unused), whose
+// buffer stays the chunk's until the state update has read it. The state pass, and
+// phase 1 of the output pass with HYMO_GDN_FUSED_STATE (AHEAD = 1).
+// KREG (HYMO_GDN_STATE_REG, AHEAD = 1): the keys go straight into the A fragments of the
+// state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
 // KS (HYMO_GDN_STATE_KSPLIT, with KREG): acc is [1][D / 8][4], warp wid's rows mt = wid %
 // (S / 16) of the state, every column, summed over its share of each chunk's tokens
-// (ks_state below); the caller adds the shares.
+// the caller adds the shares (state_bf16_kernel).
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int AHEAD, class BBuf,
           class VBuf, bool KREG = false, bool KS = false, int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
