@@ -483,6 +483,19 @@ __device__ __forceinline__ void split2(float x0, float x1, uint32_t& hi, uint32_
     lo = pack_bf16(bf16_rem(x0), bf16_rem(x1));
   }
 }
+// ... the high pair stored at hi, the low pair at lo (4-byte aligned)
+__device__ __forceinline__ void st2_split(__nv_bfloat16* hi, __nv_bfloat16* lo, float x0, float x1) {
+  split2(x0, x1, *reinterpret_cast<uint32_t*>(hi), *reinterpret_cast<uint32_t*>(lo));
+}
+// A pair held as BF16 high and low parts (split2), summed back into floats: packed, or
+// loaded from hi and lo (4-byte aligned)
+__device__ __forceinline__ float2 bf16x2_sum(uint32_t hi, uint32_t lo) {
+  const float2 x = bf16x2_f2(hi), y = bf16x2_f2(lo);
+  return make_float2(x.x + y.x, x.y + y.y);
+}
+__device__ __forceinline__ float2 bf16x2_sum(const __nv_bfloat16* hi, const __nv_bfloat16* lo) {
+  return bf16x2_sum(*reinterpret_cast<const uint32_t*>(hi), *reinterpret_cast<const uint32_t*>(lo));
+}
 
 // Row statistics of the fused epilogue (RMSNorm over D), from per-lane partial sums of
 // two rows (r and r + 8 of a 16-row block): the four lanes of a quad hold one row's

@@ -439,7 +439,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   auto put_dh = [&]() {
     for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = dh[it][nt][2 * hr], x1 = dh[it][nt][2 * hr + 1];
-      split2(x0, x1, *reinterpret_cast<uint32_t*>(dht + s * LD + d), *reinterpret_cast<uint32_t*>(dht + LH + s * LD + d));
+      st2_split(dht + s * LD + d, dht + LH + s * LD + d, x0, x1);
     });
   };
   // <dh, h>_s at a chunk end (h: the next chunk's entering state, high + low), partial
@@ -466,17 +466,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       }
     }
   };
-  auto unpack2 = [](const bf16* hi, const bf16* lo) {
-    const float2 x = ld2(hi);
-    const float2 y = ld2(lo);
-    return make_float2(x.x + y.x, x.y + y.y);
-  };
   __syncthreads();  // the combined adjoint is read; its region is staged below
   if (role == 0) put_dh();
   if (role == 0) {  // the last chunk's end sensitivity: h is the next segment's entering state
     if (c1 < p.NC) {
       const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
-      rb_end([&](int s, int d) { return unpack2(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
+      rb_end([&](int s, int d) { return bf16x2_sum(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
     } else {
       for (int s = 32 * w + lane; s < 2 * S; s += 32 * NW) rbp[s] = 0.f;
     }
@@ -677,7 +672,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         }
       }
       // the previous chunk's end sensitivity <dh, h>_s: h is this chunk's entering state
-      rb_end([&](int s, int d) { return unpack2(h0t + s * LD + d, h0t + LH + s * LD + d); });
+      rb_end([&](int s, int d) { return bf16x2_sum(h0t + s * LD + d, h0t + LH + s * LD + d); });
       if (w == 0 && ch > c0) {
         // the next chunk's gate (a full chunk) into the other buffer, while the key warps
         // are still busy
@@ -866,7 +861,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int hr = 0; hr < 2; ++hr) {
             const int t = rb + gq + hr * 8, d = nt * 8 + 2 * tq;
             if (t < n) {
-              const float2 o2 = unpack2(dOt + t * LD + d, dOt + LO + t * LD + d);
+              const float2 o2 = bf16x2_sum(dOt + t * LD + d, dOt + LO + t * LD + d);
               st2(reinterpret_cast<bf16*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
                   fmaf(dsk, o2.x, dvacc[nt][2 * hr]), fmaf(dsk, o2.y, dvacc[nt][2 * hr + 1]));
             }

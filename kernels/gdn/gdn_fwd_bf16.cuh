@@ -865,7 +865,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   auto put_state = [&]() {
     for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
-      split2(x0, x1, *reinterpret_cast<uint32_t*>(hh + s * LD + d), *reinterpret_cast<uint32_t*>(hl + s * LD + d));
+      st2_split(hh + s * LD + d, hl + s * LD + d, x0, x1);
     });
   };
   put_state();
@@ -1420,8 +1420,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
               const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
               const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
               if constexpr (staged_bwd(S, D)) {
-                split2(x0, x1, *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + d),
-                       *reinterpret_cast<uint32_t*>(h0 + s * 2 * D + D + d));
+                st2_split(h0 + s * 2 * D + d, h0 + s * 2 * D + D + d, x0, x1);
               } else {
                 *reinterpret_cast<float2*>(h0f + s * D + d) = make_float2(x0, x1);
               }
