@@ -282,6 +282,27 @@
 #define HYMO_GDN_SEL 1
 #endif
 
+// HYMO_GDN_STATE_PDL_LATE (session 16, default off): the state pass lets its dependents
+// launch once its CTA has its end state, not at its top (gdn_fwd_bf16.cuh).
+#ifndef HYMO_GDN_STATE_PDL_LATE
+#define HYMO_GDN_STATE_PDL_LATE 0
+#endif
+
+// HYMO_GDN_DIAGMM (session 16; docs/kernels/gdn.md "Left to do" item 10): a diagonal
+// block whose gate spans are short enough is one 16x16 product instead of squares and
+// elementwise triangles. Around the block's row m = 7, exp((G_t - G_tau) A) =
+// exp((G_t - G_m) A) exp((G_m - G_tau) A) for every pair t >= tau of the block, but one
+// factor exceeds 1 where t < m or tau > m; it stays below 2^64 when
+// max(G_m - G_{-1}, G_15 - G_m) max_s |A_s| log2(e) <= 64 (G_{-1}: the row before the
+// block), so queries c_t exp((G_t - G_m) A) and keys b_t exp((G_m - G_t) A) of all 16
+// rows (FP32 and BF16 share the exponent range) give every entry t >= tau as its exact
+// term rounded once; the entries t < tau, which may overflow, are replaced by zeros with
+// a select. The test is one warp-uniform comparison a block and chunk
+// (diag_fast); blocks that fail it take the walks. Plain output pass at D = 32 (TRI4).
+#ifndef HYMO_GDN_DIAGMM
+#define HYMO_GDN_DIAGMM 0
+#endif
+
 // HYMO_GDN_ZROW (session 14; 1, the default since run 89: the plain output pass at D = 16
 // only; 2: every output pass where it applies; 0: off): the output passes' zeros above the
 // diagonal inside each diagonal block's 8x8 halves as one 16-byte store a row (and one for
@@ -419,12 +440,30 @@ struct KParams {
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every
-// exponent here is <= 0; a flushed factor is one whose true value is below 1e-38).
+// exponent here is <= 0, but HYMO_GDN_DIAGMM's, which are <= 64; a flushed factor is one
+// whose true value is below 1e-38).
 // __expf keeps a denormal path: a compare and two multiplies more per call (SASS).
 __device__ __forceinline__ float ex2f(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
+}
+
+// HYMO_GDN_DIAGMM: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'
+// shared vectors), on every lane of the warp.
+__device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {
+  float m = 0.f;
+  for (int s = threadIdx.x & 31; s < S; s += 32) m = fmaxf(m, expf(A_log_h[s]) * 1.4426950408889634f);
+#pragma unroll
+  for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  return m;
+}
+// HYMO_GDN_DIAGMM's test for the diagonal block of rows r0 .. r0 + 15 (G: the chunk's
+// inclusive cumulative gate): both factors around row r0 + 7 stay within 2^-64 .. 2^64.
+// Every caller gets the same answer from the same G and amax2 (NaN: false).
+__device__ __forceinline__ bool diag_fast(const float* G, int r0, float amax2) {
+  const float gs = r0 ? G[r0 - 1] : 0.f, gm = G[r0 + 7];
+  return fmaxf(gm - gs, G[r0 + 15] - gm) * amax2 <= 64.f;
 }
 
 template <typename T> struct IO;

@@ -1,8 +1,9 @@
 // GDN benchmark: CUDA-event medians of forward (fused) and forward+backward, inputs
 // rotating through buffers larger than the 60 MB L2. `--json`: one JSON object a shape
 // (default shape first). Usage: hymo_gdn_bench [--json] [--iters N] [--cps a,b,..]
-//   [--shape B,T,H,D,S] [--quick]
+//   [--shape B,T,H,D,S] [--quick] [--decay-scale F]
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,7 @@ struct Set {
 
 struct Res {
   double fwd_ms, fwd_bwd_ms, fwd_train_ms;  // fwd_train: the forward with save_for_backward
+  double diag_share;  // diagonal blocks of the first input set that pass HYMO_GDN_DIAGMM's test
 };
 
 double median(std::vector<float> x) {
@@ -31,7 +33,8 @@ double median(std::vector<float> x) {
   return x[x.size() / 2];
 }
 
-Res bench(const Shape& s, int iters) {
+// decay_scale: A = -(h % 28 + 1) decay_scale (1: the spec's initialisation, A_log = log(h + 1))
+Res bench(const Shape& s, int iters, double decay_scale) {
   const size_t nv = size_t(s.B) * s.T * s.H * s.D, ns = size_t(s.B) * s.T * s.H * s.S,
                ng = size_t(s.B) * s.T * s.H;
   const size_t set_bytes = (4 * nv + 2 * ns + ng) * 2;  // v z out dout b c gate
@@ -46,6 +49,7 @@ Res bench(const Shape& s, int iters) {
     return x;
   };
   std::vector<Set> sets;
+  std::vector<double> gate0;  // the first set's gate (diag_fast_share)
   for (int r = 0; r < R; ++r) {
     Set st{DevBuf(nv, true), DevBuf(ns, true), DevBuf(ns, true), DevBuf(ng, true),
            DevBuf(nv, true), DevBuf(nv, true), DevBuf(nv, true), DevBuf(nv, true),
@@ -53,18 +57,23 @@ Res bench(const Shape& s, int iters) {
     st.v.upload(rnd(nv, 1));
     st.b.upload(rnd(ns, 0.2));
     st.c.upload(rnd(ns, 0.2));
-    st.gate.upload(rnd(ng, 1));
+    const std::vector<double> gt = rnd(ng, 1);
+    st.gate.upload(gt);
+    if (r == 0) gate0 = gt;
     st.z.upload(rnd(nv, 1));
     st.dout.upload(rnd(nv, 1));
     sets.push_back(std::move(st));
   }
   DevBuf dtb(s.H, false), alog(size_t(s.H) * s.S, false), dsk(s.H, false), wy(s.D, false);
   DevBuf gdtb(s.H, false), galog(size_t(s.H) * s.S, false), gdsk(s.H, false), gwy(s.D, false);
+  double diag_share = 0;
   {
     std::vector<double> a(size_t(s.H) * s.S);
     for (int h = 0; h < s.H; ++h)
-      for (int k = 0; k < s.S; ++k) a[size_t(h) * s.S + k] = std::log(double(h % 28 + 1));
+      for (int k = 0; k < s.S; ++k) a[size_t(h) * s.S + k] = std::log(double(h % 28 + 1) * decay_scale);
     alog.upload(a);
+    if (s.D == 32 && s.S <= 32)
+      diag_share = diag_fast_share(gate0, true, std::vector<double>(s.H, 0.0), a, s.B, s.T, s.H, s.S);
     dtb.upload(std::vector<double>(s.H, 0.0));
     dsk.upload(std::vector<double>(s.H, 1.0));
     wy.upload(std::vector<double>(s.D, 1.0));
@@ -117,7 +126,7 @@ Res bench(const Shape& s, int iters) {
   GDN_CUDA(cudaFree(ws));
   GDN_CUDA(cudaEventDestroy(e0));
   GDN_CUDA(cudaEventDestroy(e1));
-  return {tf, tfb, tft};
+  return {tf, tfb, tft, diag_share};
 }
 
 }  // namespace
@@ -125,10 +134,14 @@ Res bench(const Shape& s, int iters) {
 int main(int argc, char** argv) {
   const char* usage =
       "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--shape B,T,H,D,S]...\n"
+      "                      [--decay-scale F]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
-      "  --cps: segment lengths in chunks (0 = the automatic rule); --shape may repeat\n";
+      "  --cps: segment lengths in chunks (0 = the automatic rule); --shape may repeat;\n"
+      "  --decay-scale: A = -(h % 28 + 1) F for head h (default 1: the spec's initial A_log;\n"
+      "  0.1 gives milder decays, where more diagonal blocks take HYMO_GDN_DIAGMM's product)\n";
   bool json = false, quick = false;
   int iters = 50;
+  double decay_scale = 1.0;
   std::vector<int> cps_list;
   std::vector<Shape> shapes;
   auto mk = [](int B, int T, int H, int D, int S) {
@@ -139,7 +152,7 @@ int main(int argc, char** argv) {
   // the arguments first (also without a GPU: --help, and bad input is an error there too)
   for (int i = 1; i < argc; ++i) {
     const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
-                       !std::strcmp(argv[i], "--shape");
+                       !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
       return 2;
@@ -156,6 +169,13 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--cps")) {
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
         cps_list.push_back(std::atoi(t));
+    } else if (!std::strcmp(argv[i], "--decay-scale")) {
+      char* end = nullptr;
+      decay_scale = std::strtod(argv[++i], &end);
+      if (end == argv[i] || *end != '\0' || !(decay_scale > 0) || !std::isfinite(decay_scale)) {
+        std::fprintf(stderr, "hymo_gdn_bench: --decay-scale expects a number > 0, got '%s'\n", argv[i]);
+        return 2;
+      }
     } else if (!std::strcmp(argv[i], "--shape")) {
       int B, T, H, D, S;
       if (std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &B, &T, &H, &D, &S) != 5) {
@@ -190,7 +210,7 @@ int main(int argc, char** argv) {
     }
     for (int cps : cps_list) {
       gdn_set_chunks_per_segment(cps);
-      const Res r = bench(s, iters);
+      const Res r = bench(s, iters, decay_scale);
       const double tok = double(s.B) * s.T * s.H;
       // minimal bytes: fwd reads v b c z gate, writes y; bwd reads v b c z gate dy, writes
       // dv db dc dz dgate (BF16); parameters are negligible
@@ -202,15 +222,18 @@ int main(int argc, char** argv) {
             "{\"B\": %d, \"T\": %d, \"H\": %d, \"D\": %d, \"S\": %d, \"fwd_ms\": %.4f, "
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"fwd_x_floor\": %.2f, "
-            "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f}\n",
+            "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"decay_scale\": %g, "
+            "\"diag_fast_share\": %.3f}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, r.fwd_ms / floor_f,
-            r.fwd_bwd_ms / floor_fb, r.fwd_train_ms);
+            r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale, r.diag_share);
       else
         std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d  fwd %.4f ms (floor %.4f, %.2fx)  "
-                    "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms\n",
+                    "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
+                    "(diagonal blocks passing the DIAGMM test: %.0f%%)\n",
                     s.B, s.T, s.H, s.D, s.S, cps, r.fwd_ms, floor_f, r.fwd_ms / floor_f,
-                    r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb, r.fwd_train_ms);
+                    r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale,
+                    100 * r.diag_share);
       std::fflush(stdout);
     }
   }

@@ -537,7 +537,13 @@ __device__ __forceinline__ float segment_local_state(
 // segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
-  pdl_enter();
+  // HYMO_GDN_STATE_PDL_LATE (session 16, default off; an A/B for the plain forward's loss at
+  // B = 4, H = 16 with STATE_KSPLIT): the scan's launch waits for every CTA to reach its
+  // end state rather than its top
+  if constexpr (HYMO_GDN_STATE_PDL_LATE)
+    pdl_wait();
+  else
+    pdl_enter();
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
   extern __shared__ __align__(16) char sm[];
@@ -571,6 +577,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
                                decltype(sbb), decltype(svb), P::SR, KS>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr);
+  if constexpr (HYMO_GDN_STATE_PDL_LATE) pdl_launch_dependents();
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
   if constexpr (KS) {
@@ -876,6 +883,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   const auto c1_now = [&]() { return min(p.NC, (ctaid_x_fresh() + 1) * p.cps); };
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
+  // HYMO_GDN_DIAGMM (the plain pass with TRI4 and SEL): a diagonal block that passes
+  // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
+  // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
+  constexpr bool DM = HYMO_GDN_DIAGMM && P::T4 && HYMO_GDN_SEL && R == 1;
+  [[maybe_unused]] const float amax2 = DM ? head_amax2(p.A_log + h * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
@@ -953,7 +965,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       ld8(sc + t * LS + s0, cx);
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
-      const bool lower = (t & 15) >= 8;
+      // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference)
+      [[maybe_unused]] const bool fast = DM && diag_fast(G, 16 * blk, amax2);
+      const bool lower = (t & 15) >= 8 || fast;  // (mid row t holds a query)
       if constexpr (P::QR) {  // (no Qs: the Qs h product scales Qi's fragments instead)
 #pragma unroll
         for (int e = 0; e < 8; ++e) z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
@@ -967,7 +981,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         stage(qs + t * LS + s0, LQ, y);
         stage(qi + t * LS + s0, LQ, z);
       }
-      if constexpr (P::T4) {
+      if constexpr (DM) {
+        const float g3 = fast ? gm : G[(t & ~7) + 3];
+        const bool q4 = !fast && (t & 4);
+        const float dq = q4 ? gt - g3 : g3 - gt;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = (q4 ? cx[e] : bx[e]) * ex2f(dq * a2[e]);
+        stage(mid2 + t * LS + s0, LQ, y);
+      } else if constexpr (P::T4) {
         // mid2 (in place of the per-step decays): rows 4..7 of each 8-row half queries,
         // rows 0..3 keys, both referenced to row 3 of the half
         const float g3 = G[(t & ~7) + 3];
@@ -1091,8 +1112,22 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used; MR: from
-    // operands built in registers), by the block's last warp
-    if (P::MR && role == R - 1) {
+    // operands built in registers), by the block's last warp. DM: a block that passes
+    // diag_fast (the same test as its staging's) is the whole product of mid and mid2,
+    // entries above the diagonal selected away; no walk.
+    [[maybe_unused]] const bool fastb = DM && diag_fast(G, r0, amax2);
+    if (DM && fastb) {
+      float acc[2][4];
+      zero(acc);
+      warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid2 + r0 * LS, LS);
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = gq + 8 * hr, tau = 8 * nt + 2 * tq;
+          put_p(r0 + t, r0 + tau, tau <= t ? acc[nt][2 * hr] : 0.f, tau + 1 <= t ? acc[nt][2 * hr + 1] : 0.f);
+        }
+    } else if (P::MR && role == R - 1) {
       // HYMO_GDN_MIDREG: the square's operands from the raw c and b tiles, scaled and split
       // into high and low parts in registers: A rows 8..15 (queries r0 + 8 + gq, referenced
       // to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq (referenced to row 7)
@@ -1155,7 +1190,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // HYMO_GDN_TRI4: four 4x4 triangles a block. Lane (group lane / 8 of 4 rows, pair pp,
       // quarter qd of S) walks key columns pp and 3 - pp of its group (5 steps), each pair
       // decay exp((G_t - G_tau) A) evaluated directly (exponent <= 0)
-      if (role == 0) {
+      if (role == 0 && !(DM && fastb)) {
         constexpr int Q = S / 4;
         const int qd = lane & 3, pp = (lane >> 2) & 1, s0 = qd * Q, base = r0 + 4 * (lane >> 3);
         float kb[Q], kb2[Q], ar[Q], part[5];
@@ -1231,7 +1266,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
     // the triangles (TS: each warp inside its half), with R1 by the block's second warp
     // unless ZFILL0 (then the first); ZR wrote them as whole rows before the P phase
-    if (!ZR && (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0)))
+    if (!ZR && !(DM && fastb) && (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0)))
       for (int i = lane; i < (TS ? 64 : 128); i += 32) {
         const int hb = r0 + 8 * (TS ? role : i >> 6), t = (i >> 3) & 7, tau = i & 7;
         if (t < tau) put_p1(hb + t, hb + tau, 0.f);

@@ -95,6 +95,9 @@ static void run_case(const Case& k, uint64_t seed) {
   std::vector<double> dout;
   fill(dout, nv, 0, 1);
   round_io(dout, bf);
+  if (bf && k.D == 32 && k.S <= 32)  // the plain pass's HYMO_GDN_DIAGMM fast path (gdn.cuh)
+    std::printf("  diagonal blocks passing the DIAGMM test: %.0f%%\n",
+                100 * diag_fast_share(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S));
 
   std::vector<double> yref;
   cpu_forward(cs, in, yref);
@@ -303,6 +306,17 @@ int main(int argc, char** argv) {
       {1, 300, 2, 32, 16, DType::BF16, true, 0, lg, false, 3},
       {1, 300, 2, 32, 32, DType::F32, true, 0, lg, false, 3},
       {1, 200, 2, 32, 128, DType::BF16, false, 0, lg, true, 3},
+      // (appended) mild decays (A in -1..-2: every diagonal block passes HYMO_GDN_DIAGMM's
+      // test, so its one-product path runs) and decays near the test's threshold (A down
+      // to -12: blocks on both sides of it in one chunk), fused and not, S = 32 and 16
+      // (the plain forward runs where the backward recomputes: the last flag)
+      {1, 300, 2, 32, 32, DType::BF16, true, 0, std::log(2.0), true, 2},
+      {2, 777, 3, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 4},
+      {1, 4097, 2, 32, 32, DType::BF16, false, 0, std::log(12.0), true, 0},
+      {1, 300, 2, 32, 16, DType::BF16, true, 0, std::log(2.0), true, 3},
+      {2, 500, 2, 32, 16, DType::BF16, false, 0, std::log(12.0), true, 2},
+      {1, 300, 2, 32, 32, DType::BF16, true, 0, std::log(2.0), false, 2},
+      {2, 500, 2, 32, 16, DType::BF16, false, 0, std::log(12.0), false, 2},
   };
   uint64_t seed = 12345;
   for (const Case& k : cases) {

@@ -1,5 +1,7 @@
 // Host helpers shared by the GPU test and the benchmark (C++ standard library + cudart only).
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -80,6 +82,38 @@ struct DevBuf {
 // Round values to what the io dtype stores (so the twin sees the kernel's inputs).
 inline void round_io(std::vector<double>& x, bool bf16) {
   for (auto& e : x) e = bf16 ? bf2f(f2bf(float(e))) : double(float(e));
+}
+
+// The share of 16-row diagonal blocks (chunks of C tokens) whose gate spans pass
+// HYMO_GDN_DIAGMM's test (gdn.cuh diag_fast: max(G_7 - G_-1, G_15 - G_7) max_s |A_s| log2 e
+// <= 64, G the inclusive cumulative gate inside the chunk), from the host's copy of the
+// inputs: what the fast path can take, for the test's and the benchmark's reports (in
+// double, so a block at the threshold may count differently from the kernel's FP32).
+// gate: [B][T][H] (the pre-sigmoid input when fused), A_log: [H][S].
+inline double diag_fast_share(const std::vector<double>& gate, bool fused, const std::vector<double>& dt_bias,
+                              const std::vector<double>& A_log, int B, int T, int H, int S, int C = 64) {
+  long pass = 0, all = 0;
+  for (int h = 0; h < H; ++h) {
+    double amax = 0;
+    for (int s = 0; s < S; ++s) amax = std::max(amax, std::exp(A_log[size_t(h) * S + s]) * 1.4426950408889634);
+    for (int b = 0; b < B; ++b)
+      for (int t0 = 0; t0 < T; t0 += C)
+        for (int r0 = 0; r0 < C && t0 + r0 < T; r0 += 16) {
+          double G = 0, gs = 0, gm = 0, ge = 0;
+          for (int t = 0; t < r0 + 16; ++t) {
+            if (t0 + t < T) {
+              const double x = gate[(size_t(b) * T + t0 + t) * H + h];
+              G += fused ? 1 / (1 + std::exp(-(x + dt_bias[h]))) : x;
+            }
+            if (t == r0 - 1) gs = G;
+            if (t == r0 + 7) gm = G;
+            if (t == r0 + 15) ge = G;
+          }
+          pass += std::max(gm - gs, ge - gm) * amax <= 64;
+          ++all;
+        }
+  }
+  return all ? double(pass) / double(all) : 0;
 }
 
 }  // namespace hymo::gdn::util
