@@ -302,6 +302,11 @@
 #ifndef HYMO_GDN_DIAGMM
 #define HYMO_GDN_DIAGMM 0
 #endif
+// HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
+// kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).
+#ifndef HYMO_GDN_DIAGMM_BWD
+#define HYMO_GDN_DIAGMM_BWD 0
+#endif
 
 // HYMO_GDN_ZROW (session 14; 1, the default since run 89: the plain output pass at D = 16
 // only; 2: every output pass where it applies; 0: off): the output passes' zeros above the

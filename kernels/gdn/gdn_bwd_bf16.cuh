@@ -377,6 +377,15 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     dAx[s] = 0.f;
   }
   if (tid == 0) misc[0] = 0.f;
+  // HYMO_GDN_DIAGMM_BWD: a diagonal block that passes diag_fast (gdn.cuh) has no walks: the
+  // mid tile holds its keys b_t exp((G_m - G_t) A) for all 16 rows, the per-step decay tile
+  // its queries c_t exp((G_t - G_m) A) (BF16 high and low parts, a row of LQM elements with
+  // the low part S elements after the high), G_m = G at the block's row 7
+  constexpr bool DMB = HYMO_GDN_DIAGMM_BWD && S <= 32 && D <= 32;
+  constexpr int LQM = 2 * FS;
+  static_assert(!DMB || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
+  [[maybe_unused]] bf16* qm = reinterpret_cast<bf16*>(a);
+  [[maybe_unused]] const float amax2 = DMB ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
@@ -502,7 +511,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, ge = G[16 * blk + 15],
                   gm = G[16 * blk + 7], gg = g[t];
-      const bool lower = (t & 15) >= 8;
+      [[maybe_unused]] const bool fast = DMB && diag_fast(G, 16 * blk, amax2);
+      const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB: not in a fast block)
       auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
@@ -515,16 +525,23 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         y[e] = HYMO_GDN_SEL ? (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gm : gm - gt) * a2[e])
                             : lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
       put(mid);
+      if (DMB && fast) {  // the block's queries, referenced to its row 7, where its decays were
 #pragma unroll
-      for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
-      *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
-      *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+        for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gm) * a2[e]);
+        st16_split(qm + t * LQM + s0, qm + t * LQM + S + s0, y);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
+        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
+      }
     }
     __syncthreads();
 
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
+    [[maybe_unused]] const bool fastb = DMB && diag_fast(G, r0, amax2);  // (the staging's test)
     constexpr int Q = S / 4;
     const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
     const int base = r0 + lb;
@@ -584,24 +601,44 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
+        if (DMB && fastb) {
+          // the whole block: exp((G_t - G_m) A) (dP masked to tau <= t) (keys from mid)
 #pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
+          for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int tl = gq + (e >> 1) * 8, kl = nt * 8 + 2 * tq + (e & 1);
-            dpd[tl * LT + kl] = kl <= tl ? dp[nt][e] : 0.f;
-          }
-        uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
-        split2(dp[0][2], dp[0][3], ah[1], alo[1]);
-        zero(tmp);
-        mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
+            for (int e = 0; e < 4; ++e)
+              if (nt * 8 + 2 * tq + (e & 1) > gq + (e >> 1) * 8) dp[nt][e] = 0.f;
+          uint32_t ah[4], alo[4];
+          frag_split(dp, ah, alo);
+          zero(tmp);
+          mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
 #pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
+          for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-          for (int e = 2; e < 4; ++e) {
-            const int t = r0 + gq + 8, s = nt * 8 + 2 * tq + (e & 1);
-            dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
-          }
+            for (int e = 0; e < 4; ++e) {
+              const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
+              dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
+            }
+        } else {
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int tl = gq + (e >> 1) * 8, kl = nt * 8 + 2 * tq + (e & 1);
+              dpd[tl * LT + kl] = kl <= tl ? dp[nt][e] : 0.f;
+            }
+          uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
+          split2(dp[0][2], dp[0][3], ah[1], alo[1]);
+          zero(tmp);
+          mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
+#pragma unroll
+          for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+            for (int e = 2; e < 4; ++e) {
+              const int t = r0 + gq + 8, s = nt * 8 + 2 * tq + (e & 1);
+              dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
+            }
+        }
       }
       __syncwarp();  // dpd
 #pragma unroll
@@ -613,6 +650,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         }
       __syncwarp();  // sdc
       // dc triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
+      if (!(DMB && fastb)) {
       float acc[Q], wv[Q];
 #pragma unroll
       for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
@@ -637,6 +675,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
       }
       flush(sdc + (base + pp) * FS + s0, acc);
+      }  // (the walk)
 
       // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
       // old adjoint is read from its tiles by the key warps, rewritten after the chunk)
@@ -727,24 +766,44 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
+        if (DMB && fastb) {
+          // the whole block: exp((G_m - G_tau) A) (dP^T masked to t >= tau) (queries from qm)
 #pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
+          for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
-            dpd[kl * LT + tl] = tl >= kl ? dp[nt][e] : 0.f;
-          }
-        uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
-        split2(dp[1][0], dp[1][1], ah[2], alo[2]);
-        zero(tmp);
-        mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
+            for (int e = 0; e < 4; ++e)
+              if (nt * 8 + 2 * tq + (e & 1) < gq + (e >> 1) * 8) dp[nt][e] = 0.f;
+          uint32_t ah[4], alo[4];
+          frag_split(dp, ah, alo);
+          zero(tmp);
+          mm_split3<NS>(tmp, ah, alo, qm + r0 * LQM, LQM, S);
 #pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
+          for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int t = r0 + gq, s = nt * 8 + 2 * tq + e;
-            dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
-          }
+            for (int e = 0; e < 4; ++e) {
+              const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
+              dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
+            }
+        } else {
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
+              dpd[kl * LT + tl] = tl >= kl ? dp[nt][e] : 0.f;
+            }
+          uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
+          split2(dp[1][0], dp[1][1], ah[2], alo[2]);
+          zero(tmp);
+          mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
+#pragma unroll
+          for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int t = r0 + gq, s = nt * 8 + 2 * tq + e;
+              dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
+            }
+        }
       }
 #pragma unroll
       for (int nt = 0; nt < NS; ++nt)
@@ -758,6 +817,16 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         // the square from the mid tile, the triangles below
         float sq[2][4];
         zero(sq);
+        if (DMB && fastb) {  // the whole block: keys (mid) against queries (qm), t >= tau kept
+          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
+              pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f;
+            }
+        } else {
         warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
         // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
         pd[gq * LT + 8 + 2 * tq] = sq[1][0];
@@ -768,9 +837,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
           if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
         }
+        }
       }
       __syncwarp();  // sdb, dpd
       // db and P triangles: key pp (t = pp .. 7), then key 7 - pp (t = 7 - pp .. 7)
+      if (!(DMB && fastb)) {
       float acc[Q], wv[Q], kb[Q], part[9];
 #pragma unroll
       for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
@@ -805,6 +876,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       flush(sdb + (base + 7 - pp) * FS + s0, acc);
       quad_sum(part);
       walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
+      }  // (the walk)
       __syncwarp();  // pd
       // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
       //   sum_{i>wb} P_i,wb^T dO_i + P_wb,wb^T dO_wb + Klast_wb dh + D_skip dO
