@@ -10,7 +10,7 @@
 # in this machine's session the script runs that build step first (it takes the prebuilt
 # A when there is one: run 64 lost its A arm when this was left to the caller). A variant
 # prebuilt here with the same flags (scripts/gdn-prebuild.sh with GDN_AB_FLAGS, carried
-# as .gdn-prebuilt) is not rebuilt.
+# as .gdn-prebuilt, under any name there) is not rebuilt.
 # The log ends with scripts/gdn-ab-summary.py's table (each arm's median against A's), also
 # in $OUT/ab-summary.txt.
 # Usage (repo root, on the device): OUT=/some/dir GDN_AB_FLAGS="..." scripts/device-gdn-ab.sh
@@ -35,8 +35,9 @@ for flags in "${VARIANTS[@]}"; do
   i=$((i + 1))
   BB=$(pwd)/build-dev-b$i
   echo "== B$i = $flags" | tee -a "$OUT/ab.log"
-  if PD=$(prebuilt "B$i" "$flags"); then  # built beforehand (scripts/gdn-prebuild.sh)
-    echo "== B$i: prebuilt, no build here" | tee -a "$OUT/ab.log"
+  PN=$(prebuilt_name "$flags")  # the prebuilt set with these flags, whatever its position there
+  if [ -n "$PN" ] && PD=$(prebuilt "$PN" "$flags"); then  # built beforehand (scripts/gdn-prebuild.sh)
+    echo "== B$i: prebuilt ($PN), no build here" | tee -a "$OUT/ab.log"
     BB=$PD
   else
     cmake -S . -B "$BB" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
