@@ -307,6 +307,11 @@
 #ifndef HYMO_GDN_DIAGMM_BWD
 #define HYMO_GDN_DIAGMM_BWD 0
 #endif
+// HYMO_GDN_DIAGMM_TRAIN (session 16, default off): the same for the training output pass
+// (with MIDREG), its product built in registers by the block's first warp (gdn_fwd_bf16.cuh).
+#ifndef HYMO_GDN_DIAGMM_TRAIN
+#define HYMO_GDN_DIAGMM_TRAIN 0
+#endif
 
 // HYMO_GDN_ZROW (session 14; 1, the default since run 89: the plain output pass at D = 16
 // only; 2: every output pass where it applies; 0: off): the output passes' zeros above the

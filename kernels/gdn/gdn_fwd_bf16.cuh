@@ -887,7 +887,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
   // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
   constexpr bool DM = HYMO_GDN_DIAGMM && P::T4 && HYMO_GDN_SEL && R == 1;
-  [[maybe_unused]] const float amax2 = DM ? head_amax2(p.A_log + h * S, S) : 0.f;
+  // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
+  // one product by its first warp (which otherwise walks the triangles), operands built in
+  // registers from the raw c and b tiles as the square's are, high and low parts
+  constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
+  [[maybe_unused]] const float amax2 = DM || DMT ? head_amax2(p.A_log + h * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
@@ -966,8 +970,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference)
-      [[maybe_unused]] const bool fast = DM && diag_fast(G, 16 * blk, amax2);
-      const bool lower = (t & 15) >= 8 || fast;  // (mid row t holds a query)
+      [[maybe_unused]] const bool fast = (DM || DMT) && diag_fast(G, 16 * blk, amax2);
+      const bool lower = (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
       if constexpr (P::QR) {  // (no Qs: the Qs h product scales Qi's fragments instead)
 #pragma unroll
         for (int e = 0; e < 8; ++e) z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
@@ -1024,7 +1028,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
         *reinterpret_cast<uint4*>(reinterpret_cast<__half*>(a) + t * P::FA + s0) =
             make_uint4(hv[0], hv[1], hv[2], hv[3]);
-      } else {
+      } else if (!(DMT && fast)) {  // (DMT: a fast block has no walk)
         *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
@@ -1115,8 +1119,50 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // operands built in registers), by the block's last warp. DM: a block that passes
     // diag_fast (the same test as its staging's) is the whole product of mid and mid2,
     // entries above the diagonal selected away; no walk.
-    [[maybe_unused]] const bool fastb = DM && diag_fast(G, r0, amax2);
-    if (DM && fastb) {
+    [[maybe_unused]] const bool fastb = (DM || DMT) && diag_fast(G, r0, amax2);
+    if (DMT && fastb) {
+      if (role == 0) {
+        // the whole block, FP32-accurate (hi * hi + lo * hi + hi * lo): A rows gq and gq + 8
+        // (queries c_t exp((G_t - G_m) A)), n8 tiles nt of keys r0 + 8 nt + gq
+        // (b_tau exp((G_m - G_tau) A)), G_m = G at row 7 of the block
+        float acc[2][4];
+        zero(acc);
+        const float gm = G[r0 + 7];
+        const float dq0 = G[r0 + gq] - gm, dq1 = G[r0 + 8 + gq] - gm;
+        const bf16* c0p = sc + (r0 + gq) * LS + 2 * tq;
+        const bf16* b0p = sb + (r0 + gq) * LS + 2 * tq;
+#pragma unroll
+        for (int k0 = 0; k0 < S; k0 += 16) {
+          uint32_t ah[4], al[4], bh[2][2], bl[2][2];
+#pragma unroll
+          for (int hk = 0; hk < 2; ++hk) {
+            const int col = k0 + 8 * hk + 2 * tq;
+            const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr) {  // rows gq + 8 hr: queries, and keys of n8 tile hr
+              const float dq = hr ? dq1 : dq0;
+              const float2 cv = ld2(c0p + 8 * hr * LS + k0 + 8 * hk);
+              const float2 bv = ld2(b0p + 8 * hr * LS + k0 + 8 * hk);
+              split2(cv.x * ex2f(dq * a2v.x), cv.y * ex2f(dq * a2v.y), ah[hr + 2 * hk], al[hr + 2 * hk]);
+              split2(bv.x * ex2f(-dq * a2v.x), bv.y * ex2f(-dq * a2v.y), bh[hr][hk], bl[hr][hk]);
+            }
+          }
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt) {
+            mma_bf16(acc[nt], ah, bh[nt][0], bh[nt][1]);
+            mma_bf16(acc[nt], al, bh[nt][0], bh[nt][1]);
+            mma_bf16(acc[nt], ah, bl[nt][0], bl[nt][1]);
+          }
+        }
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = gq + 8 * hr, tau = 8 * nt + 2 * tq;
+            put_p(r0 + t, r0 + tau, tau <= t ? acc[nt][2 * hr] : 0.f, tau + 1 <= t ? acc[nt][2 * hr + 1] : 0.f);
+          }
+      }
+    } else if (DM && fastb) {
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid2 + r0 * LS, LS);
@@ -1225,7 +1271,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           }
         }
       }
-    } else if (TS || role == 0) {
+    } else if ((TS || role == 0) && !(DMT && fastb)) {
       constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
       const int qd = lane % NQ, pp = (lane / NQ) & 3, s0 = qd * Q;
       const int base = r0 + 8 * (TS ? role : lane >> 4);
@@ -1266,7 +1312,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
     // the triangles (TS: each warp inside its half), with R1 by the block's second warp
     // unless ZFILL0 (then the first); ZR wrote them as whole rows before the P phase
-    if (!ZR && !(DM && fastb) && (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0)))
+    if (!ZR && !((DM || DMT) && fastb) && (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0)))
       for (int i = lane; i < (TS ? 64 : 128); i += 32) {
         const int hb = r0 + 8 * (TS ? role : i >> 6), t = (i >> 3) & 7, tau = i & 7;
         if (t < tau) put_p1(hb + t, hb + tau, 0.f);
