@@ -2,7 +2,7 @@
 # A/B of compile-time variants of kernels/gdn in one device call. GDN_AB_FLAGS holds one
 # or more variants separated by ';', each a set of CUDA defines (a macro the kernel
 # headers read behind #ifndef, e.g. "-DHYMO_GDN_STATE_AHEAD=1"). Variant i is built into
-# build-dev-b<i>, its GPU test runs (--quick; GDN_AB_TEST=full runs every case, 0 none), then the main
+# build-dev-b<i> (all such builds at once), its GPU test runs (--quick; GDN_AB_TEST=full runs every case, 0 none), then the main
 # build's benchmark (A) and each variant's (B1, B2, ...) run in turn, GDN_AB_ROUNDS times
 # (default 3), on the shapes of GDN_AB_SHAPES (default: the default shape), with the
 # extra benchmark arguments of GDN_AB_BENCH_ARGS (e.g. "--cps 0,3,8": segment lengths).
@@ -30,6 +30,11 @@ A_BENCH="$(cat /tmp/gdn-gdir)/hymo_gdn_bench"
 BINS=("$A_BENCH")
 NAMES=(A)
 IFS=';' read -r -a VARIANTS <<< "$GDN_AB_FLAGS"
+# the variants not prebuilt are configured one after another, then built together (each
+# build is a handful of nvcc processes, one an instantiation unit: two or three builds
+# fill the machine's 16 cores about as fast as one)
+DIRS=()
+PIDS=()
 i=0
 for flags in "${VARIANTS[@]}"; do
   i=$((i + 1))
@@ -41,9 +46,18 @@ for flags in "${VARIANTS[@]}"; do
     BB=$PD
   else
     cmake -S . -B "$BB" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
-      "-DCMAKE_CUDA_FLAGS=$flags" >> "$OUT/ab-build.log" 2>&1 || { tail -20 "$OUT/ab-build.log"; exit 1; }
-    ninja -C "$BB" -j16 hymo_gdn_bench hymo_gdn_test >> "$OUT/ab-build.log" 2>&1 || { tail -40 "$OUT/ab-build.log"; exit 1; }
+      "-DCMAKE_CUDA_FLAGS=$flags" >> "$OUT/ab-build-b$i.log" 2>&1 || { tail -20 "$OUT/ab-build-b$i.log"; exit 1; }
+    ninja -C "$BB" -j16 hymo_gdn_bench hymo_gdn_test >> "$OUT/ab-build-b$i.log" 2>&1 &
+    PIDS+=("$!:$i")
   fi
+  DIRS+=("$BB")
+done
+for pi in "${PIDS[@]}"; do
+  wait "${pi%%:*}" || { echo "device-gdn-ab: B${pi##*:}'s build failed" >&2; tail -40 "$OUT/ab-build-b${pi##*:}.log"; exit 1; }
+done
+i=0
+for BB in "${DIRS[@]}"; do
+  i=$((i + 1))
   if [ "${GDN_AB_TEST:-1}" != 0 ]; then
     T=$(find "$BB" -name hymo_gdn_test -type f | head -1)
     Q=--quick

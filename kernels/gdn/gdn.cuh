@@ -282,10 +282,13 @@
 #define HYMO_GDN_SEL 1
 #endif
 
-// HYMO_GDN_STATE_PDL_LATE (session 16, default off): the state pass lets its dependents
-// launch once its CTA has its end state, not at its top (gdn_fwd_bf16.cuh).
+// HYMO_GDN_STATE_PDL_LATE (session 16; default on since run 96, 0 turns it off): the state
+// pass lets its dependents (the segment scan, then the output pass) launch once each of its
+// CTAs has its end state, not at its top (gdn_fwd_bf16.cuh). Run 96 (A/B, 3 rounds): B = 4,
+// H = 16 forward -10.3% (the loss STATE_KSPLIT had there, run 95, is gone: -8.0% with PDL
+// off altogether), default shape forward -3.3%, forward + backward -0.5%.
 #ifndef HYMO_GDN_STATE_PDL_LATE
-#define HYMO_GDN_STATE_PDL_LATE 0
+#define HYMO_GDN_STATE_PDL_LATE 1
 #endif
 
 // HYMO_GDN_DIAGMM (session 16; docs/kernels/gdn.md "Left to do" item 10): a diagonal

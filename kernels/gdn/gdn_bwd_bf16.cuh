@@ -378,9 +378,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   }
   if (tid == 0) misc[0] = 0.f;
   // HYMO_GDN_DIAGMM_BWD: a diagonal block that passes diag_fast (gdn.cuh) has no walks: the
-  // mid tile holds its keys b_t exp((G_m - G_t) A) for all 16 rows, the per-step decay tile
-  // its queries c_t exp((G_t - G_m) A) (BF16 high and low parts, a row of LQM elements with
-  // the low part S elements after the high), G_m = G at the block's row 7
+  // mid tile holds its keys Km = b_t exp((G_m - G_t) A) for all 16 rows, the per-step decay
+  // tile its queries Qm = c_t exp((G_t - G_m) A) (BF16 high and low parts, a row of LQM
+  // elements with the low part S elements after the high), G_m = G at the block's row 7
   constexpr bool DMB = HYMO_GDN_DIAGMM_BWD && S <= 32 && D <= 32;
   constexpr int LQM = 2 * FS;
   static_assert(!DMB || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
@@ -594,32 +594,39 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
           dcacc[nt][e] *= ex2f((G[t] - gr) * A2[s]);
         }
-      // the diagonal block of dP: its lower triangle (FP32) for the elementwise
-      // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
-      {
+      if (DMB && fastb) {
+        // the whole diagonal block (DMB): exp((G_t - G_m) A) [(dP masked to tau <= t) Km],
+        // the keys Km from the mid tile, FP32-accurate (high and low parts); no walk
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
-        if (DMB && fastb) {
-          // the whole block: exp((G_t - G_m) A) (dP masked to tau <= t) (keys from mid)
 #pragma unroll
-          for (int nt = 0; nt < 2; ++nt)
+        for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              if (nt * 8 + 2 * tq + (e & 1) > gq + (e >> 1) * 8) dp[nt][e] = 0.f;
-          uint32_t ah[4], alo[4];
-          frag_split(dp, ah, alo);
-          zero(tmp);
-          mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
+          for (int e = 0; e < 4; ++e)
+            if (nt * 8 + 2 * tq + (e & 1) > gq + (e >> 1) * 8) dp[nt][e] = 0.f;
+        uint32_t ah[4], alo[4];
+        frag_split(dp, ah, alo);
+        zero(tmp);
+        mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
 #pragma unroll
-          for (int nt = 0; nt < NS; ++nt)
+        for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-              dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
-            }
-        } else {
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+            const float d0 = ex2f((G[t] - gm) * A2[s]), d1 = ex2f((G[t] - gm) * A2[s + 1]);
+            *reinterpret_cast<float2*>(sdc + t * FS + s) =
+                make_float2(fmaf(tmp[nt][2 * hr], d0, dcacc[nt][2 * hr]), fmaf(tmp[nt][2 * hr + 1], d1, dcacc[nt][2 * hr + 1]));
+          }
+      } else {
+        // the diagonal block of dP: its lower triangle (FP32) for the elementwise
+        // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
+        {
+          float dp[2][4], tmp[NS][4];
+          zero(dp);
+          warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
+          warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
 #pragma unroll
           for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
@@ -639,43 +646,41 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
               dcacc[nt][e] = fmaf(tmp[nt][e], ex2f((G[t] - gm) * A2[s]), dcacc[nt][e]);
             }
         }
-      }
-      __syncwarp();  // dpd
+        __syncwarp();  // dpd
 #pragma unroll
-      for (int nt = 0; nt < NS; ++nt)
+        for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-          *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+            *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
+          }
+        __syncwarp();  // sdc
+        // dc triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
+        float acc[Q], wv[Q];
+#pragma unroll
+        for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+        HYMO_GDN_BWD_UNROLL  // the dc triangle walk
+        for (int it = 0; it < 9; ++it) {
+          const bool second = it >= 8 - pp;
+          const int t = second ? pp : 7 - pp, tau = second ? pp - (it - (8 - pp)) : 7 - pp - it;
+          if (it == 8 - pp) {
+            flush(sdc + (base + 7 - pp) * FS + s0, acc);
+#pragma unroll
+            for (int u = 0; u < Q; ++u) wv[u] = 1.f;
+          } else if (it > 0) {  // w(t, tau) = w(t, tau + 1) a_{tau + 1}
+            float av[Q];
+            ldqf<Q>(a + (base + tau + 1) * FS + s0, av);
+#pragma unroll
+            for (int u = 0; u < Q; ++u) wv[u] *= av[u];
+          }
+          float bv[Q];
+          ldq<Q>(sb + (base + tau) * LS + s0, bv);
+          const float dp = dpd[(lb + t) * LT + lb + tau];
+#pragma unroll
+          for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
         }
-      __syncwarp();  // sdc
-      // dc triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
-      if (!(DMB && fastb)) {
-      float acc[Q], wv[Q];
-#pragma unroll
-      for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-      HYMO_GDN_BWD_UNROLL  // the dc triangle walk
-      for (int it = 0; it < 9; ++it) {
-        const bool second = it >= 8 - pp;
-        const int t = second ? pp : 7 - pp, tau = second ? pp - (it - (8 - pp)) : 7 - pp - it;
-        if (it == 8 - pp) {
-          flush(sdc + (base + 7 - pp) * FS + s0, acc);
-#pragma unroll
-          for (int u = 0; u < Q; ++u) wv[u] = 1.f;
-        } else if (it > 0) {  // w(t, tau) = w(t, tau + 1) a_{tau + 1}
-          float av[Q];
-          ldqf<Q>(a + (base + tau + 1) * FS + s0, av);
-#pragma unroll
-          for (int u = 0; u < Q; ++u) wv[u] *= av[u];
-        }
-        float bv[Q];
-        ldq<Q>(sb + (base + tau) * LS + s0, bv);
-        const float dp = dpd[(lb + t) * LT + lb + tau];
-#pragma unroll
-        for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
+        flush(sdc + (base + pp) * FS + s0, acc);
       }
-      flush(sdc + (base + pp) * FS + s0, acc);
-      }  // (the walk)
 
       // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
       // old adjoint is read from its tiles by the key warps, rewritten after the chunk)
@@ -759,32 +764,51 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             dbacc[nt][e] *= ex2f((ge - G[t]) * A2[s]);
           }
       }
-      {
-        // the diagonal block of dP^T = v_w dO_w^T: its upper triangle (FP32) for the
-        // elementwise triangles, its 8x8 square (keys 0..7, queries 8..15) against mid
+      if (DMB && fastb) {
+        // the whole diagonal block (DMB): exp((G_m - G_tau) A) [(dP^T masked to t >= tau) Qm],
+        // the queries Qm from the decay tile (qm), FP32-accurate; P^T's block = Km Qm^T
+        // (BF16 high parts, as dv reads P), t >= tau kept; no walk
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
-        if (DMB && fastb) {
-          // the whole block: exp((G_m - G_tau) A) (dP^T masked to t >= tau) (queries from qm)
 #pragma unroll
-          for (int nt = 0; nt < 2; ++nt)
+        for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e)
-              if (nt * 8 + 2 * tq + (e & 1) < gq + (e >> 1) * 8) dp[nt][e] = 0.f;
-          uint32_t ah[4], alo[4];
-          frag_split(dp, ah, alo);
-          zero(tmp);
-          mm_split3<NS>(tmp, ah, alo, qm + r0 * LQM, LQM, S);
+          for (int e = 0; e < 4; ++e)
+            if (nt * 8 + 2 * tq + (e & 1) < gq + (e >> 1) * 8) dp[nt][e] = 0.f;
+        uint32_t ah[4], alo[4];
+        frag_split(dp, ah, alo);
+        zero(tmp);
+        mm_split3<NS>(tmp, ah, alo, qm + r0 * LQM, LQM, S);
 #pragma unroll
-          for (int nt = 0; nt < NS; ++nt)
+        for (int nt = 0; nt < NS; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-              dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
-            }
-        } else {
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+            const float d0 = ex2f((gm - G[t]) * A2[s]), d1 = ex2f((gm - G[t]) * A2[s + 1]);
+            *reinterpret_cast<float2*>(sdb + t * FS + s) =
+                make_float2(fmaf(tmp[nt][2 * hr], d0, dbacc[nt][2 * hr]), fmaf(tmp[nt][2 * hr + 1], d1, dbacc[nt][2 * hr + 1]));
+          }
+        float sq[2][4];
+        zero(sq);
+        warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
+            pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f;
+          }
+        __syncwarp();  // pd
+      } else {
+        {
+          // the diagonal block of dP^T = v_w dO_w^T: its upper triangle (FP32) for the
+          // elementwise triangles, its 8x8 square (keys 0..7, queries 8..15) against mid
+          float dp[2][4], tmp[NS][4];
+          zero(dp);
+          warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
+          warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
 #pragma unroll
           for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
@@ -804,80 +828,67 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
               dbacc[nt][e] = fmaf(tmp[nt][e], ex2f((gm - G[t]) * A2[s]), dbacc[nt][e]);
             }
         }
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+            *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
+          }
+        {
+          // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
+          // the square from the mid tile, the triangles below
+          float sq[2][4];
+          zero(sq);
+          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
+          // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
+          pd[gq * LT + 8 + 2 * tq] = sq[1][0];
+          pd[gq * LT + 9 + 2 * tq] = sq[1][1];
+          pd[(gq + 8) * LT + 2 * tq] = 0.f;
+          pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
+          for (int i = lane; i < 128; i += 32) {  // zeros where tau > t inside the halves
+            const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
+            if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
+          }
+        }
+        __syncwarp();  // sdb, dpd
+        // db and P triangles: key pp (t = pp .. 7), then key 7 - pp (t = 7 - pp .. 7)
+        float acc[Q], wv[Q], kb[Q], part[9];
+#pragma unroll
+        for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+        ldq<Q>(sb + (base + pp) * LS + s0, kb);
+#pragma unroll
+        for (int it = 0; it < 9; ++it) {
+          int tau, t;
+          tri_key_step(pp, it, tau, t);
+          if (it == 8 - pp) {
+            flush(sdb + (base + pp) * FS + s0, acc);
+#pragma unroll
+            for (int u = 0; u < Q; ++u) wv[u] = 1.f;
+            ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb);
+          } else if (it > 0) {
+            float av[Q];
+            ldqf<Q>(a + (base + t) * FS + s0, av);
+#pragma unroll
+            for (int u = 0; u < Q; ++u) wv[u] *= av[u];
+          }
+          float cv[Q];
+          ldq<Q>(sc + (base + t) * LS + s0, cv);
+          const float dp = dpd[(lb + tau) * LT + lb + t];
+          float x = 0.f;
+#pragma unroll
+          for (int u = 0; u < Q; ++u) {
+            const float cw = cv[u] * wv[u];
+            acc[u] = fmaf(dp, cw, acc[u]);
+            x = fmaf(cw, kb[u], x);
+          }
+          part[it] = x;
+        }
+        flush(sdb + (base + 7 - pp) * FS + s0, acc);
+        quad_sum(part);
+        walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
+        __syncwarp();  // pd
       }
-#pragma unroll
-      for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-          *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
-        }
-      {
-        // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
-        // the square from the mid tile, the triangles below
-        float sq[2][4];
-        zero(sq);
-        if (DMB && fastb) {  // the whole block: keys (mid) against queries (qm), t >= tau kept
-          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
-              pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f;
-            }
-        } else {
-        warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
-        // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
-        pd[gq * LT + 8 + 2 * tq] = sq[1][0];
-        pd[gq * LT + 9 + 2 * tq] = sq[1][1];
-        pd[(gq + 8) * LT + 2 * tq] = 0.f;
-        pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
-        for (int i = lane; i < 128; i += 32) {  // zeros where tau > t inside the halves
-          const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
-          if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
-        }
-        }
-      }
-      __syncwarp();  // sdb, dpd
-      // db and P triangles: key pp (t = pp .. 7), then key 7 - pp (t = 7 - pp .. 7)
-      if (!(DMB && fastb)) {
-      float acc[Q], wv[Q], kb[Q], part[9];
-#pragma unroll
-      for (int u = 0; u < Q; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-      ldq<Q>(sb + (base + pp) * LS + s0, kb);
-#pragma unroll
-      for (int it = 0; it < 9; ++it) {
-        int tau, t;
-        tri_key_step(pp, it, tau, t);
-        if (it == 8 - pp) {
-          flush(sdb + (base + pp) * FS + s0, acc);
-#pragma unroll
-          for (int u = 0; u < Q; ++u) wv[u] = 1.f;
-          ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb);
-        } else if (it > 0) {
-          float av[Q];
-          ldqf<Q>(a + (base + t) * FS + s0, av);
-#pragma unroll
-          for (int u = 0; u < Q; ++u) wv[u] *= av[u];
-        }
-        float cv[Q];
-        ldq<Q>(sc + (base + t) * LS + s0, cv);
-        const float dp = dpd[(lb + tau) * LT + lb + t];
-        float x = 0.f;
-#pragma unroll
-        for (int u = 0; u < Q; ++u) {
-          const float cw = cv[u] * wv[u];
-          acc[u] = fmaf(dp, cw, acc[u]);
-          x = fmaf(cw, kb[u], x);
-        }
-        part[it] = x;
-      }
-      flush(sdb + (base + 7 - pp) * FS + s0, acc);
-      quad_sum(part);
-      walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
-      }  // (the walk)
-      __syncwarp();  // pd
       // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
       //   sum_{i>wb} P_i,wb^T dO_i + P_wb,wb^T dO_wb + Klast_wb dh + D_skip dO
       // With the switch, key warp w's off-diagonal products are NW-1-w for db (block w)

@@ -537,9 +537,8 @@ __device__ __forceinline__ float segment_local_state(
 // segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
-  // HYMO_GDN_STATE_PDL_LATE (session 16, default off; an A/B for the plain forward's loss at
-  // B = 4, H = 16 with STATE_KSPLIT): the scan's launch waits for every CTA to reach its
-  // end state rather than its top
+  // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
+  // its end state rather than its top
   if constexpr (HYMO_GDN_STATE_PDL_LATE)
     pdl_wait();
   else
@@ -1121,7 +1120,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // entries above the diagonal selected away; no walk.
     [[maybe_unused]] const bool fastb = (DM || DMT) && diag_fast(G, r0, amax2);
     if (DMT && fastb) {
-      if (role == 0) {
+      if (role == 0) {  // (the block's second warp has only its off-diagonal blocks then)
         // the whole block, FP32-accurate (hi * hi + lo * hi + hi * lo): A rows gq and gq + 8
         // (queries c_t exp((G_t - G_m) A)), n8 tiles nt of keys r0 + 8 nt + gq
         // (b_tau exp((G_m - G_tau) A)), G_m = G at row 7 of the block
@@ -1173,150 +1172,153 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           const int t = gq + 8 * hr, tau = 8 * nt + 2 * tq;
           put_p(r0 + t, r0 + tau, tau <= t ? acc[nt][2 * hr] : 0.f, tau + 1 <= t ? acc[nt][2 * hr + 1] : 0.f);
         }
-    } else if (P::MR && role == R - 1) {
-      // HYMO_GDN_MIDREG: the square's operands from the raw c and b tiles, scaled and split
-      // into high and low parts in registers: A rows 8..15 (queries r0 + 8 + gq, referenced
-      // to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq (referenced to row 7)
-      float acc[4] = {0.f, 0.f, 0.f, 0.f};
-      const float gm = G[r0 + 7], dq = G[r0 + 8 + gq] - gm, dk = gm - G[r0 + gq];
-      const bf16* cq = sc + (r0 + 8 + gq) * LS + 2 * tq;
-      const bf16* bk = sb + (r0 + gq) * LS + 2 * tq;
+    } else {
+      // (the blocks that fail the test, and every block without the switches: the same code)
+      if (P::MR && role == R - 1) {
+        // HYMO_GDN_MIDREG: the square's operands from the raw c and b tiles, scaled and split
+        // into high and low parts in registers: A rows 8..15 (queries r0 + 8 + gq, referenced
+        // to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq (referenced to row 7)
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        const float gm = G[r0 + 7], dq = G[r0 + 8 + gq] - gm, dk = gm - G[r0 + gq];
+        const bf16* cq = sc + (r0 + 8 + gq) * LS + 2 * tq;
+        const bf16* bk = sb + (r0 + gq) * LS + 2 * tq;
 #pragma unroll
-      for (int k0 = 0; k0 < S; k0 += 16) {
-        uint32_t ah[4] = {0u, 0u, 0u, 0u}, al[4] = {0u, 0u, 0u, 0u}, bh[2], bl[2];
+        for (int k0 = 0; k0 < S; k0 += 16) {
+          uint32_t ah[4] = {0u, 0u, 0u, 0u}, al[4] = {0u, 0u, 0u, 0u}, bh[2], bl[2];
 #pragma unroll
-        for (int hk = 0; hk < 2; ++hk) {  // columns k0 + 2 tq (+1), then + 8
-          const int col = k0 + 8 * hk + 2 * tq;
-          const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
-          const float2 cv = ld2(cq + k0 + 8 * hk);
-          const float2 bv = ld2(bk + k0 + 8 * hk);
-          const float q0 = cv.x * ex2f(dq * a2v.x), q1 = cv.y * ex2f(dq * a2v.y);
-          const float k0v = bv.x * ex2f(dk * a2v.x), k1v = bv.y * ex2f(dk * a2v.y);
-          split2(q0, q1, ah[1 + 2 * hk], al[1 + 2 * hk]);
-          split2(k0v, k1v, bh[hk], bl[hk]);
-        }
-        mma_bf16(acc, ah, bh[0], bh[1]);
-        mma_bf16(acc, al, bh[0], bh[1]);
-        mma_bf16(acc, ah, bl[0], bl[1]);
-      }
-      put_p(r0 + 8 + gq, r0 + 2 * tq, acc[2], acc[3]);
-      put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
-    } else if (role == R - 1) {
-      float acc[2][4];
-      zero(acc);
-      warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
-      if constexpr (TRAIN) {
-        warp_mm_nt<2>(acc, S, mid + LQ + r0 * LS, LS, mid + r0 * LS, LS);
-        warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + LQ + r0 * LS, LS);
-      }
-      put_p(r0 + 8 + gq, r0 + 2 * tq, acc[0][2], acc[0][3]);
-      put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
-      if constexpr (P::T4) {
-        // the 4x4 squares of the two halves (rows 4..7 against keys 0..3 of each) from
-        // mid2: rows 4..7 of the product's first n8 tile, rows 12..15 of its second
-        zero(acc);
-        warp_mm_nt<2>(acc, S, mid2 + r0 * LS, LS, mid2 + r0 * LS, LS);
-        if (gq >= 4 && tq < 2) {
-          put_p(r0 + gq, r0 + 2 * tq, acc[0][0], acc[0][1]);
-          put_p(r0 + 8 + gq, r0 + 8 + 2 * tq, acc[1][2], acc[1][3]);
-        }
-      }
-    }
-    // ... and the two 8x8 triangles (tau <= t inside each 8-row half of the block),
-    // elementwise from products of per-step decays. A lane walks two key columns of
-    // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
-    // quarter of S (TS: an eighth); the parts are summed by shuffles at the end. The
-    // block's first warp walks both triangles; with TS (HYMO_GDN_TRI_SPLIT, two warps
-    // a row block, S >= 64) each of the block's two warps walks one, 8 consecutive
-    // lanes splitting S for a key column pair (the first warp otherwise carried this phase's
-    // largest share while the second waited at the barrier after it). Run 59: the
-    // training forward at S = D = 64 3.7% faster; at S = 32 (4 values a lane) 1-2% slower,
-    // so not there.
-    if constexpr (P::T4) {
-      // HYMO_GDN_TRI4: four 4x4 triangles a block. Lane (group lane / 8 of 4 rows, pair pp,
-      // quarter qd of S) walks key columns pp and 3 - pp of its group (5 steps), each pair
-      // decay exp((G_t - G_tau) A) evaluated directly (exponent <= 0)
-      if (role == 0 && !(DM && fastb)) {
-        constexpr int Q = S / 4;
-        const int qd = lane & 3, pp = (lane >> 2) & 1, s0 = qd * Q, base = r0 + 4 * (lane >> 3);
-        float kb[Q], kb2[Q], ar[Q], part[5];
-        ldq<Q>(sb + (base + pp) * LS + s0, kb);
-        ldq<Q>(sb + (base + 3 - pp) * LS + s0, kb2);
-        ldqf<Q>(A2 + s0, ar);
-        const float gk = G[base + pp], gk2 = G[base + 3 - pp];
-#pragma unroll
-        for (int it = 0; it < 5; ++it) {
-          int tau, kk;
-          const bool second = tri4_key_step(pp, it, tau, kk);
-          float cv[Q];
-          ldq<Q>(sc + (base + kk) * LS + s0, cv);
-          float sacc = 0.f;
-          if (it == 0) {  // t = tau
-#pragma unroll
-            for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
-          } else {
-            const float dg = G[base + kk] - (second ? gk2 : gk);
-#pragma unroll
-            for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], (second ? kb2[e] : kb[e]) * ex2f(dg * ar[e]), sacc);
+          for (int hk = 0; hk < 2; ++hk) {  // columns k0 + 2 tq (+1), then + 8
+            const int col = k0 + 8 * hk + 2 * tq;
+            const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
+            const float2 cv = ld2(cq + k0 + 8 * hk);
+            const float2 bv = ld2(bk + k0 + 8 * hk);
+            const float q0 = cv.x * ex2f(dq * a2v.x), q1 = cv.y * ex2f(dq * a2v.y);
+            const float k0v = bv.x * ex2f(dk * a2v.x), k1v = bv.y * ex2f(dk * a2v.y);
+            split2(q0, q1, ah[1 + 2 * hk], al[1 + 2 * hk]);
+            split2(k0v, k1v, bh[hk], bl[hk]);
           }
-          part[it] = sacc;
+          mma_bf16(acc, ah, bh[0], bh[1]);
+          mma_bf16(acc, al, bh[0], bh[1]);
+          mma_bf16(acc, ah, bl[0], bl[1]);
         }
-        quad_sum(part);
-        if (qd == 0) {
+        put_p(r0 + 8 + gq, r0 + 2 * tq, acc[2], acc[3]);
+        put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
+      } else if (role == R - 1) {
+        float acc[2][4];
+        zero(acc);
+        warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
+        if constexpr (TRAIN) {
+          warp_mm_nt<2>(acc, S, mid + LQ + r0 * LS, LS, mid + r0 * LS, LS);
+          warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid + LQ + r0 * LS, LS);
+        }
+        put_p(r0 + 8 + gq, r0 + 2 * tq, acc[0][2], acc[0][3]);
+        put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
+        if constexpr (P::T4) {
+          // the 4x4 squares of the two halves (rows 4..7 against keys 0..3 of each) from
+          // mid2: rows 4..7 of the product's first n8 tile, rows 12..15 of its second
+          zero(acc);
+          warp_mm_nt<2>(acc, S, mid2 + r0 * LS, LS, mid2 + r0 * LS, LS);
+          if (gq >= 4 && tq < 2) {
+            put_p(r0 + gq, r0 + 2 * tq, acc[0][0], acc[0][1]);
+            put_p(r0 + 8 + gq, r0 + 8 + 2 * tq, acc[1][2], acc[1][3]);
+          }
+        }
+      }
+      // ... and the two 8x8 triangles (tau <= t inside each 8-row half of the block),
+      // elementwise from products of per-step decays. A lane walks two key columns of
+      // one triangle, tau and 7 - tau (9 steps in all, the same for every lane), over a
+      // quarter of S (TS: an eighth); the parts are summed by shuffles at the end. The
+      // block's first warp walks both triangles; with TS (HYMO_GDN_TRI_SPLIT, two warps
+      // a row block, S >= 64) each of the block's two warps walks one, 8 consecutive
+      // lanes splitting S for a key column pair (the first warp otherwise carried this phase's
+      // largest share while the second waited at the barrier after it). Run 59: the
+      // training forward at S = D = 64 3.7% faster; at S = 32 (4 values a lane) 1-2% slower,
+      // so not there.
+      if constexpr (P::T4) {
+        // HYMO_GDN_TRI4: four 4x4 triangles a block. Lane (group lane / 8 of 4 rows, pair pp,
+        // quarter qd of S) walks key columns pp and 3 - pp of its group (5 steps), each pair
+        // decay exp((G_t - G_tau) A) evaluated directly (exponent <= 0)
+        if (role == 0) {
+          constexpr int Q = S / 4;
+          const int qd = lane & 3, pp = (lane >> 2) & 1, s0 = qd * Q, base = r0 + 4 * (lane >> 3);
+          float kb[Q], kb2[Q], ar[Q], part[5];
+          ldq<Q>(sb + (base + pp) * LS + s0, kb);
+          ldq<Q>(sb + (base + 3 - pp) * LS + s0, kb2);
+          ldqf<Q>(A2 + s0, ar);
+          const float gk = G[base + pp], gk2 = G[base + 3 - pp];
 #pragma unroll
           for (int it = 0; it < 5; ++it) {
             int tau, kk;
-            tri4_key_step(pp, it, tau, kk);
-            put_p1(base + kk, base + tau, part[it]);
+            const bool second = tri4_key_step(pp, it, tau, kk);
+            float cv[Q];
+            ldq<Q>(sc + (base + kk) * LS + s0, cv);
+            float sacc = 0.f;
+            if (it == 0) {  // t = tau
+#pragma unroll
+              for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
+            } else {
+              const float dg = G[base + kk] - (second ? gk2 : gk);
+#pragma unroll
+              for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], (second ? kb2[e] : kb[e]) * ex2f(dg * ar[e]), sacc);
+            }
+            part[it] = sacc;
+          }
+          quad_sum(part);
+          if (qd == 0) {
+#pragma unroll
+            for (int it = 0; it < 5; ++it) {
+              int tau, kk;
+              tri4_key_step(pp, it, tau, kk);
+              put_p1(base + kk, base + tau, part[it]);
+            }
           }
         }
-      }
-    } else if ((TS || role == 0) && !(DMT && fastb)) {
-      constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
-      const int qd = lane % NQ, pp = (lane / NQ) & 3, s0 = qd * Q;
-      const int base = r0 + 8 * (TS ? role : lane >> 4);
-      float kb[Q], kb2[Q], part[9];
-      ldq<Q>(sb + (base + pp) * LS + s0, kb);
-      ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb2);
+      } else if (TS || role == 0) {
+        constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
+        const int qd = lane % NQ, pp = (lane / NQ) & 3, s0 = qd * Q;
+        const int base = r0 + 8 * (TS ? role : lane >> 4);
+        float kb[Q], kb2[Q], part[9];
+        ldq<Q>(sb + (base + pp) * LS + s0, kb);
+        ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb2);
 #pragma unroll
-      for (int it = 0; it < 9; ++it) {
-        // tri_key_step's query row only (through the helper, with the key unused here,
-        // ptxas gave this kernel 23 more registers and spills at the default variant)
-        const bool second = it >= 8 - pp;
-        const int kk = second ? it - 1 : pp + it;  // row inside the half
-        const int t = base + kk;
-        if (it > 0) {
-          float av[Q];
-          if constexpr (P::P4)
-            ldq<Q>(reinterpret_cast<const __half*>(a) + t * P::FA + s0, av);
-          else
-            ldqf<Q>(a + t * FS + s0, av);
-          const bool restart = it == 8 - pp;
+        for (int it = 0; it < 9; ++it) {
+          // tri_key_step's query row only (through the helper, with the key unused here,
+          // ptxas gave this kernel 23 more registers and spills at the default variant)
+          const bool second = it >= 8 - pp;
+          const int kk = second ? it - 1 : pp + it;  // row inside the half
+          const int t = base + kk;
+          if (it > 0) {
+            float av[Q];
+            if constexpr (P::P4)
+              ldq<Q>(reinterpret_cast<const __half*>(a) + t * P::FA + s0, av);
+            else
+              ldqf<Q>(a + t * FS + s0, av);
+            const bool restart = it == 8 - pp;
 #pragma unroll
-          for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * av[e];
+            for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * av[e];
+          }
+          float cv[Q];
+          ldq<Q>(sc + t * LS + s0, cv);
+          float sacc = 0.f;
+#pragma unroll
+          for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
+          part[it] = sacc;
         }
-        float cv[Q];
-        ldq<Q>(sc + t * LS + s0, cv);
-        float sacc = 0.f;
+        quad_sum(part);
+        if constexpr (TS) {
 #pragma unroll
-        for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
-        part[it] = sacc;
+          for (int it = 0; it < 9; ++it) part[it] += __shfl_xor_sync(0xffffffffu, part[it], 4);
+        }
+        walk_put<NQ>(part, qd, pp, [&](int tau, int kk, float x) { put_p1(base + kk, base + tau, x); });
       }
-      quad_sum(part);
-      if constexpr (TS) {
-#pragma unroll
-        for (int it = 0; it < 9; ++it) part[it] += __shfl_xor_sync(0xffffffffu, part[it], 4);
-      }
-      walk_put<NQ>(part, qd, pp, [&](int tau, int kk, float x) { put_p1(base + kk, base + tau, x); });
+      // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
+      // the triangles (TS: each warp inside its half), with R1 by the block's second warp
+      // unless ZFILL0 (then the first); ZR wrote them as whole rows before the P phase
+      if (!ZR && (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0)))
+        for (int i = lane; i < (TS ? 64 : 128); i += 32) {
+          const int hb = r0 + 8 * (TS ? role : i >> 6), t = (i >> 3) & 7, tau = i & 7;
+          if (t < tau) put_p1(hb + t, hb + tau, 0.f);
+        }
     }
-    // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
-    // the triangles (TS: each warp inside its half), with R1 by the block's second warp
-    // unless ZFILL0 (then the first); ZR wrote them as whole rows before the P phase
-    if (!ZR && !((DM || DMT) && fastb) && (R1 ? role == (HYMO_GDN_ZFILL0 ? 0 : 1) : (TS || role == 0)))
-      for (int i = lane; i < (TS ? 64 : 128); i += 32) {
-        const int hb = r0 + 8 * (TS ? role : i >> 6), t = (i >> 3) & 7, tau = i & 7;
-        if (t < tau) put_p1(hb + t, hb + tau, 0.f);
-      }
     if (GA && wid == gw && ch + 1 < c1_now()) {  // the next chunk's gate (the other buffer)
       float* gn = (k & 1) ? g0 : g1;
       gate_finish<C, FUSED>(graw, gn, gn + C, min(C, p.T - (ch + 1) * C), dtb);
