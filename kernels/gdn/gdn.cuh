@@ -290,6 +290,15 @@
 #ifndef HYMO_GDN_STATE_PDL_LATE
 #define HYMO_GDN_STATE_PDL_LATE 1
 #endif
+// HYMO_GDN_ADJ_PDL_LATE, HYMO_GDN_BWD_PDL_LATE (session 16, default off): the same for the
+// adjoint pass (its dependents: the reverse scan, then the backward main kernel) and for
+// the backward main kernel (the parameter reduction).
+#ifndef HYMO_GDN_ADJ_PDL_LATE
+#define HYMO_GDN_ADJ_PDL_LATE 0
+#endif
+#ifndef HYMO_GDN_BWD_PDL_LATE
+#define HYMO_GDN_BWD_PDL_LATE 0
+#endif
 
 // HYMO_GDN_DIAGMM (session 16; docs/kernels/gdn.md "Left to do" item 10): a diagonal
 // block whose gate spans are short enough is one 16x16 product instead of squares and

@@ -319,7 +319,8 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
 
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
-  pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
+  if constexpr (!HYMO_GDN_BWD_PDL_LATE)  // (gdn.cuh)
+    pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
   using P = PlanB<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
   using I = Items<S, D, NW>;
@@ -967,6 +968,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
                                                          g, As, dAx, misc, n, tok0, h, bc_dead);
     }
   }
+  if constexpr (HYMO_GDN_BWD_PDL_LATE) pdl_launch_dependents();
   __syncthreads();
   if constexpr (DGW) {  // the register partials, summed in a fixed order
     float* scr = reinterpret_cast<float*>(sm + P::o_dpd);

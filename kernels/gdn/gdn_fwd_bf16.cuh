@@ -1595,7 +1595,10 @@ template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB) ? HYMO_GDN_ADJ_MINB
                                        : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16 : 1)
     adj_bf16_kernel(KParams p) {
-  pdl_enter();
+  if constexpr (HYMO_GDN_ADJ_PDL_LATE)  // (gdn.cuh)
+    pdl_wait();
+  else
+    pdl_enter();
   using P = PlanA<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
   using I = Items<S, D, NW>;
@@ -1960,6 +1963,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     }
     gseg += Glast;
   }
+  if constexpr (HYMO_GDN_ADJ_PDL_LATE) pdl_launch_dependents();
   const size_t sgi = size_t(bh) * p.NSEG + seg;
   float* dst = p.dHseg + sgi * S * D;
   for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
