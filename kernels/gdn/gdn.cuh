@@ -296,6 +296,11 @@
 // HYMO_GDN_ADJ_PDL_LATE (session 16, default off): the same for the adjoint pass (its
 // dependents: the reverse scan, then the backward main kernel). Run 98: forward + backward
 // +0.8% (default shape), -0.1% (H = 16), 0.0% (H = 64).
+// HYMO_GDN_SCAN_PDL_LATE (session 16, default off): the same for the segment scans (their
+// dependents: the output pass, the backward main kernel).
+#ifndef HYMO_GDN_SCAN_PDL_LATE
+#define HYMO_GDN_SCAN_PDL_LATE 0
+#endif
 #ifndef HYMO_GDN_ADJ_PDL_LATE
 #define HYMO_GDN_ADJ_PDL_LATE 0
 #endif

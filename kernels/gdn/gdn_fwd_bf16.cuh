@@ -627,7 +627,10 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 // x (b, h)); the loads of U segments are in flight together.
 template <int S, int D, bool REVERSE>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
-  pdl_enter();
+  if constexpr (HYMO_GDN_SCAN_PDL_LATE)  // (gdn.cuh)
+    pdl_wait();
+  else
+    pdl_enter();
   constexpr int N = S * D, U = HYMO_GDN_SCAN_U;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
   const int i = blockIdx.x * 128 + threadIdx.x;
@@ -653,6 +656,7 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
         run = fmaf(REVERSE ? expf(gj[u] * A) : __expf(gj[u] * A), run, x[u]);
       }
   }
+  if constexpr (HYMO_GDN_SCAN_PDL_LATE) pdl_launch_dependents();
 }
 
 // Named barrier 1 + w between the R warps of row block w (immediate ids: the kernel
