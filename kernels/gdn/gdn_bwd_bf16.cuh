@@ -144,6 +144,42 @@ __device__ __forceinline__ void mm_split3(float (&acc)[NT][4], const uint32_t (&
   mm_regA<NT>(acc, ah, B + lo, ldb);
 }
 
+// HYMO_GDN_DIAGMM_BWD: a diagonal block (rows r0 .. r0 + 15) as one product. dp is the
+// block of dP (LOWER: rows t, columns tau; kept where tau <= t) or of dP^T (rows tau,
+// columns t; kept where t >= tau); B the other side's operand for all 16 rows, referenced to
+// the block's row 7 (BF16 high parts, the low parts lo elements later). Row x of the result
+// is scaled by exp((G_x - G_m) A) (LOWER) or exp((G_m - G_x) A), added to acc and stored to
+// dst (FP32 rows of stride fs).
+template <int NS, bool LOWER>
+__device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const float (&acc)[NS][4], const bf16* B,
+                                                   int ldb, int lo, const float* G, const float* A2, int r0,
+                                                   float* dst, int fs) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  const float gm = G[r0 + 7];
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = gq + (e >> 1) * 8, col = nt * 8 + 2 * tq + (e & 1);
+      if (LOWER ? col > row : col < row) dp[nt][e] = 0.f;
+    }
+  uint32_t ah[4], alo[4];
+  frag_split(dp, ah, alo);
+  float tmp[NS][4];
+  zero(tmp);
+  mm_split3<NS>(tmp, ah, alo, B, ldb, lo);
+#pragma unroll
+  for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const int x = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+      const float dg = LOWER ? G[x] - gm : gm - G[x];
+      const float d0 = ex2f(dg * A2[s]), d1 = ex2f(dg * A2[s + 1]);
+      *reinterpret_cast<float2*>(dst + x * fs + s) =
+          make_float2(fmaf(tmp[nt][2 * hr], d0, acc[nt][2 * hr]), fmaf(tmp[nt][2 * hr + 1], d1, acc[nt][2 * hr + 1]));
+    }
+}
+
 // acc (16 x 8 NT, mma layout) += f[column] * x.
 template <int NT>
 __device__ __forceinline__ void fma_cols(float (&acc)[NT][4], const float* f, const float (&x)[NT][4]) {
@@ -598,28 +634,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       if (DMB && fastb) {
         // the whole diagonal block (DMB): exp((G_t - G_m) A) [(dP masked to tau <= t) Km],
         // the keys Km from the mid tile, FP32-accurate (high and low parts); no walk
-        float dp[2][4], tmp[NS][4];
+        float dp[2][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (nt * 8 + 2 * tq + (e & 1) > gq + (e >> 1) * 8) dp[nt][e] = 0.f;
-        uint32_t ah[4], alo[4];
-        frag_split(dp, ah, alo);
-        zero(tmp);
-        mm_split3<NS>(tmp, ah, alo, mid + r0 * LS, LS, LQ);
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-            const float d0 = ex2f((G[t] - gm) * A2[s]), d1 = ex2f((G[t] - gm) * A2[s + 1]);
-            *reinterpret_cast<float2*>(sdc + t * FS + s) =
-                make_float2(fmaf(tmp[nt][2 * hr], d0, dcacc[nt][2 * hr]), fmaf(tmp[nt][2 * hr + 1], d1, dcacc[nt][2 * hr + 1]));
-          }
+        diag_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
       } else {
         // the diagonal block of dP: its lower triangle (FP32) for the elementwise
         // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
@@ -769,28 +788,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         // the whole diagonal block (DMB): exp((G_m - G_tau) A) [(dP^T masked to t >= tau) Qm],
         // the queries Qm from the decay tile (qm), FP32-accurate; P^T's block = Km Qm^T
         // (BF16 high parts, as dv reads P), t >= tau kept; no walk
-        float dp[2][4], tmp[NS][4];
+        float dp[2][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (nt * 8 + 2 * tq + (e & 1) < gq + (e >> 1) * 8) dp[nt][e] = 0.f;
-        uint32_t ah[4], alo[4];
-        frag_split(dp, ah, alo);
-        zero(tmp);
-        mm_split3<NS>(tmp, ah, alo, qm + r0 * LQM, LQM, S);
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-            const float d0 = ex2f((gm - G[t]) * A2[s]), d1 = ex2f((gm - G[t]) * A2[s + 1]);
-            *reinterpret_cast<float2*>(sdb + t * FS + s) =
-                make_float2(fmaf(tmp[nt][2 * hr], d0, dbacc[nt][2 * hr]), fmaf(tmp[nt][2 * hr + 1], d1, dbacc[nt][2 * hr + 1]));
-          }
+        diag_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
         float sq[2][4];
         zero(sq);
         warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);

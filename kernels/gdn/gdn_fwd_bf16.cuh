@@ -1119,10 +1119,20 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used; MR: from
-    // operands built in registers), by the block's last warp. DM: a block that passes
-    // diag_fast (the same test as its staging's) is the whole product of mid and mid2,
-    // entries above the diagonal selected away; no walk.
+    // operands built in registers), by the block's last warp. DM, DMT: a block that passes
+    // diag_fast (the same test as its staging's) is one product (DM: mid and mid2; DMT: built
+    // in registers by the first warp), entries above the diagonal selected away; no walk.
     [[maybe_unused]] const bool fastb = (DM || DMT) && diag_fast(G, r0, amax2);
+    // (DM, DMT) the block's product into P: entries t >= tau, zeros above the diagonal
+    [[maybe_unused]] auto put_p_block_lower = [&](const float (&acc)[2][4]) {
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = gq + 8 * hr, tau = 8 * nt + 2 * tq;
+          put_p(r0 + t, r0 + tau, tau <= t ? acc[nt][2 * hr] : 0.f, tau + 1 <= t ? acc[nt][2 * hr + 1] : 0.f);
+        }
+    };
     if (DMT && fastb) {
       if (role == 0) {  // (the block's second warp has only its off-diagonal blocks then)
         // the whole block, FP32-accurate (hi * hi + lo * hi + hi * lo): A rows gq and gq + 8
@@ -1157,25 +1167,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             mma_bf16(acc[nt], ah, bl[nt][0], bl[nt][1]);
           }
         }
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            const int t = gq + 8 * hr, tau = 8 * nt + 2 * tq;
-            put_p(r0 + t, r0 + tau, tau <= t ? acc[nt][2 * hr] : 0.f, tau + 1 <= t ? acc[nt][2 * hr + 1] : 0.f);
-          }
+        put_p_block_lower(acc);
       }
     } else if (DM && fastb) {
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid2 + r0 * LS, LS);
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = gq + 8 * hr, tau = 8 * nt + 2 * tq;
-          put_p(r0 + t, r0 + tau, tau <= t ? acc[nt][2 * hr] : 0.f, tau + 1 <= t ? acc[nt][2 * hr + 1] : 0.f);
-        }
+      put_p_block_lower(acc);
     } else {
       // (the blocks that fail the test, and every block without the switches: the same code)
       if (P::MR && role == R - 1) {
