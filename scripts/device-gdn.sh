@@ -7,6 +7,10 @@
 # (a name regex) and NCU_ARGS (more ncu arguments) pick the launch.
 # san: the GPU test's cases with T <= GDN_SAN_MAXT (default 320) under compute-sanitizer's
 # memcheck, racecheck, synccheck and initcheck (GDN_SAN_TOOLS), GDN_SAN_TIMEOUT s each.
+# NCU_CACHE (ncu, ncut): ncu's --cache-control, all (the default: caches flushed before each
+# profiled kernel) or none. With the flush a pass reads its inputs from DRAM where, in the
+# benchmark's loop, the kernel before it left them in L2: a change can weigh less under ncu
+# than in the loop (run 100, docs/kernels/gdn.md).
 # GDN_CUDA_FLAGS: CUDA defines for the build (a switch's variant, e.g. "-DHYMO_GDN_STATE_AHEAD=1").
 # GDN_PY_TIMEOUT: seconds for the python baselines (default 480; torch.compile on a cold
 # machine once took more than 300, run 33).
@@ -79,7 +83,7 @@ if has py; then
 fi
 if has ncu; then
   log "ncu (default shape: F1 F3 B1 B3 of one fwd+bwd)"
-  ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+  ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
       -k regex:'seg_(fwd|bwd)' --launch-skip 8 -c 4 \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncu.txt" 2>&1
@@ -96,7 +100,7 @@ if has ncut; then
   J=$("$GDIR/hymo_gdn_bench" --json --shape 4,4096,28,32,32 --iters 1 | grep '^{' | head -1)
   LF=$(echo "$J" | sed -E 's/.*"launches_fwd": ([0-9]+).*/\1/')
   LB=$(echo "$J" | sed -E 's/.*"launches_bwd": ([0-9]+).*/\1/')
-  ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+  ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy --section LaunchStats \
       --launch-skip $((8 * ${LF:-3})) -c $((${LF:-3} + ${LB:-4})) \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncut.txt" 2>&1
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
