@@ -970,7 +970,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
                                                          g, As, dAx, misc, n, tok0, h, bc_dead);
     }
   }
-  if constexpr (HYMO_GDN_BWD_PDL_LATE) pdl_launch_dependents();
+  pdl_release<HYMO_GDN_BWD_PDL_LATE>();  // (gdn.cuh)
   __syncthreads();
   if constexpr (DGW) {  // the register partials, summed in a fixed order
     float* scr = reinterpret_cast<float*>(sm + P::o_dpd);

@@ -539,10 +539,7 @@ template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
   // its end state rather than its top
-  if constexpr (HYMO_GDN_STATE_PDL_LATE)
-    pdl_wait();
-  else
-    pdl_enter();
+  pdl_enter_at_top<HYMO_GDN_STATE_PDL_LATE>();
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
   extern __shared__ __align__(16) char sm[];
@@ -576,7 +573,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
                                decltype(sbb), decltype(svb), P::SR, KS>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr);
-  if constexpr (HYMO_GDN_STATE_PDL_LATE) pdl_launch_dependents();
+  pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
   if constexpr (KS) {
@@ -627,10 +624,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 // x (b, h)); the loads of U segments are in flight together.
 template <int S, int D, bool REVERSE>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
-  if constexpr (HYMO_GDN_SCAN_PDL_LATE)  // (gdn.cuh)
-    pdl_wait();
-  else
-    pdl_enter();
+  pdl_enter_at_top<HYMO_GDN_SCAN_PDL_LATE>();  // (gdn.cuh)
   constexpr int N = S * D, U = HYMO_GDN_SCAN_U;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
   const int i = blockIdx.x * 128 + threadIdx.x;
@@ -656,7 +650,7 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
         run = fmaf(REVERSE ? expf(gj[u] * A) : __expf(gj[u] * A), run, x[u]);
       }
   }
-  if constexpr (HYMO_GDN_SCAN_PDL_LATE) pdl_launch_dependents();
+  pdl_release<HYMO_GDN_SCAN_PDL_LATE>();
 }
 
 // Named barrier 1 + w between the R warps of row block w (immediate ids: the kernel
@@ -1597,10 +1591,7 @@ template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB) ? HYMO_GDN_ADJ_MINB
                                        : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16 : 1)
     adj_bf16_kernel(KParams p) {
-  if constexpr (HYMO_GDN_ADJ_PDL_LATE)  // (gdn.cuh)
-    pdl_wait();
-  else
-    pdl_enter();
+  pdl_enter_at_top<HYMO_GDN_ADJ_PDL_LATE>();  // (gdn.cuh)
   using P = PlanA<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
   using I = Items<S, D, NW>;
@@ -1965,7 +1956,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     }
     gseg += Glast;
   }
-  if constexpr (HYMO_GDN_ADJ_PDL_LATE) pdl_launch_dependents();
+  pdl_release<HYMO_GDN_ADJ_PDL_LATE>();
   const size_t sgi = size_t(bh) * p.NSEG + seg;
   float* dst = p.dHseg + sgi * S * D;
   for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
