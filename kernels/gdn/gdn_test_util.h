@@ -93,25 +93,26 @@ inline void round_io(std::vector<double>& x, bool bf16) {
 inline double diag_fast_share(const std::vector<double>& gate, bool fused, const std::vector<double>& dt_bias,
                               const std::vector<double>& A_log, int B, int T, int H, int S, int C = 64) {
   long pass = 0, all = 0;
+  std::vector<double> G(static_cast<size_t>(C));  // one chunk's inclusive gate cumsum (0 past T)
   for (int h = 0; h < H; ++h) {
     double amax = 0;
     for (int s = 0; s < S; ++s) amax = std::max(amax, std::exp(A_log[size_t(h) * S + s]) * 1.4426950408889634);
     for (int b = 0; b < B; ++b)
-      for (int t0 = 0; t0 < T; t0 += C)
-        for (int r0 = 0; r0 < C && t0 + r0 < T; r0 += 16) {
-          double G = 0, gs = 0, gm = 0, ge = 0;
-          for (int t = 0; t < r0 + 16; ++t) {
-            if (t0 + t < T) {
-              const double x = gate[(size_t(b) * T + t0 + t) * H + h];
-              G += fused ? 1 / (1 + std::exp(-(x + dt_bias[h]))) : x;
-            }
-            if (t == r0 - 1) gs = G;
-            if (t == r0 + 7) gm = G;
-            if (t == r0 + 15) ge = G;
+      for (int t0 = 0; t0 < T; t0 += C) {
+        double acc = 0;
+        for (int t = 0; t < C; ++t) {
+          if (t0 + t < T) {
+            const double x = gate[(size_t(b) * T + t0 + t) * H + h];
+            acc += fused ? 1 / (1 + std::exp(-(x + dt_bias[h]))) : x;
           }
+          G[t] = acc;
+        }
+        for (int r0 = 0; r0 < C && t0 + r0 < T; r0 += 16) {
+          const double gs = r0 ? G[r0 - 1] : 0, gm = G[r0 + 7], ge = G[r0 + 15];
           pass += std::max(gm - gs, ge - gm) * amax <= 64;
           ++all;
         }
+      }
   }
   return all ? double(pass) / double(all) : 0;
 }
