@@ -23,6 +23,8 @@
 
 #include <type_traits>
 
+#include "gdn_diag.h"
+
 // HYMO_GDN_PDL (default on since session 6: runs 40-42 measured the forward 1.5-2%
 // faster, forward + backward the same within noise; -DHYMO_GDN_PDL=0 turns it off): a call's
 // second and later kernels are launched with programmatic dependent launch, so that
@@ -313,8 +315,9 @@
 // block whose gate spans are short enough is one 16x16 product instead of squares and
 // elementwise triangles. Around the block's row m = 7, exp((G_t - G_tau) A) =
 // exp((G_t - G_m) A) exp((G_m - G_tau) A) for every pair t >= tau of the block, but one
-// factor exceeds 1 where t < m or tau > m; it stays below 2^64 when
-// max(G_m - G_{-1}, G_15 - G_m) max_s |A_s| log2(e) <= 64 (G_{-1}: the row before the
+// factor exceeds 1 where t < m or tau > m; it stays below 2^LIMIT when
+// max(G_m - G_{-1}, G_15 - G_m) max_s |A_s| log2(e) <= LIMIT (gdn_diag.h: 96 since session
+// 17, 64 before; G_{-1}: the row before the
 // block), so queries c_t exp((G_t - G_m) A) and keys b_t exp((G_m - G_t) A) of all 16
 // rows (FP32 and BF16 share the exponent range) give every entry t >= tau as its exact
 // term rounded once; the entries t < tau, which may overflow, are replaced by zeros with
@@ -322,6 +325,18 @@
 // (diag_fast); blocks that fail it take the walks. Plain output pass at D = 32 (TRI4).
 #ifndef HYMO_GDN_DIAGMM
 #define HYMO_GDN_DIAGMM 0
+#endif
+// HYMO_GDN_DIAG8 (session 17, default off; the plain output pass at D = 32, in place of
+// DIAGMM's there): the same one level finer. A block passes diag8_fast when each of its four
+// 4-row gate spans is within the limit (at the spec's decays, B = 4 H = 28: 93% of the blocks
+// at limit 96, against 54% for diag_fast at 96 and 35% at 64). Each 8-row half is then one
+// product around its row 3 (queries c_t exp((G_t - G_3') A) in the mid2 tile, keys
+// b_t exp((G_3' - G_t) A) in the mid tile, all 16 rows, G_3' the half's row 3), and the 8x8
+// square (rows 8..15 against keys 0..7) the same product with the queries scaled in registers
+// by exp((G_11 - G_7) A) and the keys by exp((G_7 - G_3) A): two factors <= 1 and >= 2^-LIMIT
+// (normal), so that each scaled operand is the square's own, referenced to row 7.
+#ifndef HYMO_GDN_DIAG8
+#define HYMO_GDN_DIAG8 0
 #endif
 // HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
 // kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).
@@ -504,11 +519,19 @@ __device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {
   return m;
 }
 // HYMO_GDN_DIAGMM's test for the diagonal block of rows r0 .. r0 + 15 (G: the chunk's
-// inclusive cumulative gate): both factors around row r0 + 7 stay within 2^-64 .. 2^64.
-// Every caller gets the same answer from the same G and amax2 (NaN: false).
+// inclusive cumulative gate): both factors around row r0 + 7 stay within 2^-LIMIT .. 2^LIMIT
+// (gdn_diag.h). Every caller gets the same answer from the same G and amax2 (NaN: false).
 __device__ __forceinline__ bool diag_fast(const float* G, int r0, float amax2) {
   const float gs = r0 ? G[r0 - 1] : 0.f, gm = G[r0 + 7];
-  return fmaxf(gm - gs, G[r0 + 15] - gm) * amax2 <= 64.f;
+  return fmaxf(gm - gs, G[r0 + 15] - gm) * amax2 <= float(HYMO_GDN_DIAG_LIMIT);
+}
+// HYMO_GDN_DIAG8's test: every 4-row gate span of the block (reference rows r0 - 1, r0 + 3,
+// r0 + 7, r0 + 11, r0 + 15) within the limit, so that each 8-row half's factors around its
+// row 3 and the square's factors between rows 3, 7 and 11 stay within 2^-LIMIT .. 2^LIMIT.
+__device__ __forceinline__ bool diag8_fast(const float* G, int r0, float amax2) {
+  const float g0 = r0 ? G[r0 - 1] : 0.f, g1 = G[r0 + 3], g2 = G[r0 + 7], g3 = G[r0 + 11];
+  return fmaxf(fmaxf(g1 - g0, g2 - g1), fmaxf(g3 - g2, G[r0 + 15] - g3)) * amax2 <=
+         float(HYMO_GDN_DIAG_LIMIT);
 }
 
 template <typename T> struct IO;

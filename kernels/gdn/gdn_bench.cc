@@ -25,7 +25,8 @@ struct Set {
 
 struct Res {
   double fwd_ms, fwd_bwd_ms, fwd_train_ms;  // fwd_train: the forward with save_for_backward
-  double diag_share;  // diagonal blocks of the first input set that pass HYMO_GDN_DIAGMM's test
+  double diag_share;   // diagonal blocks of the first input set that pass HYMO_GDN_DIAGMM's test
+  double diag8_share;  // ... and HYMO_GDN_DIAG8's (gdn_test_util.h diag_fast_share)
 };
 
 double median(std::vector<float> x) {
@@ -66,14 +67,16 @@ Res bench(const Shape& s, int iters, double decay_scale) {
   }
   DevBuf dtb(s.H, false), alog(size_t(s.H) * s.S, false), dsk(s.H, false), wy(s.D, false);
   DevBuf gdtb(s.H, false), galog(size_t(s.H) * s.S, false), gdsk(s.H, false), gwy(s.D, false);
-  double diag_share = 0;
+  double diag_share = 0, diag8_share = 0;
   {
     std::vector<double> a(size_t(s.H) * s.S);
     for (int h = 0; h < s.H; ++h)
       for (int k = 0; k < s.S; ++k) a[size_t(h) * s.S + k] = std::log(double(h % 28 + 1) * decay_scale);
     alog.upload(a);
-    if (s.D == 32 && s.S <= 32)
+    if (s.D == 32 && s.S <= 32) {
       diag_share = diag_fast_share(gate0, true, std::vector<double>(s.H, 0.0), a, s.B, s.T, s.H, s.S);
+      diag8_share = diag_fast_share(gate0, true, std::vector<double>(s.H, 0.0), a, s.B, s.T, s.H, s.S, 4);
+    }
     dtb.upload(std::vector<double>(s.H, 0.0));
     dsk.upload(std::vector<double>(s.H, 1.0));
     wy.upload(std::vector<double>(s.D, 1.0));
@@ -126,7 +129,7 @@ Res bench(const Shape& s, int iters, double decay_scale) {
   GDN_CUDA(cudaFree(ws));
   GDN_CUDA(cudaEventDestroy(e0));
   GDN_CUDA(cudaEventDestroy(e1));
-  return {tf, tfb, tft, diag_share};
+  return {tf, tfb, tft, diag_share, diag8_share};
 }
 
 }  // namespace
@@ -223,17 +226,17 @@ int main(int argc, char** argv) {
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"decay_scale\": %g, "
-            "\"diag_fast_share\": %.3f}\n",
+            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, r.fwd_ms / floor_f,
-            r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale, r.diag_share);
+            r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale, r.diag_share, r.diag8_share);
       else
         std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
-                    "(diagonal blocks passing the DIAGMM test: %.0f%%)\n",
+                    "(diagonal blocks passing the DIAGMM test: %.0f%%, the DIAG8 test: %.0f%%)\n",
                     s.B, s.T, s.H, s.D, s.S, cps, r.fwd_ms, floor_f, r.fwd_ms / floor_f,
                     r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale,
-                    100 * r.diag_share);
+                    100 * r.diag_share, 100 * r.diag8_share);
       std::fflush(stdout);
     }
   }

@@ -883,12 +883,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // HYMO_GDN_DIAGMM (the plain pass with TRI4 and SEL): a diagonal block that passes
   // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
   // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
-  constexpr bool DM = HYMO_GDN_DIAGMM && P::T4 && HYMO_GDN_SEL && R == 1;
+  constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1;
+  constexpr bool DM = HYMO_GDN_DIAGMM && !D8 && P::T4 && HYMO_GDN_SEL && R == 1;
   // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
   // one product by its first warp (which otherwise walks the triangles), operands built in
   // registers from the raw c and b tiles as the square's are, high and low parts
   constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
-  [[maybe_unused]] const float amax2 = DM || DMT ? head_amax2(p.A_log + h * S, S) : 0.f;
+  [[maybe_unused]] const float amax2 = DM || DMT || D8 ? head_amax2(p.A_log + h * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
@@ -966,9 +967,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       ld8(sc + t * LS + s0, cx);
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
-      // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference)
-      [[maybe_unused]] const bool fast = (DM || DMT) && diag_fast(G, 16 * blk, amax2);
-      const bool lower = (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
+      // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference);
+      // D8: two products and the square (mid2: queries, mid: keys, row 3 of each half)
+      [[maybe_unused]] const bool fast = D8 ? diag8_fast(G, 16 * blk, amax2)
+                                            : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
+      const bool lower = D8 ? (t & 15) >= 8 && !fast : (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
       if constexpr (P::QR) {  // (no Qs: the Qs h product scales Qi's fragments instead)
 #pragma unroll
         for (int e = 0; e < 8; ++e) z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
@@ -982,7 +985,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         stage(qs + t * LS + s0, LQ, y);
         stage(qi + t * LS + s0, LQ, z);
       }
-      if constexpr (DM) {
+      if constexpr (D8) {
+        // mid2: rows 4..7 of each half queries, rows 0..3 keys (a fast block: every row a
+        // query), referenced to row 3 of the half
+        const float g3 = G[(t & ~7) + 3];
+        const bool q4 = fast || (t & 4);
+        const float dq = q4 ? gt - g3 : g3 - gt;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) y[e] = (q4 ? cx[e] : bx[e]) * ex2f(dq * a2[e]);
+        stage(mid2 + t * LS + s0, LQ, y);
+      } else if constexpr (DM) {
         const float g3 = fast ? gm : G[(t & ~7) + 3];
         const bool q4 = !fast && (t & 4);
         const float dq = q4 ? gt - g3 : g3 - gt;
@@ -1004,13 +1016,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
         stage(mid2 + t * LS + s0, LQ, y);
       }
+      // the mid tile's reference: row 7 of the block (D8, a fast block: row 3 of the half,
+      // every row a key)
+      const float gz = D8 && fast ? G[(t & ~7) + 3] : gm;
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         if constexpr (!P::T4) y[e] = ex2f(gg * a2[e]);
         if constexpr (SL)
-          z[e] = (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gm : gm - gt) * a2[e]);
+          z[e] = (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gz : gz - gt) * a2[e]);
         else
-          z[e] = lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
+          z[e] = lower ? cx[e] * ex2f((gt - gz) * a2[e]) : bx[e] * ex2f((gz - gt) * a2[e]);
       }
       if constexpr (P::T4) {
         // (no per-step decays: the walk evaluates each pair's decay; mid2 is staged above)
@@ -1116,7 +1131,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // operands built in registers), by the block's last warp. DM, DMT: a block that passes
     // diag_fast (the same test as its staging's) is one product (DM: mid and mid2; DMT: built
     // in registers by the first warp), entries above the diagonal selected away; no walk.
-    [[maybe_unused]] const bool fastb = (DM || DMT) && diag_fast(G, r0, amax2);
+    [[maybe_unused]] const bool fastb = D8 ? diag8_fast(G, r0, amax2) : (DM || DMT) && diag_fast(G, r0, amax2);
     // (DM, DMT) the block's product into P: entries t >= tau, zeros above the diagonal
     [[maybe_unused]] auto put_p_block_lower = [&](const float (&acc)[2][4]) {
 #pragma unroll
@@ -1167,6 +1182,35 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid2 + r0 * LS, LS);
+      put_p_block_lower(acc);
+    } else if (D8 && fastb) {
+      // the two 8-row halves, each around its row 3 (queries from mid2, keys from mid, all 16
+      // rows: n8 tile 0 against half 0's keys, tile 1 against half 1's), and the square (rows
+      // 8..15 against keys 0..7) from the same fragments referenced to row 7 in registers:
+      // queries times exp((G_11 - G_7) A), keys times exp((G_7 - G_3) A), both in
+      // 2^-LIMIT .. 1 (diag8_fast), rounded again. The halves' quadrants across the square
+      // (mismatched references, possibly infinite) are not used.
+      float acc[2][4], sq[4] = {0.f, 0.f, 0.f, 0.f};
+      zero(acc);
+      const float d1 = G[r0 + 11] - G[r0 + 7], d2 = G[r0 + 7] - G[r0 + 3];
+      const bf16* qa = mid2 + r0 * LS;
+      const bf16* kb = mid + r0 * LS + ((lane & 7) + ((lane >> 4) & 1) * 8) * LS + ((lane >> 3) & 1) * 8;
+#pragma unroll
+      for (int k0 = 0; k0 < S; k0 += 16) {
+        uint32_t a4[4], b4[4];
+        ldsm_x4(a4, frag_a_addr(qa, LS, k0));
+        ldsm_x4(b4, kb + k0);
+        mma_bf16(acc[0], a4, b4[0], b4[1]);
+        mma_bf16(acc[1], a4, b4[2], b4[3]);
+        float f1[4], f2[4];
+        frag_a_colfactors(f1, k0, d1, A2);
+        frag_a_colfactors(f2, k0, d2, A2);
+        // (A rows 8..15 only: registers 1 and 3)
+        const uint32_t as[4] = {0u, scale_bf16x2(a4[1], f1[0], f1[1]), 0u, scale_bf16x2(a4[3], f1[2], f1[3])};
+        mma_bf16(sq, as, scale_bf16x2(b4[0], f2[0], f2[1]), scale_bf16x2(b4[1], f2[2], f2[3]));
+      }
+      acc[0][2] = sq[2];  // rows 8..15 of n8 tile 0: the square
+      acc[0][3] = sq[3];
       put_p_block_lower(acc);
     } else {
       // (the blocks that fail the test, and every block without the switches: the same code)

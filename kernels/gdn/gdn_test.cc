@@ -95,9 +95,10 @@ static void run_case(const Case& k, uint64_t seed) {
   std::vector<double> dout;
   fill(dout, nv, 0, 1);
   round_io(dout, bf);
-  if (bf && k.D == 32 && k.S <= 32)  // the plain pass's HYMO_GDN_DIAGMM fast path (gdn.cuh)
-    std::printf("  diagonal blocks passing the DIAGMM test: %.0f%%\n",
-                100 * diag_fast_share(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S));
+  if (bf && k.D == 32 && k.S <= 32)  // the HYMO_GDN_DIAGMM and DIAG8 fast paths (gdn.cuh)
+    std::printf("  diagonal blocks passing the DIAGMM test: %.0f%%, the DIAG8 test: %.0f%%\n",
+                100 * diag_fast_share(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S),
+                100 * diag_fast_share(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S, 4));
 
   std::vector<double> yref;
   cpu_forward(cs, in, yref);

@@ -1,0 +1,17 @@
+// hymo GDN: the limit of the diagonal blocks' one-product test (HYMO_GDN_DIAGMM, _TRAIN,
+// _BWD and HYMO_GDN_DIAG8; gdn.cuh diag_fast, diag8_fast), shared by the kernels and by the
+// host-side share the GPU test and the benchmark report (gdn_test_util.h).
+//
+// A block passes when every gate span between its reference rows, times max_s |A_s| log2(e),
+// is at most HYMO_GDN_DIAG_LIMIT. Then every operand factor of the block's products lies in
+// 2^-LIMIT .. 2^LIMIT, and an entry t >= tau is its exact term rounded once. A factor below
+// FP32's normal range (2^-126) is flushed to zero by ex2.approx.ftz; the other factor of its
+// pair is at most 2^LIMIT, so the term lost is below 2^(LIMIT - 126) |c_t| |b_tau| (2^-30 at
+// 96: far below BF16's 2^-9 rounding of the same term). Operands up to 2^LIMIT |c| or |b|
+// stay finite for |c|, |b| (and the backward's |dP|) below 2^(127 - LIMIT) = 2^31 at 96.
+// Session 16 used 64; run 102 measured 96 (docs/kernels/gdn.md, "What session 17 did").
+#pragma once
+
+#ifndef HYMO_GDN_DIAG_LIMIT
+#define HYMO_GDN_DIAG_LIMIT 96
+#endif
