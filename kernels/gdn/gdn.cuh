@@ -348,6 +348,14 @@
 #ifndef HYMO_GDN_DIAGMM_TRAIN
 #define HYMO_GDN_DIAGMM_TRAIN 0
 #endif
+// HYMO_GDN_DIAG8_TRAIN (session 17, default off; in place of DIAGMM_TRAIN): the training
+// output pass's blocks that pass diag8_fast. The block's first warp computes its two 8-row
+// halves, each one product around its row 3 from operands built in registers (high and low
+// parts, as DIAGMM_TRAIN's), instead of walking the triangles; the second warp computes the
+// square as it always does (MIDREG).
+#ifndef HYMO_GDN_DIAG8_TRAIN
+#define HYMO_GDN_DIAG8_TRAIN 0
+#endif
 
 // HYMO_GDN_ZROW (session 14; 1, the default since run 89: the plain output pass at D = 16
 // only; 2: every output pass where it applies; 0: off): the output passes' zeros above the

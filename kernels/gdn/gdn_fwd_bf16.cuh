@@ -888,8 +888,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
   // one product by its first warp (which otherwise walks the triangles), operands built in
   // registers from the raw c and b tiles as the square's are, high and low parts
-  constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
-  [[maybe_unused]] const float amax2 = DM || DMT || D8 ? head_amax2(p.A_log + h * S, S) : 0.f;
+  // HYMO_GDN_DIAG8_TRAIN: the same with the 4-row test, the halves by the first warp (each
+  // around its row 3), the square by the second as always
+  constexpr bool DT8 = HYMO_GDN_DIAG8_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
+  constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && !DT8 && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
+  [[maybe_unused]] const float amax2 = DM || DMT || D8 || DT8 ? head_amax2(p.A_log + h * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
@@ -969,8 +972,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference);
       // D8: two products and the square (mid2: queries, mid: keys, row 3 of each half)
-      [[maybe_unused]] const bool fast = D8 ? diag8_fast(G, 16 * blk, amax2)
-                                            : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
+      [[maybe_unused]] const bool fast = D8 || DT8 ? diag8_fast(G, 16 * blk, amax2)
+                                                   : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
       const bool lower = D8 ? (t & 15) >= 8 && !fast : (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
       if constexpr (P::QR) {  // (no Qs: the Qs h product scales Qi's fragments instead)
 #pragma unroll
@@ -1040,7 +1043,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
         *reinterpret_cast<uint4*>(reinterpret_cast<__half*>(a) + t * P::FA + s0) =
             make_uint4(hv[0], hv[1], hv[2], hv[3]);
-      } else if (!(DMT && fast)) {  // (DMT: a fast block has no walk)
+      } else if (!((DMT || DT8) && fast)) {  // (DMT, DT8: a fast block has no walk)
         *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
@@ -1131,7 +1134,38 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // operands built in registers), by the block's last warp. DM, DMT: a block that passes
     // diag_fast (the same test as its staging's) is one product (DM: mid and mid2; DMT: built
     // in registers by the first warp), entries above the diagonal selected away; no walk.
-    [[maybe_unused]] const bool fastb = D8 ? diag8_fast(G, r0, amax2) : (DM || DMT) && diag_fast(G, r0, amax2);
+    [[maybe_unused]] const bool fastb =
+        D8 || DT8 ? diag8_fast(G, r0, amax2) : (DM || DMT) && diag_fast(G, r0, amax2);
+    // HYMO_GDN_MIDREG (the block's second warp): the square's operands from the raw c and b
+    // tiles, scaled and split into high and low parts in registers: A rows 8..15 (queries
+    // r0 + 8 + gq, referenced to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq
+    // (referenced to row 7); the zeros above it
+    [[maybe_unused]] auto midreg_square = [&]() {
+      float acc[4] = {0.f, 0.f, 0.f, 0.f};
+      const float gm = G[r0 + 7], dq = G[r0 + 8 + gq] - gm, dk = gm - G[r0 + gq];
+      const bf16* cq = sc + (r0 + 8 + gq) * LS + 2 * tq;
+      const bf16* bk = sb + (r0 + gq) * LS + 2 * tq;
+#pragma unroll
+      for (int k0 = 0; k0 < S; k0 += 16) {
+        uint32_t ah[4] = {0u, 0u, 0u, 0u}, al[4] = {0u, 0u, 0u, 0u}, bh[2], bl[2];
+#pragma unroll
+        for (int hk = 0; hk < 2; ++hk) {  // columns k0 + 2 tq (+1), then + 8
+          const int col = k0 + 8 * hk + 2 * tq;
+          const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
+          const float2 cv = ld2(cq + k0 + 8 * hk);
+          const float2 bv = ld2(bk + k0 + 8 * hk);
+          const float q0 = cv.x * ex2f(dq * a2v.x), q1 = cv.y * ex2f(dq * a2v.y);
+          const float k0v = bv.x * ex2f(dk * a2v.x), k1v = bv.y * ex2f(dk * a2v.y);
+          split2(q0, q1, ah[1 + 2 * hk], al[1 + 2 * hk]);
+          split2(k0v, k1v, bh[hk], bl[hk]);
+        }
+        mma_bf16(acc, ah, bh[0], bh[1]);
+        mma_bf16(acc, al, bh[0], bh[1]);
+        mma_bf16(acc, ah, bl[0], bl[1]);
+      }
+      put_p(r0 + 8 + gq, r0 + 2 * tq, acc[2], acc[3]);
+      put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
+    };
     // (DM, DMT) the block's product into P: entries t >= tau, zeros above the diagonal
     [[maybe_unused]] auto put_p_block_lower = [&](const float (&acc)[2][4]) {
 #pragma unroll
@@ -1142,15 +1176,17 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           put_p(r0 + t, r0 + tau, tau <= t ? acc[nt][2 * hr] : 0.f, tau + 1 <= t ? acc[nt][2 * hr + 1] : 0.f);
         }
     };
-    if (DMT && fastb) {
-      if (role == 0) {  // (the block's second warp has only its off-diagonal blocks then)
+    if ((DMT || DT8) && fastb) {
+      if (role == 0) {  // (DMT: the block's second warp has only its off-diagonal blocks then)
         // the whole block, FP32-accurate (hi * hi + lo * hi + hi * lo): A rows gq and gq + 8
         // (queries c_t exp((G_t - G_m) A)), n8 tiles nt of keys r0 + 8 nt + gq
         // (b_tau exp((G_m - G_tau) A)), G_m = G at row 7 of the block
+        // (DT8: the reference of rows gq and gq + 8 is row 3 of their half, and n8 tile hr
+        // holds the keys of half hr: the tiles' quadrants across the square are not used)
         float acc[2][4];
         zero(acc);
         const float gm = G[r0 + 7];
-        const float dq0 = G[r0 + gq] - gm, dq1 = G[r0 + 8 + gq] - gm;
+        const float dq0 = G[r0 + gq] - (DT8 ? G[r0 + 3] : gm), dq1 = G[r0 + 8 + gq] - (DT8 ? G[r0 + 11] : gm);
         const bf16* c0p = sc + (r0 + gq) * LS + 2 * tq;
         const bf16* b0p = sb + (r0 + gq) * LS + 2 * tq;
 #pragma unroll
@@ -1176,7 +1212,17 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             mma_bf16(acc[nt], ah, bl[nt][0], bl[nt][1]);
           }
         }
-        put_p_block_lower(acc);
+        if constexpr (DT8) {  // the halves, t >= tau (the square and the zeros beside it: below)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const int t = gq + 8 * hr, tau = 8 * hr + 2 * tq;
+            put_p(r0 + t, r0 + tau, tau <= t ? acc[hr][2 * hr] : 0.f, tau + 1 <= t ? acc[hr][2 * hr + 1] : 0.f);
+          }
+        } else {
+          put_p_block_lower(acc);
+        }
+      } else if constexpr (DT8) {
+        midreg_square();  // (role R - 1: the square, and the zeros above it)
       }
     } else if (DM && fastb) {
       float acc[2][4];
@@ -1215,33 +1261,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     } else {
       // (the blocks that fail the test, and every block without the switches: the same code)
       if (P::MR && role == R - 1) {
-        // HYMO_GDN_MIDREG: the square's operands from the raw c and b tiles, scaled and split
-        // into high and low parts in registers: A rows 8..15 (queries r0 + 8 + gq, referenced
-        // to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq (referenced to row 7)
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
-        const float gm = G[r0 + 7], dq = G[r0 + 8 + gq] - gm, dk = gm - G[r0 + gq];
-        const bf16* cq = sc + (r0 + 8 + gq) * LS + 2 * tq;
-        const bf16* bk = sb + (r0 + gq) * LS + 2 * tq;
-#pragma unroll
-        for (int k0 = 0; k0 < S; k0 += 16) {
-          uint32_t ah[4] = {0u, 0u, 0u, 0u}, al[4] = {0u, 0u, 0u, 0u}, bh[2], bl[2];
-#pragma unroll
-          for (int hk = 0; hk < 2; ++hk) {  // columns k0 + 2 tq (+1), then + 8
-            const int col = k0 + 8 * hk + 2 * tq;
-            const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
-            const float2 cv = ld2(cq + k0 + 8 * hk);
-            const float2 bv = ld2(bk + k0 + 8 * hk);
-            const float q0 = cv.x * ex2f(dq * a2v.x), q1 = cv.y * ex2f(dq * a2v.y);
-            const float k0v = bv.x * ex2f(dk * a2v.x), k1v = bv.y * ex2f(dk * a2v.y);
-            split2(q0, q1, ah[1 + 2 * hk], al[1 + 2 * hk]);
-            split2(k0v, k1v, bh[hk], bl[hk]);
-          }
-          mma_bf16(acc, ah, bh[0], bh[1]);
-          mma_bf16(acc, al, bh[0], bh[1]);
-          mma_bf16(acc, ah, bl[0], bl[1]);
-        }
-        put_p(r0 + 8 + gq, r0 + 2 * tq, acc[2], acc[3]);
-        put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
+        midreg_square();
       } else if (role == R - 1) {
         float acc[2][4];
         zero(acc);
