@@ -343,6 +343,15 @@
 #ifndef HYMO_GDN_DIAGMM_BWD
 #define HYMO_GDN_DIAGMM_BWD 0
 #endif
+// HYMO_GDN_DIAG8_BWD (session 17, default off; in place of DIAGMM_BWD): the backward main
+// kernel's blocks that pass diag8_fast. The mid tile holds the block's keys, the decay tile its
+// queries, each referenced to row 3 of its 8-row half; dc and db are two products each (the
+// halves, and the square with its column factor exp((G_7 - G_3) A) or exp((G_11 - G_7) A)
+// applied to the product before the row factor), P's block one product and the square from
+// fragments scaled in registers, as HYMO_GDN_DIAG8's (gdn_bwd_bf16.cuh diag8_block_product).
+#ifndef HYMO_GDN_DIAG8_BWD
+#define HYMO_GDN_DIAG8_BWD 0
+#endif
 // HYMO_GDN_DIAGMM_TRAIN (session 16, default off): the same for the training output pass
 // (with MIDREG), its product built in registers by the block's first warp (gdn_fwd_bf16.cuh).
 #ifndef HYMO_GDN_DIAGMM_TRAIN

@@ -180,6 +180,60 @@ __device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const floa
     }
 }
 
+// HYMO_GDN_DIAG8_BWD: diag_block_product one level finer, for a block that passes
+// diag8_fast. B holds the other side's operand for all 16 rows, each row referenced to row 3
+// of its 8-row half (g3 = G_{r0+3} or g11 = G_{r0+11}). The block of dp splits into the two
+// halves' triangles (one product with B, rows scaled by exp((G_x - G_ref) A) or its
+// inverse) and the square (LOWER: rows 8..15 against columns 0..7; else rows 0..7 against
+// columns 8..15), whose product is first scaled by its column factor exp((G_7 - G_3) A)
+// (LOWER) or exp((G_11 - G_7) A), both in 2^-LIMIT .. 1, then by the row factor referenced
+// to row 7: each step keeps the values in range, where the factors' product alone could be
+// below FP32's normal range (diag8_fast bounds each 4-row span, not their sums).
+template <int NS, bool LOWER>
+__device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], const float (&acc)[NS][4],
+                                                    const bf16* B, int ldb, int lo, const float* G,
+                                                    const float* A2, int r0, float* dst, int fs) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  float dh[2][4], ds[2][4];
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = gq + (e >> 1) * 8, col = nt * 8 + 2 * tq + (e & 1);
+      const bool keep = LOWER ? col <= row : col >= row, same = (row < 8) == (col < 8);
+      dh[nt][e] = keep && same ? dp[nt][e] : 0.f;
+      ds[nt][e] = keep && !same ? dp[nt][e] : 0.f;
+    }
+  float th[NS][4], ts[NS][4];
+  zero(th);
+  zero(ts);
+  {
+    uint32_t ah[4], alo[4];
+    frag_split(dh, ah, alo);
+    mm_split3<NS>(th, ah, alo, B, ldb, lo);
+    frag_split(ds, ah, alo);
+    mm_split3<NS>(ts, ah, alo, B, ldb, lo);
+  }
+  const float g3 = G[r0 + 3], g7 = G[r0 + 7], g11 = G[r0 + 11];
+  const float dsq = LOWER ? g7 - g3 : g11 - g7;
+#pragma unroll
+  for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const int x = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
+      const float gref = hr ? g11 : g3;
+      const float dgh = LOWER ? G[x] - gref : gref - G[x], dgs = LOWER ? G[x] - g7 : g7 - G[x];
+      float v[2];
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        v[u] = fmaf(th[nt][2 * hr + u], ex2f(dgh * A2[s + u]), acc[nt][2 * hr + u]);
+        if (LOWER ? hr == 1 : hr == 0)  // the square's rows
+          v[u] = fmaf(ts[nt][2 * hr + u] * ex2f(dsq * A2[s + u]), ex2f(dgs * A2[s + u]), v[u]);
+      }
+      *reinterpret_cast<float2*>(dst + x * fs + s) = make_float2(v[0], v[1]);
+    }
+}
+
 // acc (16 x 8 NT, mma layout) += f[column] * x.
 template <int NT>
 __device__ __forceinline__ void fma_cols(float (&acc)[NT][4], const float* f, const float (&x)[NT][4]) {
@@ -418,11 +472,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // mid tile holds its keys Km = b_t exp((G_m - G_t) A) for all 16 rows, the per-step decay
   // tile its queries Qm = c_t exp((G_t - G_m) A) (BF16 high and low parts, a row of LQM
   // elements with the low part S elements after the high), G_m = G at the block's row 7
-  constexpr bool DMB = HYMO_GDN_DIAGMM_BWD && S <= 32 && D <= 32;
+  constexpr bool B8 = HYMO_GDN_DIAG8_BWD && S <= 32 && D <= 32;
+  constexpr bool DMB = HYMO_GDN_DIAGMM_BWD && !B8 && S <= 32 && D <= 32;
   constexpr int LQM = 2 * FS;
-  static_assert(!DMB || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
+  static_assert(!(DMB || B8) || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
   [[maybe_unused]] bf16* qm = reinterpret_cast<bf16*>(a);
-  [[maybe_unused]] const float amax2 = DMB ? head_amax2(p.A_log + h * S, S) : 0.f;
+  [[maybe_unused]] const float amax2 = DMB || B8 ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
@@ -548,8 +603,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, ge = G[16 * blk + 15],
                   gm = G[16 * blk + 7], gg = g[t];
-      [[maybe_unused]] const bool fast = DMB && diag_fast(G, 16 * blk, amax2);
-      const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB: not in a fast block)
+      [[maybe_unused]] const bool fast = B8 ? diag8_fast(G, 16 * blk, amax2) : DMB && diag_fast(G, 16 * blk, amax2);
+      const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB, B8: not in a fast block)
+      // the mid tile's and the fast block's query reference: row 7 of the block (B8, a fast
+      // block: row 3 of the half)
+      const float gz = B8 && fast ? G[(t & ~7) + 3] : gm;
       auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
@@ -559,12 +617,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       put(ke);
 #pragma unroll
       for (int e = 0; e < 8; ++e)
-        y[e] = HYMO_GDN_SEL ? (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gm : gm - gt) * a2[e])
-                            : lower ? cx[e] * ex2f((gt - gm) * a2[e]) : bx[e] * ex2f((gm - gt) * a2[e]);
+        y[e] = HYMO_GDN_SEL ? (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gz : gz - gt) * a2[e])
+                            : lower ? cx[e] * ex2f((gt - gz) * a2[e]) : bx[e] * ex2f((gz - gt) * a2[e]);
       put(mid);
-      if (DMB && fast) {  // the block's queries, referenced to its row 7, where its decays were
+      if ((DMB || B8) && fast) {  // the block's queries, referenced as its keys, where its decays were
 #pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gm) * a2[e]);
+        for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gz) * a2[e]);
         st16_split(qm + t * LQM + s0, qm + t * LQM + S + s0, y);
       } else {
 #pragma unroll
@@ -578,7 +636,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
-    [[maybe_unused]] const bool fastb = DMB && diag_fast(G, r0, amax2);  // (the staging's test)
+    [[maybe_unused]] const bool fastb = B8 ? diag8_fast(G, r0, amax2) : DMB && diag_fast(G, r0, amax2);  // (the staging's test)
     constexpr int Q = S / 4;
     const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
     const int base = r0 + lb;
@@ -631,14 +689,18 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
           dcacc[nt][e] *= ex2f((G[t] - gr) * A2[s]);
         }
-      if (DMB && fastb) {
+      if ((DMB || B8) && fastb) {
         // the whole diagonal block (DMB): exp((G_t - G_m) A) [(dP masked to tau <= t) Km],
-        // the keys Km from the mid tile, FP32-accurate (high and low parts); no walk
+        // the keys Km from the mid tile, FP32-accurate (high and low parts); no walk (B8: the
+        // halves and the square, diag8_block_product)
         float dp[2][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
-        diag_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
+        if constexpr (B8)
+          diag8_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
+        else
+          diag_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
       } else {
         // the diagonal block of dP: its lower triangle (FP32) for the elementwise
         // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
@@ -784,18 +846,44 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             dbacc[nt][e] *= ex2f((ge - G[t]) * A2[s]);
           }
       }
-      if (DMB && fastb) {
+      if ((DMB || B8) && fastb) {
         // the whole diagonal block (DMB): exp((G_m - G_tau) A) [(dP^T masked to t >= tau) Qm],
         // the queries Qm from the decay tile (qm), FP32-accurate; P^T's block = Km Qm^T
-        // (BF16 high parts, as dv reads P), t >= tau kept; no walk
+        // (BF16 high parts, as dv reads P), t >= tau kept; no walk. B8: db's halves and square
+        // (diag8_block_product); P^T's halves from the same product, its square (keys 0..7,
+        // queries 8..15) from the fragments scaled to row 7 in registers (keys times
+        // exp((G_7 - G_3) A), queries times exp((G_11 - G_7) A)), as HYMO_GDN_DIAG8's
         float dp[2][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
-        diag_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
         float sq[2][4];
         zero(sq);
-        warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+        if constexpr (B8) {
+          diag8_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
+          float sq8[4] = {0.f, 0.f, 0.f, 0.f};
+          const float d2 = G[r0 + 7] - G[r0 + 3], d1 = G[r0 + 11] - G[r0 + 7];
+          const bf16* qb = qm + r0 * LQM + ((lane & 7) + ((lane >> 4) & 1) * 8) * LQM + ((lane >> 3) & 1) * 8;
+#pragma unroll
+          for (int k0 = 0; k0 < S; k0 += 16) {
+            uint32_t a4[4], b4[4];
+            ldsm_x4(a4, frag_a_addr(mid + r0 * LS, LS, k0));
+            ldsm_x4(b4, qb + k0);
+            mma_bf16(sq[0], a4, b4[0], b4[1]);
+            mma_bf16(sq[1], a4, b4[2], b4[3]);
+            float f2[4], f1[4];
+            frag_a_colfactors(f2, k0, d2, A2);
+            frag_a_colfactors(f1, k0, d1, A2);
+            // (A rows 0..7 only, registers 0 and 2; the queries of n8 tile 1)
+            const uint32_t as[4] = {scale_bf16x2(a4[0], f2[0], f2[1]), 0u, scale_bf16x2(a4[2], f2[2], f2[3]), 0u};
+            mma_bf16(sq8, as, scale_bf16x2(b4[2], f1[0], f1[1]), scale_bf16x2(b4[3], f1[2], f1[3]));
+          }
+          sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
+          sq[1][1] = sq8[1];
+        } else {
+          diag_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
+          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+        }
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
