@@ -365,6 +365,14 @@
 #ifndef HYMO_GDN_DIAG8_TRAIN
 #define HYMO_GDN_DIAG8_TRAIN 0
 #endif
+// HYMO_GDN_DIAG_FLAGS (session 17; 1 unless 0 is given; only with the switches above): the
+// diagonal blocks' tests of a chunk are made once, by the warp that finishes the chunk's gate,
+// into four flags in shared memory (two buffers, as the gate's), with max_s |A_s| read from
+// there; the staging and the diagonal phase read a flag. 0: every staging unit and every
+// block's warp evaluates the test itself (diag_fast, diag8_fast), max |A| in a register.
+#ifndef HYMO_GDN_DIAG_FLAGS
+#define HYMO_GDN_DIAG_FLAGS 1
+#endif
 
 // HYMO_GDN_ZROW (session 14; 1, the default since run 89: the plain output pass at D = 16
 // only; 2: every output pass where it applies; 0: off): the output passes' zeros above the
@@ -549,6 +557,22 @@ __device__ __forceinline__ bool diag8_fast(const float* G, int r0, float amax2) 
   const float g0 = r0 ? G[r0 - 1] : 0.f, g1 = G[r0 + 3], g2 = G[r0 + 7], g3 = G[r0 + 11];
   return fmaxf(fmaxf(g1 - g0, g2 - g1), fmaxf(g3 - g2, G[r0 + 15] - g3)) * amax2 <=
          float(HYMO_GDN_DIAG_LIMIT);
+}
+
+// HYMO_GDN_DIAG_FLAGS: the tests of one chunk's nb diagonal blocks (FINE: diag8_fast), by
+// the warp that finished its gate, right after gate_cumsum wrote G; fl[i] for block i. The
+// warp itself wrote amax2 (the flag buffers' word 8) before its first chunk.
+template <bool FINE>
+__device__ __forceinline__ void diag_flags(const float* G, int* fl, int nb, const int* famax) {
+  __syncwarp();
+  const int lane = threadIdx.x & 31;
+  const float amax2 = __int_as_float(*famax);
+  if (lane < nb) fl[lane] = FINE ? diag8_fast(G, 16 * lane, amax2) : diag_fast(G, 16 * lane, amax2);
+}
+// ... and the warp's store of amax2 there (before its first diag_flags).
+__device__ __forceinline__ void diag_flags_amax(const float* A_log_h, int S, int* famax) {
+  const float m = head_amax2(A_log_h, S);
+  if ((threadIdx.x & 31) == 0) *famax = __float_as_int(m);
 }
 
 template <typename T> struct IO;

@@ -96,7 +96,9 @@ struct PlanB {
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
   static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FS);
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
-  static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4;
+  // (+ HYMO_GDN_DIAG_FLAGS with a diagonal-block switch: two buffers of 4 flags, amax2)
+  static constexpr bool DF = HYMO_GDN_DIAG_FLAGS && (HYMO_GDN_DIAGMM_BWD || HYMO_GDN_DIAG8_BWD);
+  static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4 + (DF ? 12 : 0);
   static constexpr size_t bytes = al(o_vec + 4 * vec_floats);
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
@@ -477,7 +479,14 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   constexpr int LQM = 2 * FS;
   static_assert(!(DMB || B8) || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
   [[maybe_unused]] bf16* qm = reinterpret_cast<bf16*>(a);
-  [[maybe_unused]] const float amax2 = DMB || B8 ? head_amax2(p.A_log + h * S, S) : 0.f;
+  // HYMO_GDN_DIAG_FLAGS: the tests made by warp 0 (which finishes the gates) into fl0 after
+  // misc (chunk ch: buffer (c1 - 1 - ch) & 1, as its gate), amax2 at word 8
+  constexpr bool DFL = P::DF && (DMB || B8);
+  static_assert(!DFL || NW <= 4, "four flags a chunk");
+  [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(misc + 4);
+  if constexpr (DFL)
+    if (wid == 0) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
+  [[maybe_unused]] const float amax2 = (DMB || B8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
@@ -512,6 +521,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       const size_t tk = size_t(bb) * p.T + size_t(c1 - 1) * C;
       gate_fetch<C>(graw, gate + tk * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
       gate_finish<C, FUSED>(graw, gbuf, gbuf + C, min(C, p.T - (c1 - 1) * C), dtb);
+      if constexpr (DFL) diag_flags<B8>(gbuf + C, fl0, NW, fl0 + 8);
       if (c1 - 2 >= c0) gate_fetch<C>(graw, gate + (tk - C) * p.H + h, tsG, C);
     }
   }
@@ -583,6 +593,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     const size_t tok0 = size_t(bb) * p.T + t0;
     float* g = gbuf + ((c1 - 1 - ch) & 1) * 2 * C;
     float* G = g + C;
+    [[maybe_unused]] const int* fl = fl0 + 4 * ((c1 - 1 - ch) & 1);  // (DFL: this chunk's flags)
     cp_async_wait_all();
     __syncthreads();
     // the chunk-end sensitivity (rbp is rewritten for the next chunk during this one)
@@ -603,7 +614,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, ge = G[16 * blk + 15],
                   gm = G[16 * blk + 7], gg = g[t];
-      [[maybe_unused]] const bool fast = B8 ? diag8_fast(G, 16 * blk, amax2) : DMB && diag_fast(G, 16 * blk, amax2);
+      [[maybe_unused]] const bool fast = DFL ? fl[blk] != 0
+                                         : B8 ? diag8_fast(G, 16 * blk, amax2) : DMB && diag_fast(G, 16 * blk, amax2);
       const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB, B8: not in a fast block)
       // the mid tile's and the fast block's query reference: row 7 of the block (B8, a fast
       // block: row 3 of the half)
@@ -636,7 +648,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
-    [[maybe_unused]] const bool fastb = B8 ? diag8_fast(G, r0, amax2) : DMB && diag_fast(G, r0, amax2);  // (the staging's test)
+    [[maybe_unused]] const bool fastb = DFL ? fl[w] != 0
+                                        : B8 ? diag8_fast(G, r0, amax2) : DMB && diag_fast(G, r0, amax2);  // (the staging's test)
     constexpr int Q = S / 4;
     const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
     const int base = r0 + lb;
@@ -804,6 +817,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         // are still busy
         float* gn = gbuf + ((c1 - ch) & 1) * 2 * C;
         gate_finish<C, FUSED>(graw, gn, gn + C, C, dtb);
+        if constexpr (DFL) diag_flags<B8>(gn + C, fl0 + 4 * ((c1 - ch) & 1), NW, fl0 + 8);
         if (ch - 1 > c0) gate_fetch<C>(graw, gate + (tok0 - 2 * C) * p.H + h, tsG, C);
       }
       // HYMO_GDN_BWD_BAL = 2: the query warps' own named barrier, so that every warp

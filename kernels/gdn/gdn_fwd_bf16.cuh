@@ -201,7 +201,11 @@ struct PlanF {
   // pass at D = 16 or S = D = 64, which spill 16 and 24 bytes with it)
   static constexpr bool GA = HYMO_GDN_GATE_AHEAD && !fused_state_fwd(S, D) && (TR || (S <= 32 && D == 32));
   static constexpr size_t o_g1 = o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0));
-  static constexpr size_t bytes_out = al(o_g1 + (GA ? 4 * 2 * C : 0));
+  // HYMO_GDN_DIAG_FLAGS (with a diagonal-block switch): two buffers of 4 flags, then amax2
+  static constexpr bool DF = HYMO_GDN_DIAG_FLAGS && (HYMO_GDN_DIAGMM || HYMO_GDN_DIAG8 ||
+                                                    HYMO_GDN_DIAGMM_TRAIN || HYMO_GDN_DIAG8_TRAIN);
+  static constexpr size_t o_fl = al(o_g1 + (GA ? 4 * 2 * C : 0));
+  static constexpr size_t bytes_out = al(o_fl + (DF ? 4 * 12 : 0));
   // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
   // (HYMO_GDN_STATE_AHEAD): three b and v buffers, no high-part tile (it overwrites b)
   static constexpr bool SA = HYMO_GDN_STATE_AHEAD;
@@ -892,7 +896,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // around its row 3), the square by the second as always
   constexpr bool DT8 = HYMO_GDN_DIAG8_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
   constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && !DT8 && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
-  [[maybe_unused]] const float amax2 = DM || DMT || D8 || DT8 ? head_amax2(p.A_log + h * S, S) : 0.f;
+  // HYMO_GDN_DIAG_FLAGS: the tests made by the gate warp gw into fl0 (chunk k: buffer k & 1
+  // with GATE_AHEAD), amax2 at word 8
+  constexpr bool DFL = P::DF && (DM || DMT || D8 || DT8);
+  static_assert(!DFL || NW <= 4, "four flags a chunk");
+  [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(sm + P::o_fl);
+  if constexpr (DFL)
+    if (wid == gw) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
+  [[maybe_unused]] const float amax2 = (DM || DMT || D8 || DT8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
@@ -924,8 +935,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(zb + (t * p.H * D + nt * 8))) : 0u;
         }
     }
+    [[maybe_unused]] const int* fl = fl0 + (GA && (k & 1) ? 4 : 0);  // (DFL: this chunk's flags)
     if (wid == gw && (!GA || k == 0)) {  // (GA: the later chunks' gates come ahead)
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
+      if constexpr (DFL) diag_flags<D8 || DT8>(G, fl0 + (GA && (k & 1) ? 4 : 0), NW, fl0 + 8);
       if (ch + 1 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
     }
@@ -972,8 +985,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference);
       // D8: two products and the square (mid2: queries, mid: keys, row 3 of each half)
-      [[maybe_unused]] const bool fast = D8 || DT8 ? diag8_fast(G, 16 * blk, amax2)
-                                                   : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
+      [[maybe_unused]] const bool fast = DFL        ? fl[blk] != 0
+                                         : D8 || DT8 ? diag8_fast(G, 16 * blk, amax2)
+                                                     : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
       const bool lower = D8 ? (t & 15) >= 8 && !fast : (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
       if constexpr (P::QR) {  // (no Qs: the Qs h product scales Qi's fragments instead)
 #pragma unroll
@@ -1134,8 +1148,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // operands built in registers), by the block's last warp. DM, DMT: a block that passes
     // diag_fast (the same test as its staging's) is one product (DM: mid and mid2; DMT: built
     // in registers by the first warp), entries above the diagonal selected away; no walk.
-    [[maybe_unused]] const bool fastb =
-        D8 || DT8 ? diag8_fast(G, r0, amax2) : (DM || DMT) && diag_fast(G, r0, amax2);
+    [[maybe_unused]] const bool fastb = DFL        ? fl[w] != 0
+                                        : D8 || DT8 ? diag8_fast(G, r0, amax2)
+                                                    : (DM || DMT) && diag_fast(G, r0, amax2);
     // HYMO_GDN_MIDREG (the block's second warp): the square's operands from the raw c and b
     // tiles, scaled and split into high and low parts in registers: A rows 8..15 (queries
     // r0 + 8 + gq, referenced to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq
@@ -1382,6 +1397,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if (GA && wid == gw && ch + 1 < c1_now()) {  // the next chunk's gate (the other buffer)
       float* gn = (k & 1) ? g0 : g1;
       gate_finish<C, FUSED>(graw, gn, gn + C, min(C, p.T - (ch + 1) * C), dtb);
+      if constexpr (DFL) diag_flags<D8 || DT8>(gn + C, fl0 + ((k & 1) ? 0 : 4), NW, fl0 + 8);
       if (ch + 2 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + 2 * C) * p.H + h, tsG, min(C, p.T - (ch + 2) * C));
     }
