@@ -336,7 +336,7 @@
 // by exp((G_11 - G_7) A) and the keys by exp((G_7 - G_3) A): two factors <= 1 and >= 2^-LIMIT
 // (normal), so that each scaled operand is the square's own, referenced to row 7.
 #ifndef HYMO_GDN_DIAG8
-#define HYMO_GDN_DIAG8 0
+#define HYMO_GDN_DIAG8 1
 #endif
 // HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
 // kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).
@@ -350,7 +350,7 @@
 // applied to the product before the row factor), P's block one product and the square from
 // fragments scaled in registers, as HYMO_GDN_DIAG8's (gdn_bwd_bf16.cuh diag8_block_product).
 #ifndef HYMO_GDN_DIAG8_BWD
-#define HYMO_GDN_DIAG8_BWD 0
+#define HYMO_GDN_DIAG8_BWD 1
 #endif
 // HYMO_GDN_DIAGMM_TRAIN (session 16, default off): the same for the training output pass
 // (with MIDREG), its product built in registers by the block's first warp (gdn_fwd_bf16.cuh).
@@ -363,15 +363,22 @@
 // parts, as DIAGMM_TRAIN's), instead of walking the triangles; the second warp computes the
 // square as it always does (MIDREG).
 #ifndef HYMO_GDN_DIAG8_TRAIN
-#define HYMO_GDN_DIAG8_TRAIN 0
+#define HYMO_GDN_DIAG8_TRAIN 1
 #endif
-// HYMO_GDN_DIAG_FLAGS (session 17; 1 unless 0 is given; only with the switches above): the
-// diagonal blocks' tests of a chunk are made once, by the warp that finishes the chunk's gate,
-// into four flags in shared memory (two buffers, as the gate's), with max_s |A_s| read from
-// there; the staging and the diagonal phase read a flag. 0: every staging unit and every
-// block's warp evaluates the test itself (diag_fast, diag8_fast), max |A| in a register.
+// HYMO_GDN_DIAG_FLAGS (the output passes) and HYMO_GDN_DIAG_FLAGS_BWD (the backward main
+// kernel), session 17, only with the switches above: the diagonal blocks' tests of a chunk are
+// made once, by the warp that finishes the chunk's gate, into four flags in shared memory (two
+// buffers, as the gate's), with max_s |A_s| read from there; the staging and the diagonal
+// phase read a flag. 0: every staging unit and every block's warp evaluates the test itself
+// (diag_fast, diag8_fast), max |A| in a register. Run 103 (A/B, 3 rounds, with the three
+// DIAG8 switches, flags everywhere against nowhere): forward +2.1% at the default shape, +1.3%
+// at H = 16 and -0.3% at H = 64; forward + backward -0.8%, -0.5%, -0.7%. So the output passes
+// test in place (0) and the backward reads flags (1).
 #ifndef HYMO_GDN_DIAG_FLAGS
-#define HYMO_GDN_DIAG_FLAGS 1
+#define HYMO_GDN_DIAG_FLAGS 0
+#endif
+#ifndef HYMO_GDN_DIAG_FLAGS_BWD
+#define HYMO_GDN_DIAG_FLAGS_BWD 1
 #endif
 
 // HYMO_GDN_ZROW (session 14; 1, the default since run 89: the plain output pass at D = 16

@@ -96,8 +96,8 @@ struct PlanB {
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
   static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FS);
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
-  // (+ HYMO_GDN_DIAG_FLAGS with a diagonal-block switch: two buffers of 4 flags, amax2)
-  static constexpr bool DF = HYMO_GDN_DIAG_FLAGS && (HYMO_GDN_DIAGMM_BWD || HYMO_GDN_DIAG8_BWD);
+  // (+ HYMO_GDN_DIAG_FLAGS_BWD with a diagonal-block switch: two buffers of 4 flags, amax2)
+  static constexpr bool DF = HYMO_GDN_DIAG_FLAGS_BWD && (HYMO_GDN_DIAGMM_BWD || HYMO_GDN_DIAG8_BWD);
   static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4 + (DF ? 12 : 0);
   static constexpr size_t bytes = al(o_vec + 4 * vec_floats);
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
@@ -474,12 +474,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // mid tile holds its keys Km = b_t exp((G_m - G_t) A) for all 16 rows, the per-step decay
   // tile its queries Qm = c_t exp((G_t - G_m) A) (BF16 high and low parts, a row of LQM
   // elements with the low part S elements after the high), G_m = G at the block's row 7
-  constexpr bool B8 = HYMO_GDN_DIAG8_BWD && S <= 32 && D <= 32;
+  constexpr bool B8 = HYMO_GDN_DIAG8_BWD && S <= 32 && D == 32;
   constexpr bool DMB = HYMO_GDN_DIAGMM_BWD && !B8 && S <= 32 && D <= 32;
   constexpr int LQM = 2 * FS;
   static_assert(!(DMB || B8) || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
   [[maybe_unused]] bf16* qm = reinterpret_cast<bf16*>(a);
-  // HYMO_GDN_DIAG_FLAGS: the tests made by warp 0 (which finishes the gates) into fl0 after
+  // HYMO_GDN_DIAG_FLAGS_BWD: the tests made by warp 0 (which finishes the gates) into fl0 after
   // misc (chunk ch: buffer (c1 - 1 - ch) & 1, as its gate), amax2 at word 8
   constexpr bool DFL = P::DF && (DMB || B8);
   static_assert(!DFL || NW <= 4, "four flags a chunk");
