@@ -326,15 +326,21 @@
 #ifndef HYMO_GDN_DIAGMM
 #define HYMO_GDN_DIAGMM 0
 #endif
-// HYMO_GDN_DIAG8 (session 17, default off; the plain output pass at D = 32, in place of
-// DIAGMM's there): the same one level finer. A block passes diag8_fast when each of its four
+// HYMO_GDN_DIAG8 (session 17, on by default since run 104; the plain output pass at D = S = 32,
+// in place of DIAGMM's there): the same one level finer. A block passes diag8_fast when each of its four
 // 4-row gate spans is within the limit (at the spec's decays, B = 4 H = 28: 93% of the blocks
 // at limit 96, against 54% for diag_fast at 96 and 35% at 64). Each 8-row half is then one
 // product around its row 3 (queries c_t exp((G_t - G_3') A) in the mid2 tile, keys
 // b_t exp((G_3' - G_t) A) in the mid tile, all 16 rows, G_3' the half's row 3), and the 8x8
 // square (rows 8..15 against keys 0..7) the same product with the queries scaled in registers
 // by exp((G_11 - G_7) A) and the keys by exp((G_7 - G_3) A): two factors <= 1 and >= 2^-LIMIT
-// (normal), so that each scaled operand is the square's own, referenced to row 7.
+// (normal), so that each scaled operand is the square's own, referenced to row 7. Run 104
+// (A/B, 3 rounds, the three DIAG8 switches against none): at the spec's decays forward -2.1%
+// (default shape), -4.0% (H = 16), -3.9% (H = 64), forward + backward -5.1%, -8.3%, -5.6%;
+// at S = 16 the plain forward +1.6% (so D8 is off there); with --decay-scale 3 (A down to
+// -84) forward +7.8%, forward + backward +3.1%, with 10 +9.2% and +4.1%: where the test fails
+// the old code runs but stalls more (ncu: short-scoreboard stalls 1.33 instead of 1.11 an
+// issued instruction in the plain pass at decay 10; docs/kernels/gdn.md, session 17).
 #ifndef HYMO_GDN_DIAG8
 #define HYMO_GDN_DIAG8 1
 #endif
@@ -343,8 +349,8 @@
 #ifndef HYMO_GDN_DIAGMM_BWD
 #define HYMO_GDN_DIAGMM_BWD 0
 #endif
-// HYMO_GDN_DIAG8_BWD (session 17, default off; in place of DIAGMM_BWD): the backward main
-// kernel's blocks that pass diag8_fast. The mid tile holds the block's keys, the decay tile its
+// HYMO_GDN_DIAG8_BWD (session 17, on by default since run 104, at D = 32; in place of
+// DIAGMM_BWD): the backward main kernel's blocks that pass diag8_fast. The mid tile holds the block's keys, the decay tile its
 // queries, each referenced to row 3 of its 8-row half; dc and db are two products each (the
 // halves, and the square with its column factor exp((G_7 - G_3) A) or exp((G_11 - G_7) A)
 // applied to the product before the row factor), P's block one product and the square from
@@ -357,7 +363,7 @@
 #ifndef HYMO_GDN_DIAGMM_TRAIN
 #define HYMO_GDN_DIAGMM_TRAIN 0
 #endif
-// HYMO_GDN_DIAG8_TRAIN (session 17, default off; in place of DIAGMM_TRAIN): the training
+// HYMO_GDN_DIAG8_TRAIN (session 17, on by default since run 104; in place of DIAGMM_TRAIN): the training
 // output pass's blocks that pass diag8_fast. The block's first warp computes its two 8-row
 // halves, each one product around its row 3 from operands built in registers (high and low
 // parts, as DIAGMM_TRAIN's), instead of walking the triangles; the second warp computes the
