@@ -876,22 +876,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         if constexpr (B8) {
           diag8_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
           float sq8[4] = {0.f, 0.f, 0.f, 0.f};
-          const float d2 = G[r0 + 7] - G[r0 + 3], d1 = G[r0 + 11] - G[r0 + 7];
-          const bf16* qb = qm + r0 * LQM + ((lane & 7) + ((lane >> 4) & 1) * 8) * LQM + ((lane >> 3) & 1) * 8;
-#pragma unroll
-          for (int k0 = 0; k0 < S; k0 += 16) {
-            uint32_t a4[4], b4[4];
-            ldsm_x4(a4, frag_a_addr(mid + r0 * LS, LS, k0));
-            ldsm_x4(b4, qb + k0);
-            mma_bf16(sq[0], a4, b4[0], b4[1]);
-            mma_bf16(sq[1], a4, b4[2], b4[3]);
-            float f2[4], f1[4];
-            frag_a_colfactors(f2, k0, d2, A2);
-            frag_a_colfactors(f1, k0, d1, A2);
-            // (A rows 0..7 only, registers 0 and 2; the queries of n8 tile 1)
-            const uint32_t as[4] = {scale_bf16x2(a4[0], f2[0], f2[1]), 0u, scale_bf16x2(a4[2], f2[2], f2[3]), 0u};
-            mma_bf16(sq8, as, scale_bf16x2(b4[2], f1[0], f1[1]), scale_bf16x2(b4[3], f1[2], f1[3]));
-          }
+          diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - G[r0 + 3],
+                            G[r0 + 11] - G[r0 + 7], A2);
           sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
           sq[1][1] = sq8[1];
         } else {

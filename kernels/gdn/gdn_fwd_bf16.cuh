@@ -110,6 +110,36 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
   }
 }
 
+// HYMO_GDN_DIAG8 (the plain pass) and DIAG8_BWD (P's block): a diagonal block's product
+// A Bt^T (A and Bt 16 rows of S BF16 values, rows of each 8-row half referenced to that
+// half's row 3) into acc, and its 8x8 square from the same fragments rescaled to row 7 into
+// sq: A's rows 8..15 (UPPER: rows 0..7) times exp(da A_k) against Bt's n8 tile 0 (UPPER:
+// tile 1) times exp(db A_k), column k's factors ex2(d A2[k]), both in 2^-LIMIT .. 1, each
+// operand rounded again to BF16. sq holds the square in the rows it came from (registers 2,
+// 3; UPPER: 0, 1), acc's quadrant there is not used (mismatched references).
+template <int S, bool UPPER>
+__device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], const bf16* A, int lda,
+                                         const bf16* Bt, int ldb, float da, float db, const float* A2) {
+  const int lane = threadIdx.x & 31;
+  const bf16* bp = Bt + ((lane & 7) + ((lane >> 4) & 1) * 8) * ldb + ((lane >> 3) & 1) * 8;
+#pragma unroll
+  for (int k0 = 0; k0 < S; k0 += 16) {
+    uint32_t a4[4], b4[4];
+    ldsm_x4(a4, frag_a_addr(A, lda, k0));
+    ldsm_x4(b4, bp + k0);
+    mma_bf16(acc[0], a4, b4[0], b4[1]);
+    mma_bf16(acc[1], a4, b4[2], b4[3]);
+    float fa[4], fb[4];
+    frag_a_colfactors(fa, k0, da, A2);
+    frag_a_colfactors(fb, k0, db, A2);
+    constexpr int r = UPPER ? 0 : 1, nb = UPPER ? 2 : 0;  // A's registers r, r + 2; B's nb, nb + 1
+    uint32_t as[4] = {0u, 0u, 0u, 0u};
+    as[r] = scale_bf16x2(a4[r], fa[0], fa[1]);
+    as[r + 2] = scale_bf16x2(a4[r + 2], fa[2], fa[3]);
+    mma_bf16(sq, as, scale_bf16x2(b4[nb], fb[0], fb[1]), scale_bf16x2(b4[nb + 1], fb[2], fb[3]));
+  }
+}
+
 // Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16 or FP16, 16 for
 // floats).
 __device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return bf16x2_f2(v); }
@@ -1254,23 +1284,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // (mismatched references, possibly infinite) are not used.
       float acc[2][4], sq[4] = {0.f, 0.f, 0.f, 0.f};
       zero(acc);
-      const float d1 = G[r0 + 11] - G[r0 + 7], d2 = G[r0 + 7] - G[r0 + 3];
-      const bf16* qa = mid2 + r0 * LS;
-      const bf16* kb = mid + r0 * LS + ((lane & 7) + ((lane >> 4) & 1) * 8) * LS + ((lane >> 3) & 1) * 8;
-#pragma unroll
-      for (int k0 = 0; k0 < S; k0 += 16) {
-        uint32_t a4[4], b4[4];
-        ldsm_x4(a4, frag_a_addr(qa, LS, k0));
-        ldsm_x4(b4, kb + k0);
-        mma_bf16(acc[0], a4, b4[0], b4[1]);
-        mma_bf16(acc[1], a4, b4[2], b4[3]);
-        float f1[4], f2[4];
-        frag_a_colfactors(f1, k0, d1, A2);
-        frag_a_colfactors(f2, k0, d2, A2);
-        // (A rows 8..15 only: registers 1 and 3)
-        const uint32_t as[4] = {0u, scale_bf16x2(a4[1], f1[0], f1[1]), 0u, scale_bf16x2(a4[3], f1[2], f1[3])};
-        mma_bf16(sq, as, scale_bf16x2(b4[0], f2[0], f2[1]), scale_bf16x2(b4[1], f2[2], f2[3]));
-      }
+      diag8_mm<S, false>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, G[r0 + 11] - G[r0 + 7],
+                         G[r0 + 7] - G[r0 + 3], A2);
       acc[0][2] = sq[2];  // rows 8..15 of n8 tile 0: the square
       acc[0][3] = sq[3];
       put_p_block_lower(acc);
