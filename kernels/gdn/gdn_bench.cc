@@ -26,7 +26,7 @@ struct Set {
 struct Res {
   double fwd_ms, fwd_bwd_ms, fwd_train_ms;  // fwd_train: the forward with save_for_backward
   double diag_share;   // diagonal blocks of the first input set that pass HYMO_GDN_DIAGMM's test
-  double diag8_share;  // ... and HYMO_GDN_DIAG8's (gdn_test_util.h diag_fast_share)
+  double diag8_share;  // ... and HYMO_GDN_DIAG8's (gdn_test_util.h diag_fast_shares)
 };
 
 double median(std::vector<float> x) {
@@ -50,7 +50,7 @@ Res bench(const Shape& s, int iters, double decay_scale) {
     return x;
   };
   std::vector<Set> sets;
-  std::vector<double> gate0;  // the first set's gate (diag_fast_share)
+  std::vector<double> gate0;  // the first set's gate (diag_fast_shares)
   for (int r = 0; r < R; ++r) {
     Set st{DevBuf(nv, true), DevBuf(ns, true), DevBuf(ns, true), DevBuf(ng, true),
            DevBuf(nv, true), DevBuf(nv, true), DevBuf(nv, true), DevBuf(nv, true),
@@ -74,8 +74,9 @@ Res bench(const Shape& s, int iters, double decay_scale) {
       for (int k = 0; k < s.S; ++k) a[size_t(h) * s.S + k] = std::log(double(h % 28 + 1) * decay_scale);
     alog.upload(a);
     if (s.D == 32 && s.S <= 32) {
-      diag_share = diag_fast_share(gate0, true, std::vector<double>(s.H, 0.0), a, s.B, s.T, s.H, s.S);
-      diag8_share = diag_fast_share(gate0, true, std::vector<double>(s.H, 0.0), a, s.B, s.T, s.H, s.S, 4);
+      const DiagShares sh = diag_fast_shares(gate0, true, std::vector<double>(s.H, 0.0), a, s.B, s.T, s.H, s.S);
+      diag_share = sh.diagmm;
+      diag8_share = sh.diag8;
     }
     dtb.upload(std::vector<double>(s.H, 0.0));
     dsk.upload(std::vector<double>(s.H, 1.0));

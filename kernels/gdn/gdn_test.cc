@@ -95,10 +95,11 @@ static void run_case(const Case& k, uint64_t seed) {
   std::vector<double> dout;
   fill(dout, nv, 0, 1);
   round_io(dout, bf);
-  if (bf && k.D == 32 && k.S <= 32)  // the HYMO_GDN_DIAGMM and DIAG8 fast paths (gdn.cuh)
+  if (bf && k.D == 32 && k.S <= 32) {  // the HYMO_GDN_DIAGMM and DIAG8 fast paths (gdn.cuh)
+    const DiagShares sh = diag_fast_shares(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S);
     std::printf("  diagonal blocks passing the DIAGMM test: %.0f%%, the DIAG8 test: %.0f%%\n",
-                100 * diag_fast_share(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S),
-                100 * diag_fast_share(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S, 4));
+                100 * sh.diagmm, 100 * sh.diag8);
+  }
 
   std::vector<double> yref;
   cpu_forward(cs, in, yref);

@@ -86,18 +86,20 @@ inline void round_io(std::vector<double>& x, bool bf16) {
   for (auto& e : x) e = bf16 ? bf2f(f2bf(float(e))) : double(float(e));
 }
 
-// The share of 16-row diagonal blocks (chunks of C tokens) whose gate spans pass the
-// diagonal blocks' one-product test (gdn.cuh): span = 8, HYMO_GDN_DIAGMM's diag_fast
-// (max(G_7 - G_-1, G_15 - G_7) max_s |A_s| log2 e <= HYMO_GDN_DIAG_LIMIT); span = 4,
-// HYMO_GDN_DIAG8's diag8_fast (the four 4-row spans), G the inclusive cumulative gate inside
-// the chunk, from the host's copy of the inputs: what the fast path can take, for the test's
-// and the benchmark's reports (in double, so a block at the limit may count differently from
-// the kernel's FP32; the limit is gdn_diag.h's default, not a -D given to the CUDA build).
+// The shares of 16-row diagonal blocks (chunks of C tokens) whose gate spans pass the
+// diagonal blocks' one-product tests (gdn.cuh), from one pass over the host's copy of the
+// inputs: diagmm, HYMO_GDN_DIAGMM's diag_fast (max(G_7 - G_-1, G_15 - G_7) max_s |A_s| log2 e
+// <= HYMO_GDN_DIAG_LIMIT); diag8, HYMO_GDN_DIAG8's diag8_fast (the four 4-row spans); G the
+// inclusive cumulative gate inside the chunk. What the fast paths can take, for the test's and
+// the benchmark's reports (in double, so a block at the limit may count differently from the
+// kernel's FP32; the limit is gdn_diag.h's default, not a -D given to the CUDA build).
 // gate: [B][T][H] (the pre-sigmoid input when fused), A_log: [H][S].
-inline double diag_fast_share(const std::vector<double>& gate, bool fused, const std::vector<double>& dt_bias,
-                              const std::vector<double>& A_log, int B, int T, int H, int S, int span = 8,
-                              int C = 64) {
-  long pass = 0, all = 0;
+struct DiagShares {
+  double diagmm = 0, diag8 = 0;
+};
+inline DiagShares diag_fast_shares(const std::vector<double>& gate, bool fused, const std::vector<double>& dt_bias,
+                                   const std::vector<double>& A_log, int B, int T, int H, int S, int C = 64) {
+  long pass16 = 0, pass4 = 0, all = 0;
   std::vector<double> G(static_cast<size_t>(C));  // one chunk's inclusive gate cumsum (0 past T)
   for (int h = 0; h < H; ++h) {
     double amax = 0;
@@ -112,18 +114,28 @@ inline double diag_fast_share(const std::vector<double>& gate, bool fused, const
           }
           G[t] = acc;
         }
-        for (int r0 = 0; r0 < C && t0 + r0 < T; r0 += 16) {
+        // the block passes the test with reference rows every span rows
+        const auto passes = [&](int r0, int span) {
           double widest = 0, prev = r0 ? G[r0 - 1] : 0;
           for (int r = r0 + span - 1; r < r0 + 16; r += span) {
             widest = std::max(widest, G[r] - prev);
             prev = G[r];
           }
-          pass += widest * amax <= HYMO_GDN_DIAG_LIMIT;
+          return widest * amax <= HYMO_GDN_DIAG_LIMIT;
+        };
+        for (int r0 = 0; r0 < C && t0 + r0 < T; r0 += 16) {
+          pass16 += passes(r0, 8);
+          pass4 += passes(r0, 4);
           ++all;
         }
       }
   }
-  return all ? double(pass) / double(all) : 0;
+  DiagShares r;
+  if (all) {
+    r.diagmm = double(pass16) / double(all);
+    r.diag8 = double(pass4) / double(all);
+  }
+  return r;
 }
 
 }  // namespace hymo::gdn::util
