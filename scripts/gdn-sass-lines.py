@@ -28,14 +28,17 @@ import re
 import sys
 
 
-def sass_lines(path, kernel, inner=False):
-    """offset -> (file, line) of the outermost frame (inner: the innermost), for the one
-    function matching."""
+def sass_instructions(path, kernel, inner=False):
+    """[(offset, (file, line), instruction text)] of the one function matching, in order, the
+    line that of the outermost frame (inner: the innermost). Also used by
+    scripts/gdn-sass-slack.py."""
     text = open(path).read().split('\n')
-    heads = [i for i, l in enumerate(text) if l.startswith('//-----') and kernel in l]
+    # (the function's code section: a dump without -c also heads its .nv.info and constant
+    # sections with the name)
+    heads = [i for i, l in enumerate(text) if l.startswith('//-----') and '.text.' in l and kernel in l]
     if len(heads) != 1:
         sys.exit(f'gdn-sass-lines: {len(heads)} functions in {path} match {kernel!r}; need exactly one')
-    where, cur, fresh = {}, None, True
+    out, cur, fresh = [], None, True
     for l in text[heads[0] + 1:]:
         if l.startswith('//-----'):
             break
@@ -48,8 +51,13 @@ def sass_lines(path, kernel, inner=False):
         fresh = True
         m = re.match(r'\s*/\*([0-9a-f]{4,})\*/\s+(.*?);', l)
         if m:
-            where[int(m.group(1), 16)] = (cur, m.group(2).split()[0] if m.group(2) else '')
-    return where
+            out.append((int(m.group(1), 16), cur, m.group(2)))
+    return out
+
+
+def sass_lines(path, kernel, inner=False):
+    """offset -> ((file, line), opcode) for the one function matching (sass_instructions)."""
+    return {off: (where, text.split()[0] if text else '') for off, where, text in sass_instructions(path, kernel, inner)}
 
 
 def ncu_rows(path):

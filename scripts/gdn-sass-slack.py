@@ -13,7 +13,7 @@ DIAG8 fast path compiled in (run 104): the mean slack of its LDS fell from 16.4 
 
 A.dis, B.dis: `nvdisasm -gi` of a cubin built with -lineinfo (e.g. `nvcc -std=c++17
 -arch=sm_90a -O3 -lineinfo -I../.. -cubin -o a.cubin gdn_inst_bf16_s32.cu` in kernels/gdn,
-then `nvdisasm -gi a.cubin > A.dis`). KERNEL: a substring of the mangled name that picks one
+then `nvdisasm -gi -c a.cubin > A.dis`, the layout of the prebuilt sets' lines-*.sass). KERNEL: a substring of the mangled name that picks one
 function (e.g. out_bf16_kernelILi32ELi32ELi64ELb1ELb0E). Prints per build the count and mean
 slack of each producer kind; with --lines and two builds, the source lines whose mean slack
 differs by at least --min-diff instructions (default 2) or that only one build has.
@@ -24,30 +24,21 @@ counts for that).
 """
 import argparse
 import collections
+import importlib.util
 import re
-import sys
+from pathlib import Path
 
 PRODUCERS = ("LDSM", "LDS", "MUFU")
 
 
 def load(path, kernel):
-    """(line, instruction text) of the kernel's instructions, in order."""
-    out, line, inside = [], None, False
-    with open(path) as f:
-        for raw in f:
-            if raw.startswith(".text."):
-                inside = kernel in raw
-                continue
-            if not inside:
-                continue
-            if "//## File" in raw:
-                locs = re.findall(r'"([^"]+)", line (\d+)', raw)
-                line = int(locs[-1][1]) if locs else None
-                continue
-            m = re.match(r"\s+/\*([0-9a-f]{4})\*/\s+(.*?);", raw)
-            if m:
-                out.append((line, re.sub(r"^@!?U?P\w+\s+", "", m.group(2))))
-    return out
+    """(line, instruction text without its predicate) of the kernel's instructions, in order,
+    from scripts/gdn-sass-lines.py's parser of the same `nvdisasm -gi` layout."""
+    spec = importlib.util.spec_from_file_location("gdn_sass_lines", Path(__file__).with_name("gdn-sass-lines.py"))
+    lines = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lines)
+    return [(where[1] if where else None, re.sub(r"^@!?U?P\w+\s+", "", text))
+            for _, where, text in lines.sass_instructions(path, kernel)]
 
 
 def regs(text):
@@ -102,9 +93,7 @@ def main():
         ap.error("one or two dumps")
     results = []
     for path in a.dumps:
-        ins = load(path, a.kernel)
-        if not ins:
-            sys.exit(f"gdn-sass-slack: no function matching '{a.kernel}' in {path}")
+        ins = load(path, a.kernel)  # (exits unless exactly one function matches)
         r = slack(ins)
         results.append(r)
         kinds = collections.defaultdict(list)
