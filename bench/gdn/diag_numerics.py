@@ -81,14 +81,18 @@ def random_block(rng, limit, S):
     return A2, Gt, c, b, E, g3
 
 
+def passing_blocks(rng, limit, blocks, S):
+    """The blocks of `blocks` draws that pass the 4-row test (random_block)."""
+    for _ in range(blocks):
+        blk = random_block(rng, limit, S)
+        if blk is not None:
+            yield blk
+
+
 def plain(limit, blocks, seed, S=32):
     rng = np.random.default_rng(seed)
     worst, npass = 0.0, 0
-    for _ in range(blocks):
-        blk = random_block(rng, limit, S)
-        if blk is None:
-            continue
-        A2, Gt, c, b, E, g3 = blk
+    for A2, Gt, c, b, E, g3 in passing_blocks(rng, limit, blocks, S):
         npass += 1
         ref = np.einsum("ts,tus,us->tu", c.astype(np.float64), E, b.astype(np.float64)) * np.tril(np.ones((16, 16)))
         Q = bf16(c * ex2((Gt - g3)[:, None] * A2))
@@ -113,11 +117,7 @@ def backward(limit, blocks, seed, S=32):
     L = np.tril(np.ones((16, 16)))
     half = np.arange(16) >= 8
     same = half[:, None] == half[None, :]
-    for _ in range(blocks):
-        blk = random_block(rng, limit, S)
-        if blk is None:
-            continue
-        A2, Gt, c, b, E, g3 = blk
+    for A2, Gt, c, b, E, g3 in passing_blocks(rng, limit, blocks, S):
         npass += 1
         dP = rng.normal(0, 1, (16, 16)).astype(F32)
         dc_ref = np.einsum("tu,tus,us->ts", dP * L, E, b.astype(np.float64))
