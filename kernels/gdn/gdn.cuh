@@ -344,6 +344,21 @@
 #ifndef HYMO_GDN_DIAG8
 #define HYMO_GDN_DIAG8 1
 #endif
+// HYMO_GDN_DIAG8_USTAGE (session 18): the plain pass's staging of the mid2 and mid tiles with
+// DIAG8 as one branch on the block's test (a fast block: every row a query in mid2 and a key in
+// mid, referenced to row 3 of the half; otherwise the default operands) instead of a select
+// per element of each operand. At S = 32 a warp's staging units lie in one block, so the
+// branch does not diverge. Statically (scripts/gdn-sass-slack.py, session 17) it gives the
+// slow path back half of the shared-load slack DIAG8 cost it and all of the MUFU slack.
+#ifndef HYMO_GDN_DIAG8_USTAGE
+#define HYMO_GDN_DIAG8_USTAGE 0
+#endif
+// HYMO_GDN_DIAG8_USTAGE_BWD (session 18): the same for the backward main kernel's mid tile
+// (DIAG8_BWD: keys of a fast block, the square's operand otherwise), staged inside the branch
+// that already chooses between the fast block's query tile and the per-step decays.
+#ifndef HYMO_GDN_DIAG8_USTAGE_BWD
+#define HYMO_GDN_DIAG8_USTAGE_BWD 0
+#endif
 // HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
 // kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).
 #ifndef HYMO_GDN_DIAGMM_BWD

@@ -1033,7 +1033,28 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         stage(qs + t * LS + s0, LQ, y);
         stage(qi + t * LS + s0, LQ, z);
       }
-      if constexpr (D8) {
+      // D8 with USTAGE: mid2 and mid in one branch on the block's test (warp-uniform at S = 32)
+      constexpr bool US = D8 && HYMO_GDN_DIAG8_USTAGE;
+      if constexpr (US) {
+        const float g3 = G[(t & ~7) + 3];
+        if (fast) {  // every row a query in mid2 and a key in mid, both around row 3 of the half
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            y[e] = cx[e] * ex2f((gt - g3) * a2[e]);
+            z[e] = bx[e] * ex2f((g3 - gt) * a2[e]);
+          }
+        } else {  // mid2 as TRI4's (row 3 of the half), mid as the square's (row 7 of the block)
+          const bool q4 = t & 4, lo = (t & 15) >= 8;
+          const float dq = q4 ? gt - g3 : g3 - gt, dz = lo ? gt - gm : gm - gt;
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            y[e] = (q4 ? cx[e] : bx[e]) * ex2f(dq * a2[e]);
+            z[e] = (lo ? cx[e] : bx[e]) * ex2f(dz * a2[e]);
+          }
+        }
+        stage(mid2 + t * LS + s0, LQ, y);
+        stage(mid + t * LS + s0, LQ, z);
+      } else if constexpr (D8) {
         // mid2: rows 4..7 of each half queries, rows 0..3 keys (a fast block: every row a
         // query), referenced to row 3 of the half
         const float g3 = G[(t & ~7) + 3];
@@ -1068,7 +1089,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // every row a key)
       const float gz = D8 && fast ? G[(t & ~7) + 3] : gm;
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
+      for (int e = 0; e < 8 && !US; ++e) {
         if constexpr (!P::T4) y[e] = ex2f(gg * a2[e]);
         if constexpr (SL)
           z[e] = (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gz : gz - gt) * a2[e]);
@@ -1092,7 +1113,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
-      if constexpr (!P::MR) stage(mid + t * LS + s0, LQ, z);
+      if constexpr (!P::MR && !US) stage(mid + t * LS + s0, LQ, z);
       if constexpr (P::KE) {  // Kend: key t referenced to the end of its own block
         const float dg = G[16 * blk + 15] - gt;
 #pragma unroll
