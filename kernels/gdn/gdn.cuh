@@ -350,14 +350,19 @@
 // per element of each operand. At S = 32 a warp's staging units lie in one block, so the
 // branch does not diverge. Statically (scripts/gdn-sass-slack.py, session 17) it gives the
 // slow path back half of the shared-load slack DIAG8 cost it and all of the MUFU slack.
+// Run 108 (A/B, 3 rounds, 540/540): forward -0.4% and -1.8% (two arms with it) at the default
+// shape, -0.7% at H = 16, -1.9% at H = 64; with --decay-scale 10 -0.9% (default shape), +0.6%
+// and -0.2% (H = 64). It does not remove the slow path's loss at large decays (forward at
+// --decay-scale 10 still 10% slower than at the spec's decays). The same branch for the
+// backward's mid tile (USTAGE_BWD, run 108) changed nothing (forward + backward -0.4 .. +0.3%)
+// and was removed (commit 5eaa2c0 has it).
 #ifndef HYMO_GDN_DIAG8_USTAGE
-#define HYMO_GDN_DIAG8_USTAGE 0
+#define HYMO_GDN_DIAG8_USTAGE 1
 #endif
-// HYMO_GDN_DIAG8_USTAGE_BWD (session 18): the same for the backward main kernel's mid tile
-// (DIAG8_BWD: keys of a fast block, the square's operand otherwise), staged inside the branch
-// that already chooses between the fast block's query tile and the per-step decays.
-#ifndef HYMO_GDN_DIAG8_USTAGE_BWD
-#define HYMO_GDN_DIAG8_USTAGE_BWD 0
+// HYMO_GDN_DIAG8_S16 (session 18, default off): DIAG8 in the plain pass at S = 16 as well
+// (run 104 measured it 1.6% slower there, before USTAGE).
+#ifndef HYMO_GDN_DIAG8_S16
+#define HYMO_GDN_DIAG8_S16 0
 #endif
 // HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
 // kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).

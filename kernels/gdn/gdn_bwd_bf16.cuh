@@ -627,43 +627,20 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f((ge - gt) * a2[e]);
       put(ke);
-      // USTAGE_BWD (B8): mid staged inside the branch on the block's test (warp-uniform at S = 32)
-      constexpr bool US = B8 && HYMO_GDN_DIAG8_USTAGE_BWD;
-      if constexpr (US) {
-        if (fast) {  // keys and queries around row 3 of the half
 #pragma unroll
-          for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f((gz - gt) * a2[e]);
-          put(mid);
+      for (int e = 0; e < 8; ++e)
+        y[e] = HYMO_GDN_SEL ? (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gz : gz - gt) * a2[e])
+                            : lower ? cx[e] * ex2f((gt - gz) * a2[e]) : bx[e] * ex2f((gz - gt) * a2[e]);
+      put(mid);
+      if ((DMB || B8) && fast) {  // the block's queries, referenced as its keys, where its decays were
 #pragma unroll
-          for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gz) * a2[e]);
-          st16_split(qm + t * LQM + s0, qm + t * LQM + S + s0, y);
-        } else {  // mid as the square's operand (row 7 of the block), the per-step decays
-          const bool lo = (t & 15) >= 8;
-          const float dz = lo ? gt - gm : gm - gt;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) y[e] = (lo ? cx[e] : bx[e]) * ex2f(dz * a2[e]);
-          put(mid);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
-          *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
-          *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
-        }
+        for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gz) * a2[e]);
+        st16_split(qm + t * LQM + s0, qm + t * LQM + S + s0, y);
       } else {
 #pragma unroll
-        for (int e = 0; e < 8; ++e)
-          y[e] = HYMO_GDN_SEL ? (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gz : gz - gt) * a2[e])
-                              : lower ? cx[e] * ex2f((gt - gz) * a2[e]) : bx[e] * ex2f((gz - gt) * a2[e]);
-        put(mid);
-        if ((DMB || B8) && fast) {  // the block's queries, referenced as its keys, where its decays were
-#pragma unroll
-          for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gz) * a2[e]);
-          st16_split(qm + t * LQM + s0, qm + t * LQM + S + s0, y);
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
-          *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
-          *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
-        }
+        for (int e = 0; e < 8; ++e) y[e] = ex2f(gg * a2[e]);
+        *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
+        *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
     }
     __syncthreads();

@@ -918,7 +918,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
   // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
   // (D8 at S = 32 only: at S = 16 the plain forward was 1.6% slower with it, run 104)
-  constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1 && S == 32;
+  // (HYMO_GDN_DIAG8_S16: at S = 16 too, for an A/B with USTAGE)
+  constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1 && (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
   constexpr bool DM = HYMO_GDN_DIAGMM && !D8 && P::T4 && HYMO_GDN_SEL && R == 1;
   // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
   // one product by its first warp (which otherwise walks the triangles), operands built in
@@ -1033,7 +1034,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         stage(qs + t * LS + s0, LQ, y);
         stage(qi + t * LS + s0, LQ, z);
       }
-      // D8 with USTAGE: mid2 and mid in one branch on the block's test (warp-uniform at S = 32)
+      // D8 with USTAGE: mid2 and mid in one branch on the block's test (warp-uniform: a warp's
+      // staging units lie in one block at S = 16 and 32)
       constexpr bool US = D8 && HYMO_GDN_DIAG8_USTAGE;
       if constexpr (US) {
         const float g3 = G[(t & ~7) + 3];
