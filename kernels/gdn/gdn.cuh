@@ -359,18 +359,6 @@
 #ifndef HYMO_GDN_DIAG8_USTAGE
 #define HYMO_GDN_DIAG8_USTAGE 1
 #endif
-// HYMO_GDN_DIAG8_ALL (session 18): with the fused prologue (gates are sigmoids, <= 1) a head
-// whose 4 max_s |A_s| log2(e) is within the limit has every diagonal block passing
-// diag8_fast, whatever its gates; the output passes' CTAs of such a head run a copy of the
-// pass without the slow path (no tests, no walks; the same results bit for bit). At the
-// spec's decays (A = -1 .. -28 across 28 heads) that is 16 of the 28 heads.
-#ifndef HYMO_GDN_DIAG8_ALL
-#define HYMO_GDN_DIAG8_ALL 0
-#endif
-// HYMO_GDN_DIAG8_ALL_BWD (session 18): the same for the backward main kernel.
-#ifndef HYMO_GDN_DIAG8_ALL_BWD
-#define HYMO_GDN_DIAG8_ALL_BWD 0
-#endif
 // HYMO_GDN_DIAG8_S16 (session 18, default off): DIAG8 in the plain pass at S = 16 as well
 // (run 104 measured it 1.6% slower there, before USTAGE).
 #ifndef HYMO_GDN_DIAG8_S16
@@ -602,13 +590,6 @@ __device__ __forceinline__ bool diag8_fast(const float* G, int r0, float amax2) 
   const float g0 = r0 ? G[r0 - 1] : 0.f, g1 = G[r0 + 3], g2 = G[r0 + 7], g3 = G[r0 + 11];
   return fmaxf(fmaxf(g1 - g0, g2 - g1), fmaxf(g3 - g2, G[r0 + 15] - g3)) * amax2 <=
          float(HYMO_GDN_DIAG_LIMIT);
-}
-
-// HYMO_GDN_DIAG8_ALL: every diagonal block of head h passes diag8_fast whatever its gates,
-// as the fused prologue's gates are sigmoids (<= 1), so that a 4-row gate span is at most 4
-// (the 2^-10 margin: FP32's rounding of the cumulative gate's differences)
-__device__ __forceinline__ bool head_all_diag8(const float* A_log_h, int S) {
-  return head_amax2(A_log_h, S) * (4.f * (1.f + 0x1p-10f)) <= float(HYMO_GDN_DIAG_LIMIT);
 }
 
 // HYMO_GDN_DIAG_FLAGS: the tests of one chunk's nb diagonal blocks (FINE: diag8_fast), by

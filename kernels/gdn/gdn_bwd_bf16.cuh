@@ -409,14 +409,10 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
   chunk_dgate<bf16, S, C, NTH, FS, FUSED>(p, sdc, g, As, misc, n, tok0, h);
 }
 
-// HYMO_GDN_DIAG8_BWD applies (S <= 32, D = 32)
-template <int S, int D>
-__host__ __device__ constexpr bool bwd_diag8() { return HYMO_GDN_DIAG8_BWD && S <= 32 && D == 32; }
-
-// The backward main kernel's body (bwd_bf16_kernel below); ALL: the head's diagonal blocks all
-// pass the test (HYMO_GDN_DIAG8_ALL_BWD), so the body has no slow path
-template <int S, int D, int C, bool FUSED, bool ALL>
-__device__ __forceinline__ void bwd_bf16_body(const KParams& p) {
+template <int S, int D, int C, bool FUSED>
+__global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
+  if constexpr (!HYMO_GDN_BWD_PDL_LATE)  // (gdn.cuh)
+    pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
   using P = PlanB<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
   using I = Items<S, D, NW>;
@@ -478,8 +474,7 @@ __device__ __forceinline__ void bwd_bf16_body(const KParams& p) {
   // mid tile holds its keys Km = b_t exp((G_m - G_t) A) for all 16 rows, the per-step decay
   // tile its queries Qm = c_t exp((G_t - G_m) A) (BF16 high and low parts, a row of LQM
   // elements with the low part S elements after the high), G_m = G at the block's row 7
-  constexpr bool B8 = bwd_diag8<S, D>();
-  static_assert(!ALL || B8, "DIAG8_ALL_BWD without DIAG8_BWD");
+  constexpr bool B8 = HYMO_GDN_DIAG8_BWD && S <= 32 && D == 32;
   constexpr bool DMB = HYMO_GDN_DIAGMM_BWD && !B8 && S <= 32 && D <= 32;
   constexpr int LQM = 2 * FS;
   static_assert(!(DMB || B8) || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
@@ -491,7 +486,7 @@ __device__ __forceinline__ void bwd_bf16_body(const KParams& p) {
   [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(misc + 4);
   if constexpr (DFL)
     if (wid == 0) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
-  [[maybe_unused]] const float amax2 = (DMB || B8) && !DFL && !ALL ? head_amax2(p.A_log + h * S, S) : 0.f;
+  [[maybe_unused]] const float amax2 = (DMB || B8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
@@ -619,8 +614,7 @@ __device__ __forceinline__ void bwd_bf16_body(const KParams& p) {
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, ge = G[16 * blk + 15],
                   gm = G[16 * blk + 7], gg = g[t];
-      [[maybe_unused]] const bool fast = ALL ? true
-                                         : DFL ? fl[blk] != 0
+      [[maybe_unused]] const bool fast = DFL ? fl[blk] != 0
                                          : B8 ? diag8_fast(G, 16 * blk, amax2) : DMB && diag_fast(G, 16 * blk, amax2);
       const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB, B8: not in a fast block)
       // the mid tile's and the fast block's query reference: row 7 of the block (B8, a fast
@@ -654,8 +648,7 @@ __device__ __forceinline__ void bwd_bf16_body(const KParams& p) {
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
-    [[maybe_unused]] const bool fastb = ALL ? true
-                                        : DFL ? fl[w] != 0
+    [[maybe_unused]] const bool fastb = DFL ? fl[w] != 0
                                         : B8 ? diag8_fast(G, r0, amax2) : DMB && diag_fast(G, r0, amax2);  // (the staging's test)
     constexpr int Q = S / 4;
     const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
@@ -1089,21 +1082,6 @@ __device__ __forceinline__ void bwd_bf16_body(const KParams& p) {
     for (int s = tid; s < S; s += NTH) p.dApart[so * S + s] = dAx[s];
     if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
   }
-}
-
-template <int S, int D, int C, bool FUSED>
-__global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
-  if constexpr (!HYMO_GDN_BWD_PDL_LATE)  // (gdn.cuh)
-    pdl_launch_dependents();  // pdl_wait() in the body, once the first chunk's b and c are in flight
-  // HYMO_GDN_DIAG8_ALL_BWD (fused prologue: gates <= 1): a CTA whose head's blocks all pass
-  // runs the body without the slow path
-  if constexpr (HYMO_GDN_DIAG8_ALL_BWD && FUSED && bwd_diag8<S, D>()) {
-    if (head_all_diag8(p.A_log + size_t((blockIdx.y + p.bh0) % p.H) * S, S)) {
-      bwd_bf16_body<S, D, C, FUSED, true>(p);
-      return;
-    }
-  }
-  bwd_bf16_body<S, D, C, FUSED, false>(p);
 }
 
 }  // namespace hymo::gdn::dev

@@ -706,33 +706,11 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
-// Which diagonal-block paths an output pass has (the plain pass: D8, DM; the training pass:
-// DT8, DMT; at most one of each pair), shared by the kernel and its body.
-template <int S, int D, int C, bool TRAIN>
-struct OutDiag {
-  using P = PlanF<S, D, C, TRAIN>;
-  // HYMO_GDN_DIAGMM (the plain pass with TRI4 and SEL): a diagonal block that passes
-  // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
-  // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
-  // (D8 at S = 32 only: at S = 16 the plain forward was 1.6% slower with it, run 104;
-  // HYMO_GDN_DIAG8_S16: at S = 16 too, even in run 110)
-  static constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && P::R == 1 &&
-                             (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
-  static constexpr bool DM = HYMO_GDN_DIAGMM && !D8 && P::T4 && HYMO_GDN_SEL && P::R == 1;
-  // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
-  // one product by its first warp (which otherwise walks the triangles), operands built in
-  // registers from the raw c and b tiles as the square's are, high and low parts
-  // HYMO_GDN_DIAG8_TRAIN: the same with the 4-row test, the halves by the first warp (each
-  // around its row 3), the square by the second as always
-  static constexpr bool DT8 = HYMO_GDN_DIAG8_TRAIN && TRAIN && P::MR && P::R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
-  static constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && !DT8 && TRAIN && P::MR && P::R == 2 &&
-                              !(HYMO_GDN_TRI_SPLIT && S >= 64);
-};
-
-// The output pass's body (out_bf16_kernel below); ALL: the head's blocks all pass the
-// diagonal blocks' test (HYMO_GDN_DIAG8_ALL), so the body has no slow path
-template <int S, int D, int C, bool FUSED, bool TRAIN, bool ALL>
-__device__ __forceinline__ void out_bf16_body(const KParams& p) {
+template <int S, int D, int C, bool FUSED, bool TRAIN>
+__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
+                                  (S <= 32 && D <= 32) ? (TRAIN ? 2 : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
+    out_bf16_kernel(KParams p) {
+  pdl_launch_dependents();  // pdl_wait() below, before the segment combine
   using P = PlanF<S, D, C, TRAIN>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
   // R warps a row block (role r: output columns r D / R ..); the state items are dealt
@@ -936,9 +914,20 @@ __device__ __forceinline__ void out_bf16_body(const KParams& p) {
   const auto c1_now = [&]() { return min(p.NC, (ctaid_x_fresh() + 1) * p.cps); };
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
-  using OD = OutDiag<S, D, C, TRAIN>;  // (the diagonal blocks' paths)
-  constexpr bool D8 = OD::D8, DM = OD::DM, DT8 = OD::DT8, DMT = OD::DMT;
-  static_assert(!ALL || D8 || DT8, "DIAG8_ALL: a pass without the DIAG8 path");
+  // HYMO_GDN_DIAGMM (the plain pass with TRI4 and SEL): a diagonal block that passes
+  // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
+  // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
+  // (D8 at S = 32 only: at S = 16 the plain forward was 1.6% slower with it, run 104)
+  // (HYMO_GDN_DIAG8_S16: at S = 16 too, for an A/B with USTAGE)
+  constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1 && (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
+  constexpr bool DM = HYMO_GDN_DIAGMM && !D8 && P::T4 && HYMO_GDN_SEL && R == 1;
+  // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
+  // one product by its first warp (which otherwise walks the triangles), operands built in
+  // registers from the raw c and b tiles as the square's are, high and low parts
+  // HYMO_GDN_DIAG8_TRAIN: the same with the 4-row test, the halves by the first warp (each
+  // around its row 3), the square by the second as always
+  constexpr bool DT8 = HYMO_GDN_DIAG8_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
+  constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && !DT8 && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
   // HYMO_GDN_DIAG_FLAGS: the tests made by the gate warp gw into fl0 (chunk k: buffer k & 1
   // with GATE_AHEAD), amax2 at word 8
   constexpr bool DFL = P::DF && (DM || DMT || D8 || DT8);
@@ -946,7 +935,7 @@ __device__ __forceinline__ void out_bf16_body(const KParams& p) {
   [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(sm + P::o_fl);
   if constexpr (DFL)
     if (wid == gw) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
-  [[maybe_unused]] const float amax2 = (DM || DMT || D8 || DT8) && !DFL && !ALL ? head_amax2(p.A_log + h * S, S) : 0.f;
+  [[maybe_unused]] const float amax2 = (DM || DMT || D8 || DT8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
@@ -1028,8 +1017,7 @@ __device__ __forceinline__ void out_bf16_body(const KParams& p) {
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference);
       // D8: two products and the square (mid2: queries, mid: keys, row 3 of each half)
-      [[maybe_unused]] const bool fast = ALL        ? true
-                                         : DFL      ? fl[blk] != 0
+      [[maybe_unused]] const bool fast = DFL        ? fl[blk] != 0
                                          : D8 || DT8 ? diag8_fast(G, 16 * blk, amax2)
                                                      : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
       const bool lower = D8 ? (t & 15) >= 8 && !fast : (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
@@ -1214,8 +1202,7 @@ __device__ __forceinline__ void out_bf16_body(const KParams& p) {
     // operands built in registers), by the block's last warp. DM, DMT: a block that passes
     // diag_fast (the same test as its staging's) is one product (DM: mid and mid2; DMT: built
     // in registers by the first warp), entries above the diagonal selected away; no walk.
-    [[maybe_unused]] const bool fastb = ALL        ? true
-                                        : DFL      ? fl[w] != 0
+    [[maybe_unused]] const bool fastb = DFL        ? fl[w] != 0
                                         : D8 || DT8 ? diag8_fast(G, r0, amax2)
                                                     : (DM || DMT) && diag_fast(G, r0, amax2);
     // HYMO_GDN_MIDREG (the block's second warp): the square's operands from the raw c and b
@@ -1675,23 +1662,6 @@ __device__ __forceinline__ void out_bf16_body(const KParams& p) {
   }
   // the backward's adjoint combine reads every segment's gate sum, the last one's too
   if (FSF && tid == 0 && seg + 1 == p.NSEG) p.seggsum[size_t(bh) * p.NSEG + seg] = *gsum_last;
-}
-
-template <int S, int D, int C, bool FUSED, bool TRAIN>
-__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
-                                  (S <= 32 && D <= 32) ? (TRAIN ? 2 : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
-    out_bf16_kernel(KParams p) {
-  pdl_launch_dependents();  // pdl_wait() in the body, before the segment combine
-  using OD = OutDiag<S, D, C, TRAIN>;
-  // HYMO_GDN_DIAG8_ALL (fused prologue: gates <= 1): a CTA whose head's blocks all pass runs
-  // the body without the slow path
-  if constexpr (HYMO_GDN_DIAG8_ALL && FUSED && (OD::D8 || OD::DT8)) {
-    if (head_all_diag8(p.A_log + size_t((blockIdx.y + p.bh0) % p.H) * S, S)) {
-      out_bf16_body<S, D, C, FUSED, TRAIN, true>(p);
-      return;
-    }
-  }
-  out_bf16_body<S, D, C, FUSED, TRAIN, false>(p);
 }
 
 // ---------------------------------------------------------------------------
