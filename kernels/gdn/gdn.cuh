@@ -359,8 +359,9 @@
 #ifndef HYMO_GDN_DIAG8_USTAGE
 #define HYMO_GDN_DIAG8_USTAGE 1
 #endif
-// HYMO_GDN_DIAG8_S16 (session 18, default off): DIAG8 in the plain pass at S = 16 as well
-// (run 104 measured it 1.6% slower there, before USTAGE).
+// HYMO_GDN_DIAG8_S16 (session 18, default off): DIAG8 in the plain pass at S = 16 as well.
+// Run 104 measured it 1.6% slower there before USTAGE; run 110 (A/B, 3 rounds, with USTAGE,
+// 540/540) +0.1% on the forward at S = 16, i.e. even, so it stays off.
 #ifndef HYMO_GDN_DIAG8_S16
 #define HYMO_GDN_DIAG8_S16 0
 #endif

@@ -918,7 +918,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
   // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
   // (D8 at S = 32 only: at S = 16 the plain forward was 1.6% slower with it, run 104)
-  // (HYMO_GDN_DIAG8_S16: at S = 16 too, for an A/B with USTAGE)
+  // (HYMO_GDN_DIAG8_S16: at S = 16 too; with USTAGE even there, run 110, so off)
   constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1 && (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
   constexpr bool DM = HYMO_GDN_DIAGMM && !D8 && P::T4 && HYMO_GDN_SEL && R == 1;
   // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
