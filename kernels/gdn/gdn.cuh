@@ -365,14 +365,6 @@
 #ifndef HYMO_GDN_DIAG8_S16
 #define HYMO_GDN_DIAG8_S16 0
 #endif
-// HYMO_GDN_WALK_ROLL (session 18, default 0): the output passes' elementwise triangle walks,
-// which DIAG8 leaves to the blocks that fail its test, as rolled loops that sum and store each
-// step at once (less code and no per-step partials held): 1 the plain pass's 4x4 walk (TRI4),
-// 2 also the 8x8 walk (the training pass, the plain pass at D = 16). The same sums in the
-// same order.
-#ifndef HYMO_GDN_WALK_ROLL
-#define HYMO_GDN_WALK_ROLL 0
-#endif
 // HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
 // kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).
 #ifndef HYMO_GDN_DIAGMM_BWD

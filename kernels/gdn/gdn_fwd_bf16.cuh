@@ -1359,23 +1359,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           ldq<Q>(sb + (base + 3 - pp) * LS + s0, kb2);
           ldqf<Q>(A2 + s0, ar);
           const float gk = G[base + pp], gk2 = G[base + 3 - pp];
-          if constexpr (HYMO_GDN_WALK_ROLL >= 1) {
-            // rolled: each step's sum over the quad and its store at once (no part[])
-#pragma unroll 1
-            for (int it = 0; it < 5; ++it) {
-              int tau, kk;
-              const bool second = tri4_key_step(pp, it, tau, kk);
-              float cv[Q];
-              ldq<Q>(sc + (base + kk) * LS + s0, cv);
-              const float dg = it ? G[base + kk] - (second ? gk2 : gk) : 0.f;  // (it 0: t = tau, 2^0 = 1)
-              float sacc = 0.f;
-#pragma unroll
-              for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], (second ? kb2[e] : kb[e]) * ex2f(dg * ar[e]), sacc);
-              sacc += __shfl_xor_sync(0xffffffffu, sacc, 1);
-              sacc += __shfl_xor_sync(0xffffffffu, sacc, 2);
-              if (qd == 0) put_p1(base + kk, base + tau, sacc);
-            }
-          } else {
 #pragma unroll
           for (int it = 0; it < 5; ++it) {
             int tau, kk;
@@ -1402,7 +1385,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
               put_p1(base + kk, base + tau, part[it]);
             }
           }
-          }
         }
       } else if (TS || role == 0) {
         constexpr int NQ = TS ? 8 : 4, Q = S / NQ;  // lanes a key column pair, values a lane
@@ -1411,11 +1393,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         float kb[Q], kb2[Q], part[9];
         ldq<Q>(sb + (base + pp) * LS + s0, kb);
         ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb2);
-        // WALK_ROLL = 2 (not with TS): rolled, each step's sum over the NQ lanes and its
-        // store at once (lane it % NQ stores, as WALK_WR's walk_put)
-        constexpr bool RL = HYMO_GDN_WALK_ROLL >= 2 && !TS;
 #pragma unroll
-        for (int it = 0; it < (RL ? 0 : 9); ++it) {
+        for (int it = 0; it < 9; ++it) {
           // tri_key_step's query row only (through the helper, with the key unused here,
           // ptxas gave this kernel 23 more registers and spills at the default variant)
           const bool second = it >= 8 - pp;
@@ -1438,41 +1417,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
           part[it] = sacc;
         }
-        if constexpr (RL) {
-#pragma unroll 1
-          for (int it = 0; it < 9; ++it) {
-            const bool second = it >= 8 - pp;
-            const int kk = second ? it - 1 : pp + it;
-            const int t = base + kk;
-            if (it > 0) {
-              float av[Q];
-              if constexpr (P::P4)
-                ldq<Q>(reinterpret_cast<const __half*>(a) + t * P::FA + s0, av);
-              else
-                ldqf<Q>(a + t * FS + s0, av);
-              const bool restart = it == 8 - pp;
+        quad_sum(part);
+        if constexpr (TS) {
 #pragma unroll
-              for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * av[e];
-            }
-            float cv[Q];
-            ldq<Q>(sc + t * LS + s0, cv);
-            float sacc = 0.f;
-#pragma unroll
-            for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
-            sacc += __shfl_xor_sync(0xffffffffu, sacc, 1);
-            sacc += __shfl_xor_sync(0xffffffffu, sacc, 2);
-            int tau, tr;
-            tri_key_step(pp, it, tau, tr);
-            if (qd == (HYMO_GDN_WALK_WR ? it % NQ : 0)) put_p1(base + tr, base + tau, sacc);
-          }
-        } else {
-          quad_sum(part);
-          if constexpr (TS) {
-#pragma unroll
-            for (int it = 0; it < 9; ++it) part[it] += __shfl_xor_sync(0xffffffffu, part[it], 4);
-          }
-          walk_put<NQ>(part, qd, pp, [&](int tau, int kk, float x) { put_p1(base + kk, base + tau, x); });
+          for (int it = 0; it < 9; ++it) part[it] += __shfl_xor_sync(0xffffffffu, part[it], 4);
         }
+        walk_put<NQ>(part, qd, pp, [&](int tau, int kk, float x) { put_p1(base + kk, base + tau, x); });
       }
       // zeros above the diagonal inside the block's two halves, by the warp(s) that walked
       // the triangles (TS: each warp inside its half), with R1 by the block's second warp
