@@ -365,15 +365,6 @@
 #ifndef HYMO_GDN_DIAG8_S16
 #define HYMO_GDN_DIAG8_S16 0
 #endif
-// HYMO_GDN_OFFD_SHED (session 18): the plain pass with DIAG8 deals its off-diagonal P blocks
-// round-robin over the four warps, but in a chunk where exactly one diagonal block fails the
-// test, that block's warp walks its triangles while the others wait at the P phase's barrier
-// (run 113: such chunks set the pace); there it takes no off-diagonal block and the other three
-// warps deal the six among themselves (two each). 2: also where two blocks fail (the two
-// passing warps three each).
-#ifndef HYMO_GDN_OFFD_SHED
-#define HYMO_GDN_OFFD_SHED 0
-#endif
 // HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
 // kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).
 #ifndef HYMO_GDN_DIAGMM_BWD

@@ -1150,21 +1150,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     // OS (HYMO_GDN_OFFD_SPLIT): the second warps one block each, the first warps the rest
     constexpr bool OS = R1 && HYMO_GDN_OFFD_SPLIT;
-    int pr0 = R1 ? (OS ? (role == 1 ? w : NW + w) : (role == 1 ? w : NW * NW)) : wid;
-    int prs = R1 ? (OS ? 2 * NW : NW) : NWT;
-    // SH (HYMO_GDN_OFFD_SHED, the plain pass with DIAG8): in a chunk where 1 .. SHED blocks
-    // fail the test, their warps (which then walk the triangles) take no off-diagonal block
-    // and the other warps deal them among themselves
-    constexpr bool SH = HYMO_GDN_OFFD_SHED && D8 && !R1 && NWT == NW && NW < 32;
-    if constexpr (SH) {
-      const unsigned fm = __ballot_sync(0xffffffffu, lane < NW && !diag8_fast(G, 16 * lane, amax2));
-      const int nf = __popc(fm);
-      if (nf >= 1 && nf <= HYMO_GDN_OFFD_SHED) {
-        pr0 = (fm >> wid) & 1 ? NW * NW : __popc(~fm & ((1u << wid) - 1));  // (rank among the passing)
-        prs = NW - nf;
-      }
-    }
-    for (int pr = pr0; pr < NW * (NW - 1) / 2; pr += prs) {
+    const int pr0 = R1 ? (OS ? (role == 1 ? w : NW + w) : (role == 1 ? w : NW * NW)) : wid;
+    for (int pr = pr0; pr < NW * (NW - 1) / 2; pr += R1 ? (OS ? 2 * NW : NW) : NWT) {
       int i = 1;
       while (pr >= i * (i + 1) / 2) ++i;
       const int j = pr - i * (i - 1) / 2;
