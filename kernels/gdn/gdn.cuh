@@ -587,10 +587,24 @@ __device__ __forceinline__ bool diag_fast(const float* G, int r0, float amax2) {
 // HYMO_GDN_DIAG8's test: every 4-row gate span of the block (reference rows r0 - 1, r0 + 3,
 // r0 + 7, r0 + 11, r0 + 15) within the limit, so that each 8-row half's factors around its
 // row 3 and the square's factors between rows 3, 7 and 11 stay within 2^-LIMIT .. 2^LIMIT.
+// HYMO_GDN_DIAG8_MID (gdn_diag.h): each half's 7-gate span within twice the limit instead.
 __device__ __forceinline__ bool diag8_fast(const float* G, int r0, float amax2) {
-  const float g0 = r0 ? G[r0 - 1] : 0.f, g1 = G[r0 + 3], g2 = G[r0 + 7], g3 = G[r0 + 11];
-  return fmaxf(fmaxf(g1 - g0, g2 - g1), fmaxf(g3 - g2, G[r0 + 15] - g3)) * amax2 <=
-         float(HYMO_GDN_DIAG_LIMIT);
+  if constexpr (HYMO_GDN_DIAG8_MID) {
+    return fmaxf(G[r0 + 7] - G[r0], G[r0 + 15] - G[r0 + 8]) * amax2 <= float(2 * HYMO_GDN_DIAG_LIMIT);
+  } else {
+    const float g0 = r0 ? G[r0 - 1] : 0.f, g1 = G[r0 + 3], g2 = G[r0 + 7], g3 = G[r0 + 11];
+    return fmaxf(fmaxf(g1 - g0, g2 - g1), fmaxf(g3 - g2, G[r0 + 15] - g3)) * amax2 <=
+           float(HYMO_GDN_DIAG_LIMIT);
+  }
+}
+// The reference of DIAG8's 8-row half of rows h0 .. h0 + 7 in a block that passes diag8_fast:
+// its row 3, or (HYMO_GDN_DIAG8_MID) the midpoint of its gate span (the same bits wherever
+// it is evaluated: an addition then an exact halving, nothing to contract).
+__device__ __forceinline__ float diag8_ref(const float* G, int h0) {
+  if constexpr (HYMO_GDN_DIAG8_MID)
+    return 0.5f * (G[h0] + G[h0 + 7]);
+  else
+    return G[h0 + 3];
 }
 
 // HYMO_GDN_DIAG_FLAGS: the tests of one chunk's nb diagonal blocks (FINE: diag8_fast), by

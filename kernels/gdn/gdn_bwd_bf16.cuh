@@ -216,7 +216,7 @@ __device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], con
     frag_split(ds, ah, alo);
     mm_split3<NS>(ts, ah, alo, B, ldb, lo);
   }
-  const float g3 = G[r0 + 3], g7 = G[r0 + 7], g11 = G[r0 + 11];
+  const float g3 = diag8_ref(G, r0), g7 = G[r0 + 7], g11 = diag8_ref(G, r0 + 8);
   const float dsq = LOWER ? g7 - g3 : g11 - g7;
 #pragma unroll
   for (int nt = 0; nt < NS; ++nt)
@@ -619,7 +619,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB, B8: not in a fast block)
       // the mid tile's and the fast block's query reference: row 7 of the block (B8, a fast
       // block: row 3 of the half)
-      const float gz = B8 && fast ? G[(t & ~7) + 3] : gm;
+      const float gz = B8 && fast ? diag8_ref(G, t & ~7) : gm;
       auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
@@ -876,8 +876,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         if constexpr (B8) {
           diag8_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
           float sq8[4] = {0.f, 0.f, 0.f, 0.f};
-          diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - G[r0 + 3],
-                            G[r0 + 11] - G[r0 + 7], A2);
+          diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
+                            diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
           sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
           sq[1][1] = sq8[1];
         } else {

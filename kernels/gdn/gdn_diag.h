@@ -18,3 +18,17 @@
 #ifndef HYMO_GDN_DIAG_LIMIT
 #define HYMO_GDN_DIAG_LIMIT 96
 #endif
+
+// HYMO_GDN_DIAG8_MID (session 19): DIAG8's 8-row halves referenced to the midpoint of their gate
+// span, M = (G_first + G_last) / 2 of the half, instead of to the half's row 3. A query's factor
+// exp((G_t - M) A) and a key's exp((M - G_tau) A) then both lie within 2^-x .. 2^x,
+// x = (G_last - G_first) max_s |A_s| log2(e) / 2, so the test asks each half's 7-gate span for
+// at most 2 LIMIT, where row 3 asked each 4-gate span (from the row before the block) for at most
+// LIMIT: the same bound on every operand factor (the same 2^31 margin on the inputs), passed by
+// more blocks (with even gates, 3.5 gates' decay against 4). The square's column factors
+// (G_7 - M) and (M' - G_7) may now fall below 2^-LIMIT; a factor flushed there multiplies a value
+// below 2^LIMIT times the inputs, so what it drops stays below 2^(LIMIT - 126) of them, as for the
+// operands themselves.
+#ifndef HYMO_GDN_DIAG8_MID
+#define HYMO_GDN_DIAG8_MID 0
+#endif

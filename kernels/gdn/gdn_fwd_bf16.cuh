@@ -1039,11 +1039,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       constexpr bool US = D8 && HYMO_GDN_DIAG8_USTAGE;
       if constexpr (US) {
         const float g3 = G[(t & ~7) + 3];
-        if (fast) {  // every row a query in mid2 and a key in mid, both around row 3 of the half
+        if (fast) {  // every row a query in mid2 and a key in mid, both around the half's reference
+          const float gr = diag8_ref(G, t & ~7);
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
-            y[e] = cx[e] * ex2f((gt - g3) * a2[e]);
-            z[e] = bx[e] * ex2f((g3 - gt) * a2[e]);
+            y[e] = cx[e] * ex2f((gt - gr) * a2[e]);
+            z[e] = bx[e] * ex2f((gr - gt) * a2[e]);
           }
         } else {  // mid2 as TRI4's (row 3 of the half), mid as the square's (row 7 of the block)
           const bool q4 = t & 4, lo = (t & 15) >= 8;
@@ -1059,7 +1060,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       } else if constexpr (D8) {
         // mid2: rows 4..7 of each half queries, rows 0..3 keys (a fast block: every row a
         // query), referenced to row 3 of the half
-        const float g3 = G[(t & ~7) + 3];
+        const float g3 = fast ? diag8_ref(G, t & ~7) : G[(t & ~7) + 3];
         const bool q4 = fast || (t & 4);
         const float dq = q4 ? gt - g3 : g3 - gt;
 #pragma unroll
@@ -1089,7 +1090,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       }
       // the mid tile's reference: row 7 of the block (D8, a fast block: row 3 of the half,
       // every row a key)
-      const float gz = D8 && fast ? G[(t & ~7) + 3] : gm;
+      const float gz = D8 && fast ? diag8_ref(G, t & ~7) : gm;
 #pragma unroll
       for (int e = 0; e < 8 && !US; ++e) {
         if constexpr (!P::T4) y[e] = ex2f(gg * a2[e]);
@@ -1255,7 +1256,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         float acc[2][4];
         zero(acc);
         const float gm = G[r0 + 7];
-        const float dq0 = G[r0 + gq] - (DT8 ? G[r0 + 3] : gm), dq1 = G[r0 + 8 + gq] - (DT8 ? G[r0 + 11] : gm);
+        const float dq0 = G[r0 + gq] - (DT8 ? diag8_ref(G, r0) : gm),
+                    dq1 = G[r0 + 8 + gq] - (DT8 ? diag8_ref(G, r0 + 8) : gm);
         const bf16* c0p = sc + (r0 + gq) * LS + 2 * tq;
         const bf16* b0p = sb + (r0 + gq) * LS + 2 * tq;
 #pragma unroll
@@ -1307,8 +1309,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // (mismatched references, possibly infinite) are not used.
       float acc[2][4], sq[4] = {0.f, 0.f, 0.f, 0.f};
       zero(acc);
-      diag8_mm<S, false>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, G[r0 + 11] - G[r0 + 7],
-                         G[r0 + 7] - G[r0 + 3], A2);
+      diag8_mm<S, false>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
+                         G[r0 + 7] - diag8_ref(G, r0), A2);
       acc[0][2] = sq[2];  // rows 8..15 of n8 tile 0: the square
       acc[0][3] = sq[3];
       put_p_block_lower(acc);
