@@ -326,9 +326,11 @@
 #ifndef HYMO_GDN_DIAGMM
 #define HYMO_GDN_DIAGMM 0
 #endif
-// HYMO_GDN_DIAG8 (session 17, on by default since run 104; the plain output pass at D = S = 32,
+// HYMO_GDN_DIAG8 (session 17, on by default since run 104; the plain output pass at D = 32,
 // in place of DIAGMM's there): the same one level finer. A block passes diag8_fast when each of its four
-// 4-row gate spans is within the limit (at the spec's decays, B = 4 H = 28: 93% of the blocks
+// 4-row gate spans is within the limit (since session 19, HYMO_GDN_DIAG8_MID in gdn_diag.h: each
+// 8-row half's span within twice the limit, each half referenced to the midpoint of its span
+// rather than to its row 3, diag8_ref; 99.8% of the blocks then) (at the spec's decays, B = 4 H = 28: 93% of the blocks
 // at limit 96, against 54% for diag_fast at 96 and 35% at 64). Each 8-row half is then one
 // product around its row 3 (queries c_t exp((G_t - G_3') A) in the mid2 tile, keys
 // b_t exp((G_3' - G_t) A) in the mid tile, all 16 rows, G_3' the half's row 3), and the 8x8
@@ -359,11 +361,13 @@
 #ifndef HYMO_GDN_DIAG8_USTAGE
 #define HYMO_GDN_DIAG8_USTAGE 1
 #endif
-// HYMO_GDN_DIAG8_S16 (session 18, default off): DIAG8 in the plain pass at S = 16 as well.
-// Run 104 measured it 1.6% slower there before USTAGE; run 110 (A/B, 3 rounds, with USTAGE,
-// 540/540) +0.1% on the forward at S = 16, i.e. even, so it stays off.
+// HYMO_GDN_DIAG8_S16 (session 18; default on since run 115, session 19): DIAG8 in the plain
+// pass at S = 16 as well. Run 104 measured it 1.6% slower there before USTAGE; run 110 (A/B, 3
+// rounds, with USTAGE, 540/540) +0.1% on the forward at S = 16, i.e. even; run 115, with
+// HYMO_GDN_DIAG8_MID (gdn_diag.h): forward -2.9% at S = 16 against -0.3% with MID alone
+// (540/540; the default shape's figures unchanged by it).
 #ifndef HYMO_GDN_DIAG8_S16
-#define HYMO_GDN_DIAG8_S16 0
+#define HYMO_GDN_DIAG8_S16 1
 #endif
 // HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
 // kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).
@@ -372,7 +376,7 @@
 #endif
 // HYMO_GDN_DIAG8_BWD (session 17, on by default since run 104, at D = 32; in place of
 // DIAGMM_BWD): the backward main kernel's blocks that pass diag8_fast. The mid tile holds the block's keys, the decay tile its
-// queries, each referenced to row 3 of its 8-row half; dc and db are two products each (the
+// queries, each referenced to its 8-row half's reference (diag8_ref); dc and db are two products each (the
 // halves, and the square with its column factor exp((G_7 - G_3) A) or exp((G_11 - G_7) A)
 // applied to the product before the row factor), P's block one product and the square from
 // fragments scaled in registers, as HYMO_GDN_DIAG8's (gdn_bwd_bf16.cuh diag8_block_product).
@@ -386,7 +390,7 @@
 #endif
 // HYMO_GDN_DIAG8_TRAIN (session 17, on by default since run 104; in place of DIAGMM_TRAIN): the training
 // output pass's blocks that pass diag8_fast. The block's first warp computes its two 8-row
-// halves, each one product around its row 3 from operands built in registers (high and low
+// halves, each one product around its reference (diag8_ref) from operands built in registers (high and low
 // parts, as DIAGMM_TRAIN's), instead of walking the triangles; the second warp computes the
 // square as it always does (MIDREG).
 #ifndef HYMO_GDN_DIAG8_TRAIN

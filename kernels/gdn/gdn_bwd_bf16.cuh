@@ -183,14 +183,16 @@ __device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const floa
 }
 
 // HYMO_GDN_DIAG8_BWD: diag_block_product one level finer, for a block that passes
-// diag8_fast. B holds the other side's operand for all 16 rows, each row referenced to row 3
-// of its 8-row half (g3 = G_{r0+3} or g11 = G_{r0+11}). The block of dp splits into the two
+// diag8_fast. B holds the other side's operand for all 16 rows, each row referenced to its
+// 8-row half's diag8_ref (g3 for rows 0..7, g11 for rows 8..15: G_{r0+3} and G_{r0+11}, or with
+// HYMO_GDN_DIAG8_MID the midpoints of the halves' gate spans). The block of dp splits into the two
 // halves' triangles (one product with B, rows scaled by exp((G_x - G_ref) A) or its
 // inverse) and the square (LOWER: rows 8..15 against columns 0..7; else rows 0..7 against
-// columns 8..15), whose product is first scaled by its column factor exp((G_7 - G_3) A)
-// (LOWER) or exp((G_11 - G_7) A), both in 2^-LIMIT .. 1, then by the row factor referenced
+// columns 8..15), whose product is first scaled by its column factor exp((G_7 - g3) A)
+// (LOWER) or exp((g11 - G_7) A), both <= 1, then by the row factor referenced
 // to row 7: each step keeps the values in range, where the factors' product alone could be
-// below FP32's normal range (diag8_fast bounds each 4-row span, not their sums).
+// below FP32's normal range (diag8_fast bounds each 4-row span, not their sums; with
+// HYMO_GDN_DIAG8_MID a column factor may itself flush: gdn_diag.h bounds what that drops).
 template <int NS, bool LOWER>
 __device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], const float (&acc)[NS][4],
                                                     const bf16* B, int ldb, int lo, const float* G,
@@ -618,7 +620,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
                                          : B8 ? diag8_fast(G, 16 * blk, amax2) : DMB && diag_fast(G, 16 * blk, amax2);
       const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB, B8: not in a fast block)
       // the mid tile's and the fast block's query reference: row 7 of the block (B8, a fast
-      // block: row 3 of the half)
+      // block: the half's diag8_ref)
       const float gz = B8 && fast ? diag8_ref(G, t & ~7) : gm;
       auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
 #pragma unroll

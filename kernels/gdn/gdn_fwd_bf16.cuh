@@ -112,7 +112,7 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
 
 // HYMO_GDN_DIAG8 (the plain pass) and DIAG8_BWD (P's block): a diagonal block's product
 // A Bt^T (A and Bt 16 rows of S BF16 values, rows of each 8-row half referenced to that
-// half's row 3) into acc, and its 8x8 square from the same fragments rescaled to row 7 into
+// half's reference, diag8_ref) into acc, and its 8x8 square from the same fragments rescaled to row 7 into
 // sq: A's rows 8..15 (UPPER: rows 0..7) times exp(da A_k) against Bt's n8 tile 0 (UPPER:
 // tile 1) times exp(db A_k), column k's factors ex2(d A2[k]), both in 2^-LIMIT .. 1, each
 // operand rounded again to BF16. sq holds the square in the rows it came from (registers 2,
@@ -924,8 +924,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
   // one product by its first warp (which otherwise walks the triangles), operands built in
   // registers from the raw c and b tiles as the square's are, high and low parts
-  // HYMO_GDN_DIAG8_TRAIN: the same with the 4-row test, the halves by the first warp (each
-  // around its row 3), the square by the second as always
+  // HYMO_GDN_DIAG8_TRAIN: the same with diag8_fast's test, the halves by the first warp (each
+  // around its reference, diag8_ref), the square by the second as always
   constexpr bool DT8 = HYMO_GDN_DIAG8_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
   constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && !DT8 && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
   // HYMO_GDN_DIAG_FLAGS: the tests made by the gate warp gw into fl0 (chunk k: buffer k & 1
@@ -1016,7 +1016,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference);
-      // D8: two products and the square (mid2: queries, mid: keys, row 3 of each half)
+      // D8: two products and the square (mid2: queries, mid: keys, each half's diag8_ref)
       [[maybe_unused]] const bool fast = DFL        ? fl[blk] != 0
                                          : D8 || DT8 ? diag8_fast(G, 16 * blk, amax2)
                                                      : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
@@ -1088,7 +1088,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
         stage(mid2 + t * LS + s0, LQ, y);
       }
-      // the mid tile's reference: row 7 of the block (D8, a fast block: row 3 of the half,
+      // the mid tile's reference: row 7 of the block (D8, a fast block: the half's diag8_ref,
       // every row a key)
       const float gz = D8 && fast ? diag8_ref(G, t & ~7) : gm;
 #pragma unroll
@@ -1251,7 +1251,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         // the whole block, FP32-accurate (hi * hi + lo * hi + hi * lo): A rows gq and gq + 8
         // (queries c_t exp((G_t - G_m) A)), n8 tiles nt of keys r0 + 8 nt + gq
         // (b_tau exp((G_m - G_tau) A)), G_m = G at row 7 of the block
-        // (DT8: the reference of rows gq and gq + 8 is row 3 of their half, and n8 tile hr
+        // (DT8: the reference of rows gq and gq + 8 is their half's diag8_ref, and n8 tile hr
         // holds the keys of half hr: the tiles' quadrants across the square are not used)
         float acc[2][4];
         zero(acc);
@@ -1301,7 +1301,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid2 + r0 * LS, LS);
       put_p_block_lower(acc);
     } else if (D8 && fastb) {
-      // the two 8-row halves, each around its row 3 (queries from mid2, keys from mid, all 16
+      // the two 8-row halves, each around its diag8_ref (queries from mid2, keys from mid, all 16
       // rows: n8 tile 0 against half 0's keys, tile 1 against half 1's), and the square (rows
       // 8..15 against keys 0..7) from the same fragments referenced to row 7 in registers:
       // queries times exp((G_11 - G_7) A), keys times exp((G_7 - G_3) A), both in
