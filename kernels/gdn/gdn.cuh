@@ -611,15 +611,40 @@ __device__ __forceinline__ float diag8_ref(const float* G, int h0) {
     return G[h0 + 3];
 }
 
-// HYMO_GDN_DIAG_FLAGS: the tests of one chunk's nb diagonal blocks (FINE: diag8_fast), by
-// the warp that finished its gate, right after gate_cumsum wrote G; fl[i] for block i. The
-// warp itself wrote amax2 (the flag buffers' word 8) before its first chunk.
-template <bool FINE>
+// HYMO_GDN_DIAG16 (session 19, with HYMO_GDN_DIAG8_MID; the three DIAG8 paths): a block whose
+// whole gate span passes, (G_15 - G_0) max_s |A_s| log2(e) <= 2 LIMIT, is one product around
+// the block's midpoint (G_0 + G_15) / 2 (every operand factor within 2^-LIMIT .. 2^LIMIT, as
+// DIAG8_MID's halves), instead of DIAG8's two halves and rescaled square; a block that passes
+// this test passes diag8_fast too. Benchmark inputs at the spec's decays: 63% of the blocks.
+// HYMO_GDN_DIAG16: the plain output pass; _TRAIN: the training output pass (the product by the
+// block's first warp, no square for its second); _BWD: the backward main kernel (DIAGMM_BWD's
+// products, diag_block_product, around the midpoint).
+#ifndef HYMO_GDN_DIAG16
+#define HYMO_GDN_DIAG16 0
+#endif
+#ifndef HYMO_GDN_DIAG16_TRAIN
+#define HYMO_GDN_DIAG16_TRAIN 0
+#endif
+#ifndef HYMO_GDN_DIAG16_BWD
+#define HYMO_GDN_DIAG16_BWD 0
+#endif
+__device__ __forceinline__ bool diag16_fast(const float* G, int r0, float amax2) {
+  return (G[r0 + 15] - G[r0]) * amax2 <= float(2 * HYMO_GDN_DIAG_LIMIT);
+}
+__device__ __forceinline__ float diag16_ref(const float* G, int r0) { return 0.5f * (G[r0] + G[r0 + 15]); }
+
+// HYMO_GDN_DIAG_FLAGS: the tests of one chunk's nb diagonal blocks (FINE: diag8_fast; F16:
+// 2 where diag16_fast passes as well), by the warp that finished its gate, right after
+// gate_cumsum wrote G; fl[i] for block i. The warp itself wrote amax2 (the flag buffers'
+// word 8) before its first chunk.
+template <bool FINE, bool F16 = false>
 __device__ __forceinline__ void diag_flags(const float* G, int* fl, int nb, const int* famax) {
   __syncwarp();
   const int lane = threadIdx.x & 31;
   const float amax2 = __int_as_float(*famax);
-  if (lane < nb) fl[lane] = FINE ? diag8_fast(G, 16 * lane, amax2) : diag_fast(G, 16 * lane, amax2);
+  if (lane < nb)
+    fl[lane] = FINE ? (diag8_fast(G, 16 * lane, amax2) ? (F16 && diag16_fast(G, 16 * lane, amax2) ? 2 : 1) : 0)
+                    : diag_fast(G, 16 * lane, amax2);
 }
 // ... and the warp's store of amax2 there (before its first diag_flags).
 __device__ __forceinline__ void diag_flags_amax(const float* A_log_h, int S, int* famax) {

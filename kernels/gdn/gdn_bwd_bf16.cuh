@@ -149,15 +149,15 @@ __device__ __forceinline__ void mm_split3(float (&acc)[NT][4], const uint32_t (&
 // HYMO_GDN_DIAGMM_BWD: a diagonal block (rows r0 .. r0 + 15) as one product. dp is the
 // block of dP (LOWER: rows t, columns tau; kept where tau <= t) or of dP^T (rows tau,
 // columns t; kept where t >= tau); B the other side's operand for all 16 rows, referenced to
-// the block's row 7 (BF16 high parts, the low parts lo elements later). Row x of the result
-// is scaled by exp((G_x - G_m) A) (LOWER) or exp((G_m - G_x) A), added to acc and stored to
-// dst (FP32 rows of stride fs).
+// G_m = gm (the block's row 7; HYMO_GDN_DIAG16: the midpoint of its gate span) (BF16 high
+// parts, the low parts lo elements later). Row x of the result is scaled by
+// exp((G_x - G_m) A) (LOWER) or exp((G_m - G_x) A), added to acc and stored to dst (FP32 rows
+// of stride fs).
 template <int NS, bool LOWER>
 __device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const float (&acc)[NS][4], const bf16* B,
                                                    int ldb, int lo, const float* G, const float* A2, int r0,
-                                                   float* dst, int fs) {
+                                                   float* dst, int fs, float gm) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-  const float gm = G[r0 + 7];
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
@@ -478,6 +478,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // elements with the low part S elements after the high), G_m = G at the block's row 7
   constexpr bool B8 = HYMO_GDN_DIAG8_BWD && S <= 32 && D == 32;
   constexpr bool DMB = HYMO_GDN_DIAGMM_BWD && !B8 && S <= 32 && D <= 32;
+  // HYMO_GDN_DIAG16 (gdn.cuh): a B8 block that passes diag16_fast takes DMB's products (one
+  // for dc, one for db, P^T's block whole) around the block's midpoint
+  constexpr bool B16 = B8 && HYMO_GDN_DIAG16_BWD && HYMO_GDN_DIAG8_MID;
   constexpr int LQM = 2 * FS;
   static_assert(!(DMB || B8) || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
   [[maybe_unused]] bf16* qm = reinterpret_cast<bf16*>(a);
@@ -523,7 +526,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       const size_t tk = size_t(bb) * p.T + size_t(c1 - 1) * C;
       gate_fetch<C>(graw, gate + tk * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
       gate_finish<C, FUSED>(graw, gbuf, gbuf + C, min(C, p.T - (c1 - 1) * C), dtb);
-      if constexpr (DFL) diag_flags<B8>(gbuf + C, fl0, NW, fl0 + 8);
+      if constexpr (DFL) diag_flags<B8, B16>(gbuf + C, fl0, NW, fl0 + 8);
       if (c1 - 2 >= c0) gate_fetch<C>(graw, gate + (tk - C) * p.H + h, tsG, C);
     }
   }
@@ -621,7 +624,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB, B8: not in a fast block)
       // the mid tile's and the fast block's query reference: row 7 of the block (B8, a fast
       // block: the half's diag8_ref)
-      const float gz = B8 && fast ? diag8_ref(G, t & ~7) : gm;
+      const bool f16 = B16 && fast && (DFL ? fl[blk] == 2 : diag16_fast(G, 16 * blk, amax2));
+      const float gz = B8 && fast ? (f16 ? diag16_ref(G, 16 * blk) : diag8_ref(G, t & ~7)) : gm;
       auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
@@ -652,6 +656,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     const float gm = G[r0 + 7];
     [[maybe_unused]] const bool fastb = DFL ? fl[w] != 0
                                         : B8 ? diag8_fast(G, r0, amax2) : DMB && diag_fast(G, r0, amax2);  // (the staging's test)
+    [[maybe_unused]] const bool fast16 = B16 && fastb && (DFL ? fl[w] == 2 : diag16_fast(G, r0, amax2));
     constexpr int Q = S / 4;
     const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
     const int base = r0 + lb;
@@ -712,10 +717,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
-        if constexpr (B8)
+        if (B16 && fast16)
+          diag_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS, diag16_ref(G, r0));
+        else if constexpr (B8)
           diag8_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
         else
-          diag_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
+          diag_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS, G[r0 + 7]);
       } else {
         // the diagonal block of dP: its lower triangle (FP32) for the elementwise
         // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
@@ -819,7 +826,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         // are still busy
         float* gn = gbuf + ((c1 - ch) & 1) * 2 * C;
         gate_finish<C, FUSED>(graw, gn, gn + C, C, dtb);
-        if constexpr (DFL) diag_flags<B8>(gn + C, fl0 + 4 * ((c1 - ch) & 1), NW, fl0 + 8);
+        if constexpr (DFL) diag_flags<B8, B16>(gn + C, fl0 + 4 * ((c1 - ch) & 1), NW, fl0 + 8);
         if (ch - 1 > c0) gate_fetch<C>(graw, gate + (tok0 - 2 * C) * p.H + h, tsG, C);
       }
       // HYMO_GDN_BWD_BAL = 2: the query warps' own named barrier, so that every warp
@@ -875,7 +882,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
         float sq[2][4];
         zero(sq);
-        if constexpr (B8) {
+        if (B16 && fast16) {
+          diag_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, diag16_ref(G, r0));
+          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+        } else if constexpr (B8) {
           diag8_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
           float sq8[4] = {0.f, 0.f, 0.f, 0.f};
           diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
@@ -883,7 +893,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
           sq[1][1] = sq8[1];
         } else {
-          diag_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
+          diag_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, G[r0 + 7]);
           warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         }
 #pragma unroll

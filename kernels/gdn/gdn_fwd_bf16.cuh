@@ -928,6 +928,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // around its reference, diag8_ref), the square by the second as always
   constexpr bool DT8 = HYMO_GDN_DIAG8_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
   constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && !DT8 && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
+  // HYMO_GDN_DIAG16 (gdn.cuh): a block that passes diag16_fast is one product around its
+  // midpoint (D16: mid2 queries, mid keys; DT16: by the first warp, the second has no square)
+  constexpr bool D16 = D8 && HYMO_GDN_DIAG16 && HYMO_GDN_DIAG8_MID && HYMO_GDN_DIAG8_USTAGE;
+  constexpr bool DT16 = DT8 && HYMO_GDN_DIAG16_TRAIN && HYMO_GDN_DIAG8_MID;
   // HYMO_GDN_DIAG_FLAGS: the tests made by the gate warp gw into fl0 (chunk k: buffer k & 1
   // with GATE_AHEAD), amax2 at word 8
   constexpr bool DFL = P::DF && (DM || DMT || D8 || DT8);
@@ -970,7 +974,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     [[maybe_unused]] const int* fl = fl0 + (GA && (k & 1) ? 4 : 0);  // (DFL: this chunk's flags)
     if (wid == gw && (!GA || k == 0)) {  // (GA: the later chunks' gates come ahead)
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
-      if constexpr (DFL) diag_flags<D8 || DT8>(G, fl0 + (GA && (k & 1) ? 4 : 0), NW, fl0 + 8);
+      if constexpr (DFL) diag_flags<D8 || DT8, D16 || DT16>(G, fl0 + (GA && (k & 1) ? 4 : 0), NW, fl0 + 8);
       if (ch + 1 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
     }
@@ -1040,7 +1044,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       if constexpr (US) {
         const float g3 = G[(t & ~7) + 3];
         if (fast) {  // every row a query in mid2 and a key in mid, both around the half's reference
-          const float gr = diag8_ref(G, t & ~7);
+          // (D16: around the block's midpoint where the block passes diag16_fast)
+          const bool f16 = D16 && (DFL ? fl[blk] == 2 : diag16_fast(G, 16 * blk, amax2));
+          const float gr = f16 ? diag16_ref(G, 16 * blk) : diag8_ref(G, t & ~7);
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
             y[e] = cx[e] * ex2f((gt - gr) * a2[e]);
@@ -1206,6 +1212,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     [[maybe_unused]] const bool fastb = DFL        ? fl[w] != 0
                                         : D8 || DT8 ? diag8_fast(G, r0, amax2)
                                                     : (DM || DMT) && diag_fast(G, r0, amax2);
+    // D16, DT16: the block is one product around its midpoint (the staging's test)
+    [[maybe_unused]] const bool fast16 = (D16 || DT16) && fastb && (DFL ? fl[w] == 2 : diag16_fast(G, r0, amax2));
     // HYMO_GDN_MIDREG (the block's second warp): the square's operands from the raw c and b
     // tiles, scaled and split into high and low parts in registers: A rows 8..15 (queries
     // r0 + 8 + gq, referenced to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq
@@ -1255,9 +1263,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         // holds the keys of half hr: the tiles' quadrants across the square are not used)
         float acc[2][4];
         zero(acc);
+        // (DT16, a block that passes diag16_fast: both halves around the block's midpoint, so
+        // that the product is the whole block, its square included)
         const float gm = G[r0 + 7];
-        const float dq0 = G[r0 + gq] - (DT8 ? diag8_ref(G, r0) : gm),
-                    dq1 = G[r0 + 8 + gq] - (DT8 ? diag8_ref(G, r0 + 8) : gm);
+        const float ref0 = fast16 ? diag16_ref(G, r0) : diag8_ref(G, r0), ref1 = fast16 ? ref0 : diag8_ref(G, r0 + 8);
+        const float dq0 = G[r0 + gq] - (DT8 ? ref0 : gm), dq1 = G[r0 + 8 + gq] - (DT8 ? ref1 : gm);
         const bf16* c0p = sc + (r0 + gq) * LS + 2 * tq;
         const bf16* b0p = sb + (r0 + gq) * LS + 2 * tq;
 #pragma unroll
@@ -1283,7 +1293,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             mma_bf16(acc[nt], ah, bl[nt][0], bl[nt][1]);
           }
         }
-        if constexpr (DT8) {  // the halves, t >= tau (the square and the zeros beside it: below)
+        if (DT16 && fast16) {
+          put_p_block_lower(acc);
+        } else if constexpr (DT8) {  // the halves, t >= tau (the square and the zeros beside it: below)
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int t = gq + 8 * hr, tau = 8 * hr + 2 * tq;
@@ -1293,12 +1305,17 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           put_p_block_lower(acc);
         }
       } else if constexpr (DT8) {
-        midreg_square();  // (role R - 1: the square, and the zeros above it)
+        if (!(DT16 && fast16)) midreg_square();  // (role R - 1: the square, and the zeros above it)
       }
     } else if (DM && fastb) {
       float acc[2][4];
       zero(acc);
       warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid2 + r0 * LS, LS);
+      put_p_block_lower(acc);
+    } else if (D16 && fast16) {  // the whole block as one product around its midpoint
+      float acc[2][4];
+      zero(acc);
+      warp_mm_nt<2>(acc, S, mid2 + r0 * LS, LS, mid + r0 * LS, LS);
       put_p_block_lower(acc);
     } else if (D8 && fastb) {
       // the two 8-row halves, each around its diag8_ref (queries from mid2, keys from mid, all 16
@@ -1438,7 +1455,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if (GA && wid == gw && ch + 1 < c1_now()) {  // the next chunk's gate (the other buffer)
       float* gn = (k & 1) ? g0 : g1;
       gate_finish<C, FUSED>(graw, gn, gn + C, min(C, p.T - (ch + 1) * C), dtb);
-      if constexpr (DFL) diag_flags<D8 || DT8>(gn + C, fl0 + ((k & 1) ? 0 : 4), NW, fl0 + 8);
+      if constexpr (DFL) diag_flags<D8 || DT8, D16 || DT16>(gn + C, fl0 + ((k & 1) ? 0 : 4), NW, fl0 + 8);
       if (ch + 2 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + 2 * C) * p.H + h, tsG, min(C, p.T - (ch + 2) * C));
     }
