@@ -25,7 +25,7 @@ struct Set {
 
 struct Res {
   double fwd_ms, fwd_bwd_ms, fwd_train_ms;  // fwd_train: the forward with save_for_backward
-  double diag_share;   // diagonal blocks of the first input set that pass HYMO_GDN_DIAGMM's test
+  double diag_share;   // diagonal blocks of the first input set that pass the 16-row test (DIAG16's)
   double diag8_share;  // ... and HYMO_GDN_DIAG8's (gdn_test_util.h diag_fast_shares)
 };
 
@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
       else
         std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
-                    "(diagonal blocks passing the DIAGMM test: %.0f%%, the DIAG8 test: %.0f%%)\n",
+                    "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)\n",
                     s.B, s.T, s.H, s.D, s.S, cps, r.fwd_ms, floor_f, r.fwd_ms / floor_f,
                     r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale,
                     100 * r.diag_share, 100 * r.diag8_share);
