@@ -245,8 +245,9 @@ struct PlanF {
   static constexpr size_t s_v0 = al(s_b2 + (SA ? 2 * C * LS : 0));
   static constexpr size_t s_v1 = al(s_v0 + 2 * C * LD);
   static constexpr size_t s_v2 = al(s_v1 + 2 * C * LD);
-  // SR (HYMO_GDN_STATE_REG): no key tiles; a second g, G pair after A2
-  static constexpr bool SR = HYMO_GDN_STATE_REG && !SA;
+  // SR (HYMO_GDN_STATE_REG): no key tiles; a second g, G pair after A2 (with SA too since
+  // session 19: three b and v buffers, register keys)
+  static constexpr bool SR = HYMO_GDN_STATE_REG;
   static constexpr size_t s_kh = al(s_v2 + (SA ? 2 * C * LD : 0));
   static constexpr size_t s_kl = al(s_kh + (SA || SR ? 0 : 2 * C * LS));
   static constexpr size_t s_vec = al(s_kl + (SR ? 0 : 2 * C * LS));  // g[C], G[C], A2[S] (SR: g1[C], G1[C])
@@ -475,7 +476,6 @@ __device__ __forceinline__ float segment_local_state(
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
     int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr) {
   static_assert(AHEAD == 1 || (AHEAD == 2 && NWT >= 2), "AHEAD 1, or 2 with two warps");
-  static_assert(!KREG || AHEAD == 1, "KREG: one chunk ahead");
   static_assert(!KS || (KREG && AI == 1 && AN == D / 8 && NWT % (S / 16) == 0 && C % (16 * NWT / (S / 16)) == 0),
                 "KS: KREG, acc [1][D / 8][4], the warps split evenly over row tiles and tokens");
   static_assert(KS || (AI == Items<S, D, NWT>::IPW && AN == Items<S, D, NWT>::NTW), "acc: the warp's items");
