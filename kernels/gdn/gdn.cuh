@@ -78,7 +78,11 @@
 // (its warps waited at the barrier for the chunk's loads, run 43's profile), in three
 // b and v buffers; the chunk-end keys' high part overwrites b in place, so the pass needs
 // one tile more (PlanF::bytes_state), not two (segment_local_state, gdn_fwd_bf16.cuh). At
-// S = D = 32: 36480 bytes instead of 31360, 6 CTAs an SM instead of 7.
+// S = D = 32: 36480 bytes instead of 31360, 6 CTAs an SM instead of 7. Since session 19 it
+// keeps HYMO_GDN_STATE_REG's register keys (three b and v buffers, no key tiles: 7 CTAs an SM;
+// at 8-chunk segments the default shape's 784 CTAs fill 6 an SM): run 119 (A/B, 3 rounds,
+// 540/540, racecheck clean) forward +1.4% at the default shape, -0.6% at H = 64, +1.6% at
+// B = 1, +1.8% at D = 16; still off.
 #ifndef HYMO_GDN_STATE_AHEAD
 #define HYMO_GDN_STATE_AHEAD 0
 #endif

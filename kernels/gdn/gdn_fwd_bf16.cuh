@@ -464,7 +464,7 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // the load a chunk early); the keys' high part overwrites b in place (kh unused), whose
 // buffer stays the chunk's until the state update has read it. The state pass, and
 // phase 1 of the output pass with HYMO_GDN_FUSED_STATE (AHEAD = 1).
-// KREG (HYMO_GDN_STATE_REG, AHEAD = 1): the keys go straight into the A fragments of the
+// KREG (HYMO_GDN_STATE_REG; AHEAD 1 or 2): the keys go straight into the A fragments of the
 // state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
 // KS (HYMO_GDN_STATE_KSPLIT, with KREG): acc is [1][D / 8][4], warp wid's rows mt = wid %
 // (S / 16) of the state, every column, summed over its share of each chunk's tokens
