@@ -332,9 +332,7 @@
 #endif
 // HYMO_GDN_DIAG8 (session 17, on by default since run 104; the plain output pass at D = 32,
 // in place of DIAGMM's there): the same one level finer. A block passes diag8_fast when each of its four
-// 4-row gate spans is within the limit (since session 19, HYMO_GDN_DIAG8_MID in gdn_diag.h: each
-// 8-row half's span within twice the limit, each half referenced to the midpoint of its span
-// rather than to its row 3, diag8_ref; 99.8% of the blocks then) (at the spec's decays, B = 4 H = 28: 93% of the blocks
+// 4-row gate spans is within the limit (at the spec's decays, B = 4 H = 28: 93% of the blocks
 // at limit 96, against 54% for diag_fast at 96 and 35% at 64). Each 8-row half is then one
 // product around its row 3 (queries c_t exp((G_t - G_3') A) in the mid2 tile, keys
 // b_t exp((G_3' - G_t) A) in the mid tile, all 16 rows, G_3' the half's row 3), and the 8x8
@@ -347,6 +345,9 @@
 // -84) forward +7.8%, forward + backward +3.1%, with 10 +9.2% and +4.1%: where the test fails
 // the old code runs but stalls more (ncu: short-scoreboard stalls 1.33 instead of 1.11 an
 // issued instruction in the plain pass at decay 10; docs/kernels/gdn.md, session 17).
+// Since session 19 (HYMO_GDN_DIAG8_MID, gdn_diag.h) each half is referenced to the midpoint
+// of its gate span instead of its row 3 (diag8_ref), and the test asks each half's span for at
+// most twice the limit: 99.8% of the blocks pass at the spec's decays.
 #ifndef HYMO_GDN_DIAG8
 #define HYMO_GDN_DIAG8 1
 #endif
