@@ -382,7 +382,7 @@
 // HYMO_GDN_DIAG8_BWD (session 17, on by default since run 104, at D = 32; in place of
 // DIAGMM_BWD): the backward main kernel's blocks that pass diag8_fast. The mid tile holds the block's keys, the decay tile its
 // queries, each referenced to its 8-row half's reference (diag8_ref); dc and db are two products each (the
-// halves, and the square with its column factor exp((G_7 - G_3) A) or exp((G_11 - G_7) A)
+// halves, and the square with its column factor exp((G_7 - ref_0) A) or exp((ref_1 - G_7) A)
 // applied to the product before the row factor), P's block one product and the square from
 // fragments scaled in registers, as HYMO_GDN_DIAG8's (gdn_bwd_bf16.cuh diag8_block_product).
 #ifndef HYMO_GDN_DIAG8_BWD
@@ -586,26 +586,8 @@ __device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {
   for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   return m;
 }
-// HYMO_GDN_DIAGMM's test for the diagonal block of rows r0 .. r0 + 15 (G: the chunk's
-// inclusive cumulative gate): both factors around row r0 + 7 stay within 2^-LIMIT .. 2^LIMIT
-// (gdn_diag.h). Every caller gets the same answer from the same G and amax2 (NaN: false).
-__device__ __forceinline__ bool diag_fast(const float* G, int r0, float amax2) {
-  const float gs = r0 ? G[r0 - 1] : 0.f, gm = G[r0 + 7];
-  return fmaxf(gm - gs, G[r0 + 15] - gm) * amax2 <= float(HYMO_GDN_DIAG_LIMIT);
-}
-// HYMO_GDN_DIAG8's test: every 4-row gate span of the block (reference rows r0 - 1, r0 + 3,
-// r0 + 7, r0 + 11, r0 + 15) within the limit, so that each 8-row half's factors around its
-// row 3 and the square's factors between rows 3, 7 and 11 stay within 2^-LIMIT .. 2^LIMIT.
-// HYMO_GDN_DIAG8_MID (gdn_diag.h): each half's 7-gate span within twice the limit instead.
-__device__ __forceinline__ bool diag8_fast(const float* G, int r0, float amax2) {
-  if constexpr (HYMO_GDN_DIAG8_MID) {
-    return fmaxf(G[r0 + 7] - G[r0], G[r0 + 15] - G[r0 + 8]) * amax2 <= float(2 * HYMO_GDN_DIAG_LIMIT);
-  } else {
-    const float g0 = r0 ? G[r0 - 1] : 0.f, g1 = G[r0 + 3], g2 = G[r0 + 7], g3 = G[r0 + 11];
-    return fmaxf(fmaxf(g1 - g0, g2 - g1), fmaxf(g3 - g2, G[r0 + 15] - g3)) * amax2 <=
-           float(HYMO_GDN_DIAG_LIMIT);
-  }
-}
+// The diagonal blocks' tests (diag_fast, diag8_fast, diag16_fast) are in gdn_diag.h, shared
+// with the host's count of the blocks that pass them (gdn_test_util.h).
 // The reference of DIAG8's 8-row half of rows h0 .. h0 + 7 in a block that passes diag8_fast:
 // its row 3, or (HYMO_GDN_DIAG8_MID) the midpoint of its gate span (the same bits wherever
 // it is evaluated: an addition then an exact halving, nothing to contract).
@@ -638,9 +620,6 @@ __device__ __forceinline__ float diag8_ref(const float* G, int h0) {
 #ifndef HYMO_GDN_DIAG16_BWD
 #define HYMO_GDN_DIAG16_BWD 0
 #endif
-__device__ __forceinline__ bool diag16_fast(const float* G, int r0, float amax2) {
-  return (G[r0 + 15] - G[r0]) * amax2 <= float(2 * HYMO_GDN_DIAG_LIMIT);
-}
 __device__ __forceinline__ float diag16_ref(const float* G, int r0) { return 0.5f * (G[r0] + G[r0 + 15]); }
 
 // HYMO_GDN_DIAG_FLAGS: the tests of one chunk's nb diagonal blocks (FINE: diag8_fast; F16:

@@ -15,6 +15,8 @@
 // docs/kernels/gdn.md, "What session 17 did", has the measurements.
 #pragma once
 
+#include <cmath>
+
 #ifndef HYMO_GDN_DIAG_LIMIT
 #define HYMO_GDN_DIAG_LIMIT 96
 #endif
@@ -36,3 +38,42 @@
 #ifndef HYMO_GDN_DIAG8_MID
 #define HYMO_GDN_DIAG8_MID 1
 #endif
+
+// The tests, for the diagonal block of rows r0 .. r0 + 15 of a chunk (G: the chunk's inclusive
+// cumulative gate, amax2: max_s |A_s| log2(e)): the kernels' (gdn.cuh; F = float, every caller
+// gets the same answer from the same G and amax2, NaN: false) and the host's count of the
+// blocks that pass (gdn_test_util.h; F = double).
+#ifdef __CUDACC__
+#define HYMO_GDN_DIAG_FN __host__ __device__ __forceinline__
+#else
+#define HYMO_GDN_DIAG_FN inline
+#endif
+namespace hymo::gdn {
+HYMO_GDN_DIAG_FN float diag_max(float a, float b) { return fmaxf(a, b); }
+HYMO_GDN_DIAG_FN double diag_max(double a, double b) { return fmax(a, b); }
+// HYMO_GDN_DIAGMM's test: both factors around row r0 + 7 stay within 2^-LIMIT .. 2^LIMIT.
+template <class F>
+HYMO_GDN_DIAG_FN bool diag_fast(const F* G, int r0, F amax2) {
+  const F gs = r0 ? G[r0 - 1] : F(0), gm = G[r0 + 7];
+  return diag_max(gm - gs, G[r0 + 15] - gm) * amax2 <= F(HYMO_GDN_DIAG_LIMIT);
+}
+// HYMO_GDN_DIAG8's test: every 4-row gate span of the block (reference rows r0 - 1, r0 + 3,
+// r0 + 7, r0 + 11, r0 + 15) within the limit, so that each 8-row half's factors around its
+// row 3 and the square's factors between rows 3, 7 and 11 stay within 2^-LIMIT .. 2^LIMIT;
+// with HYMO_GDN_DIAG8_MID each half's 7-gate span within twice the limit instead.
+template <class F>
+HYMO_GDN_DIAG_FN bool diag8_fast(const F* G, int r0, F amax2) {
+  if constexpr (HYMO_GDN_DIAG8_MID) {
+    return diag_max(G[r0 + 7] - G[r0], G[r0 + 15] - G[r0 + 8]) * amax2 <= F(2 * HYMO_GDN_DIAG_LIMIT);
+  } else {
+    const F g0 = r0 ? G[r0 - 1] : F(0), g1 = G[r0 + 3], g2 = G[r0 + 7], g3 = G[r0 + 11];
+    return diag_max(diag_max(g1 - g0, g2 - g1), diag_max(g3 - g2, G[r0 + 15] - g3)) * amax2 <=
+           F(HYMO_GDN_DIAG_LIMIT);
+  }
+}
+// HYMO_GDN_DIAG16's test (gdn.cuh): the block's whole span within twice the limit.
+template <class F>
+HYMO_GDN_DIAG_FN bool diag16_fast(const F* G, int r0, F amax2) {
+  return (G[r0 + 15] - G[r0]) * amax2 <= F(2 * HYMO_GDN_DIAG_LIMIT);
+}
+}  // namespace hymo::gdn

@@ -88,13 +88,12 @@ inline void round_io(std::vector<double>& x, bool bf16) {
 
 // The shares of 16-row diagonal blocks (chunks of C tokens) whose gate spans pass the
 // diagonal blocks' one-product tests (gdn.cuh), from one pass over the host's copy of the
-// inputs: diagmm, the 16-row one-product test: HYMO_GDN_DIAGMM's diag_fast (max(G_7 - G_-1,
-// G_15 - G_7) max_s |A_s| log2 e <= HYMO_GDN_DIAG_LIMIT), or with HYMO_GDN_DIAG8_MID
-// HYMO_GDN_DIAG16's diag16_fast ((G_15 - G_0) max_s |A_s| log2 e <= 2 HYMO_GDN_DIAG_LIMIT); diag8, HYMO_GDN_DIAG8's diag8_fast (the four 4-row spans, or with HYMO_GDN_DIAG8_MID the
-// two halves' spans); G the
-// inclusive cumulative gate inside the chunk. What the fast paths can take, for the test's and
-// the benchmark's reports (in double, so a block at the limit may count differently from the
-// kernel's FP32; the limit is gdn_diag.h's default, not a -D given to the CUDA build).
+// inputs, with the kernels' tests (gdn_diag.h): diagmm, the 16-row one-product test
+// (HYMO_GDN_DIAGMM's diag_fast, or with HYMO_GDN_DIAG8_MID HYMO_GDN_DIAG16's diag16_fast);
+// diag8, HYMO_GDN_DIAG8's diag8_fast; G the inclusive cumulative gate inside the chunk. What
+// the fast paths can take, for the test's and the benchmark's reports (in double, so a block at
+// the limit may count differently from the kernel's FP32; the limit is gdn_diag.h's default,
+// not a -D given to the CUDA build).
 // gate: [B][T][H] (the pre-sigmoid input when fused), A_log: [H][S].
 struct DiagShares {
   double diagmm = 0, diag8 = 0;
@@ -116,23 +115,10 @@ inline DiagShares diag_fast_shares(const std::vector<double>& gate, bool fused, 
           }
           G[t] = acc;
         }
-        // the block passes the test with reference rows every span rows
-        const auto passes = [&](int r0, int span) {
-          double widest = 0, prev = r0 ? G[r0 - 1] : 0;
-          for (int r = r0 + span - 1; r < r0 + 16; r += span) {
-            widest = std::max(widest, G[r] - prev);
-            prev = G[r];
-          }
-          return widest * amax <= HYMO_GDN_DIAG_LIMIT;
-        };
-        // HYMO_GDN_DIAG8_MID: each 8-row half's span within twice the limit
-        const auto passes_mid = [&](int r0) {
-          return std::max(G[r0 + 7] - G[r0], G[r0 + 15] - G[r0 + 8]) * amax <= 2.0 * HYMO_GDN_DIAG_LIMIT;
-        };
-        for (int r0 = 0; r0 < C && t0 + r0 < T; r0 += 16) {
+        for (int r0 = 0; r0 < C && t0 + r0 < T; r0 += 16) {  // the kernels' tests (gdn_diag.h)
           // (with HYMO_GDN_DIAG8_MID, the 16-row test is HYMO_GDN_DIAG16's: the block's span)
-          pass16 += HYMO_GDN_DIAG8_MID ? (G[r0 + 15] - G[r0]) * amax <= 2.0 * HYMO_GDN_DIAG_LIMIT : passes(r0, 8);
-          pass4 += HYMO_GDN_DIAG8_MID ? passes_mid(r0) : passes(r0, 4);
+          pass16 += HYMO_GDN_DIAG8_MID ? diag16_fast(G.data(), r0, amax) : diag_fast(G.data(), r0, amax);
+          pass4 += diag8_fast(G.data(), r0, amax);
           ++all;
         }
       }
