@@ -875,7 +875,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         // (BF16 high parts, as dv reads P), t >= tau kept; no walk. B8: db's halves and square
         // (diag8_block_product); P^T's halves from the same product, its square (keys 0..7,
         // queries 8..15) from the fragments scaled to row 7 in registers (keys times
-        // exp((G_7 - G_3) A), queries times exp((G_11 - G_7) A)), as HYMO_GDN_DIAG8's
+        // exp((G_7 - ref_0) A), queries times exp((ref_1 - G_7) A); ref_i: diag8_ref of half
+        // i), as HYMO_GDN_DIAG8's
         float dp[2][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);

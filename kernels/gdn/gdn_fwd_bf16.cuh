@@ -114,7 +114,8 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
 // A Bt^T (A and Bt 16 rows of S BF16 values, rows of each 8-row half referenced to that
 // half's reference, diag8_ref) into acc, and its 8x8 square from the same fragments rescaled to row 7 into
 // sq: A's rows 8..15 (UPPER: rows 0..7) times exp(da A_k) against Bt's n8 tile 0 (UPPER:
-// tile 1) times exp(db A_k), column k's factors ex2(d A2[k]), both in 2^-LIMIT .. 1, each
+// tile 1) times exp(db A_k), column k's factors ex2(d A2[k]), both <= 1 (with row-3
+// references also >= 2^-LIMIT; with HYMO_GDN_DIAG8_MID a factor may flush, gdn_diag.h), each
 // operand rounded again to BF16. sq holds the square in the rows it came from (registers 2,
 // 3; UPPER: 0, 1), acc's quadrant there is not used (mismatched references).
 template <int S, bool UPPER>
@@ -917,8 +918,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // HYMO_GDN_DIAGMM (the plain pass with TRI4 and SEL): a diagonal block that passes
   // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
   // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
-  // (D8 at S = 32 only: at S = 16 the plain forward was 1.6% slower with it, run 104)
-  // (HYMO_GDN_DIAG8_S16: at S = 16 too; with USTAGE even there, run 110, so off)
+  // (D8 at S = 16 only with HYMO_GDN_DIAG8_S16: on since run 115, -2.9% there with
+  // HYMO_GDN_DIAG8_MID; 1.6% slower before USTAGE, run 104, and even before MID, run 110)
   constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1 && (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
   constexpr bool DM = HYMO_GDN_DIAGMM && !D8 && P::T4 && HYMO_GDN_SEL && R == 1;
   // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
@@ -1321,8 +1322,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // the two 8-row halves, each around its diag8_ref (queries from mid2, keys from mid, all 16
       // rows: n8 tile 0 against half 0's keys, tile 1 against half 1's), and the square (rows
       // 8..15 against keys 0..7) from the same fragments referenced to row 7 in registers:
-      // queries times exp((G_11 - G_7) A), keys times exp((G_7 - G_3) A), both in
-      // 2^-LIMIT .. 1 (diag8_fast), rounded again. The halves' quadrants across the square
+      // queries times exp((ref_1 - G_7) A), keys times exp((G_7 - ref_0) A), both <= 1
+      // (ref_i: diag8_ref of half i), rounded again. The halves' quadrants across the square
       // (mismatched references, possibly infinite) are not used.
       float acc[2][4], sq[4] = {0.f, 0.f, 0.f, 0.f};
       zero(acc);
