@@ -472,7 +472,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     dAx[s] = 0.f;
   }
   if (tid == 0) misc[0] = 0.f;
-  // HYMO_GDN_DIAGMM_BWD: a diagonal block that passes diag_fast (gdn.cuh) has no walks: the
+  // HYMO_GDN_DIAGMM_BWD: a diagonal block that passes diag_fast (gdn_diag.h) has no walks: the
   // mid tile holds its keys Km = b_t exp((G_m - G_t) A) for all 16 rows, the per-step decay
   // tile its queries Qm = c_t exp((G_t - G_m) A) (BF16 high and low parts, a row of LQM
   // elements with the low part S elements after the high), G_m = G at the block's row 7

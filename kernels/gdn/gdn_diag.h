@@ -1,6 +1,7 @@
-// hymo GDN: the limit of the diagonal blocks' one-product test (HYMO_GDN_DIAGMM, _TRAIN,
-// _BWD and HYMO_GDN_DIAG8; gdn.cuh diag_fast, diag8_fast), shared by the kernels and by the
-// host-side share the GPU test and the benchmark report (gdn_test_util.h).
+// hymo GDN: the diagonal blocks' one-product tests (HYMO_GDN_DIAGMM, HYMO_GDN_DIAG8 and
+// HYMO_GDN_DIAG16 with their _TRAIN and _BWD twins: diag_fast, diag8_fast, diag16_fast below)
+// and their limit, shared by the kernels (gdn.cuh) and by the host-side share the GPU test and
+// the benchmark report (gdn_test_util.h).
 //
 // A block passes when every gate span between its reference rows, times max_s |A_s| log2(e),
 // is at most HYMO_GDN_DIAG_LIMIT. Then every operand factor of the block's products lies in
