@@ -27,6 +27,7 @@ extern template cudaError_t run_variant<float, 64>(int, bool, int, bool, const K
 namespace {
 thread_local std::string g_err;
 int g_cps_override = 0;
+int g_nseg_override = 0;
 
 #ifndef HYMO_GDN_CPS_LONG
 #define HYMO_GDN_CPS_LONG 1
@@ -51,7 +52,7 @@ bool staged(const Shape& s) { return dev::staged_variant(s.dtype == DType::BF16,
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
 struct Layout {
-  int C, NC, cps, NSEG;
+  int C, NC, cps, cpsx, NSEG;  // NSEG segments a (b, h): cpsx of cps + 1 chunks, the rest cps
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, segflag, total;
 };
 
@@ -97,6 +98,18 @@ Layout layout(const Shape& s) {
   if (L.cps < 1) L.cps = 1;
   if (L.cps > L.NC) L.cps = L.NC;
   L.NSEG = (L.NC + L.cps - 1) / L.cps;
+  if (g_nseg_override > 0) L.NSEG = std::min(g_nseg_override, L.NC);
+  if (HYMO_GDN_SEG_BAL) {
+    // Balanced segments (session 20, gdn.cuh): the NC chunks split into NSEG segments whose
+    // lengths differ by at most one chunk, the longer ones first (the kernels' seg_c0), where
+    // the segments of cps chunks left a short last one when cps did not divide NC.
+    L.cps = L.NC / L.NSEG;
+    L.cpsx = L.NC % L.NSEG;
+  } else {
+    L.cps = (L.NC + L.NSEG - 1) / L.NSEG;
+    L.NSEG = (L.NC + L.cps - 1) / L.cps;
+    L.cpsx = 0;
+  }
   size_t off = 0;
   auto take = [&](size_t floats) {
     const size_t o = off;
@@ -120,7 +133,7 @@ Layout layout(const Shape& s) {
 
 dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void* ws) {
   dev::KParams p{};
-  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.NSEG = L.NSEG; p.eps = s.eps;
+  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.cpsx = L.cpsx; p.NSEG = L.NSEG; p.eps = s.eps;
   p.v = a.v; p.b = a.b; p.c = a.c; p.gate = a.gate; p.z = a.z;
   p.dt_bias = a.dt_bias; p.A_log = a.A_log; p.D_skip = a.D_skip; p.w_y = a.w_y;
   p.out = a.out;
@@ -200,6 +213,7 @@ const char* gdn_check_shape(const Shape& s) {
 const char* gdn_last_error() { return g_err.c_str(); }
 
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
+void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
 
 size_t gdn_workspace_bytes(const Shape& s) {
   if (*gdn_check_shape(s)) return 0;

@@ -544,10 +544,30 @@ __device__ __forceinline__ T ld_seg(const T* x) {
   else return __ldg(x);
 }
 
+// HYMO_GDN_SEG_BAL (session 20; 0 turns it off): balanced segments. The first chunk of segment
+// seg (seg_c0(p, NSEG) = NC): segments differ in length by at most one chunk, the longer ones
+// first (gdn.cu's layout()). Off: segments of cps chunks, the last one shorter where cps does
+// not divide NC.
+#ifndef HYMO_GDN_SEG_BAL
+#define HYMO_GDN_SEG_BAL 1
+#endif
+template <class KP>
+__device__ __forceinline__ int seg_c0(const KP& p, int seg) {
+  if constexpr (HYMO_GDN_SEG_BAL) return seg * p.cps + min(seg, p.cpsx);
+  else return min(p.NC, seg * p.cps);
+}
+// The end of the segment that starts at chunk c0 (seg_c0(p, seg + 1)).
+template <class KP>
+__device__ __forceinline__ int seg_c1(const KP& p, int seg, int c0) {
+  if constexpr (HYMO_GDN_SEG_BAL) return c0 + p.cps + (seg < p.cpsx ? 1 : 0);
+  else return min(p.NC, c0 + p.cps);
+}
+
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
 struct KParams {
-  int B, T, H, NC, cps, NSEG;
+  // NSEG segments a (b, h): the first cpsx of them cps + 1 chunks, the rest cps (seg_c0)
+  int B, T, H, NC, cps, NSEG, cpsx;
   int bh0;  // (b, h) of blockIdx.y = 0: grids over more than 65535 pairs launch in slices
   float eps;
   const void *v, *b, *c, *gate, *z, *dout;
@@ -1253,7 +1273,7 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   __shared__ double dDacc;  // dD_skip partial (FP64)
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
@@ -1756,7 +1776,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;

@@ -80,8 +80,11 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace,
 cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
                          bool states_from_forward, cudaStream_t stream);
 
-// Tuning: chunks per segment (0 = automatic). Changes gdn_workspace_bytes.
+// Tuning: chunks per segment (0 = automatic), or segments per sequence (0 = from the
+// chunks per segment; more than the sequence's chunks: one chunk each). The chunks split
+// into segments whose lengths differ by at most one. Each changes gdn_workspace_bytes.
 void gdn_set_chunks_per_segment(int cps);
+void gdn_set_segments(int nseg);
 
 // Kernel launches each call makes (for the benchmark's report).
 int gdn_forward_launches(const Shape& s);

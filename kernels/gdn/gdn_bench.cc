@@ -1,6 +1,6 @@
 // GDN benchmark: CUDA-event medians of forward (fused) and forward+backward, inputs
 // rotating through buffers larger than the 60 MB L2. `--json`: one JSON object a shape
-// (default shape first). Usage: hymo_gdn_bench [--json] [--iters N] [--cps a,b,..]
+// (default shape first). Usage: hymo_gdn_bench [--json] [--iters N] [--cps a,b,..] [--nseg a,b,..]
 //   [--shape B,T,H,D,S] [--quick] [--decay-scale F]
 #include <algorithm>
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gdn.h"
@@ -137,16 +138,18 @@ Res bench(const Shape& s, int iters, double decay_scale) {
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--shape B,T,H,D,S]...\n"
-      "                      [--decay-scale F]\n"
+      "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--nseg N1,N2,...]\n"
+      "                      [--shape B,T,H,D,S]... [--decay-scale F]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
-      "  --cps: segment lengths in chunks (0 = the automatic rule); --shape may repeat;\n"
+      "  --cps: segment lengths in chunks (0 = the automatic rule); --nseg: segments a (b, h)\n"
+      "  instead (lengths within one chunk of each other; each of the lists is run in turn);\n"
+      "  --shape may repeat;\n"
       "  --decay-scale: A = -(h % 28 + 1) F for head h (default 1: the spec's initial A_log;\n"
       "  0.1 gives milder decays, where more diagonal blocks take HYMO_GDN_DIAGMM's product)\n";
   bool json = false, quick = false;
   int iters = 50;
   double decay_scale = 1.0;
-  std::vector<int> cps_list;
+  std::vector<int> cps_list, nseg_list;
   std::vector<Shape> shapes;
   auto mk = [](int B, int T, int H, int D, int S) {
     Shape s;
@@ -156,6 +159,7 @@ int main(int argc, char** argv) {
   // the arguments first (also without a GPU: --help, and bad input is an error there too)
   for (int i = 1; i < argc; ++i) {
     const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
+                       !std::strcmp(argv[i], "--nseg") ||
                        !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
@@ -173,6 +177,15 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--cps")) {
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
         cps_list.push_back(std::atoi(t));
+    } else if (!std::strcmp(argv[i], "--nseg")) {
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
+        const int x = std::atoi(t);
+        if (x < 1) {
+          std::fprintf(stderr, "hymo_gdn_bench: --nseg expects counts >= 1, got '%s'\n", t);
+          return 2;
+        }
+        nseg_list.push_back(x);
+      }
     } else if (!std::strcmp(argv[i], "--decay-scale")) {
       char* end = nullptr;
       decay_scale = std::strtod(argv[++i], &end);
@@ -205,15 +218,20 @@ int main(int argc, char** argv) {
       for (int D : {64, 128}) shapes.push_back(mk(4, 4096, 28, D, D));
     }
   }
-  if (cps_list.empty()) cps_list.push_back(0);
+  // (cps, nseg) settings: the --cps list, then the --nseg list
+  std::vector<std::pair<int, int>> settings;
+  for (int c : cps_list) settings.push_back({c, 0});
+  for (int n : nseg_list) settings.push_back({0, n});
+  if (settings.empty()) settings.push_back({0, 0});
   const double bw = 4.3e12;
   for (const Shape& s : shapes) {
     if (const char* m = gdn_check_shape(s); *m) {
       std::fprintf(stderr, "%s\n", m);
       return 1;
     }
-    for (int cps : cps_list) {
+    for (const auto& [cps, nseg] : settings) {
       gdn_set_chunks_per_segment(cps);
+      gdn_set_segments(nseg);
       const Res r = bench(s, iters, decay_scale);
       const double tok = double(s.B) * s.T * s.H;
       // minimal bytes: fwd reads v b c z gate, writes y; bwd reads v b c z gate dy, writes
@@ -225,17 +243,17 @@ int main(int argc, char** argv) {
         std::printf(
             "{\"B\": %d, \"T\": %d, \"H\": %d, \"D\": %d, \"S\": %d, \"fwd_ms\": %.4f, "
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
-            "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"fwd_x_floor\": %.2f, "
+            "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"decay_scale\": %g, "
             "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
-            gdn_forward_launches(s), gdn_backward_launches(s, true), cps, r.fwd_ms / floor_f,
+            gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale, r.diag_share, r.diag8_share);
       else
-        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d  fwd %.4f ms (floor %.4f, %.2fx)  "
+        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
                     "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)\n",
-                    s.B, s.T, s.H, s.D, s.S, cps, r.fwd_ms, floor_f, r.fwd_ms / floor_f,
+                    s.B, s.T, s.H, s.D, s.S, cps, nseg, r.fwd_ms, floor_f, r.fwd_ms / floor_f,
                     r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale,
                     100 * r.diag_share, 100 * r.diag8_share);
       std::fflush(stdout);

@@ -589,7 +589,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5;
-  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
@@ -758,7 +758,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
-  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
@@ -911,8 +911,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 
   float* gsum_last = ssx + R * C;  // fused_state_fwd: the last segment's gate sum
   if (FSF && tid == 0) *gsum_last = 0.f;
-  // the segment's end chunk, recomputed at each use (c1 = min(NC, (seg + 1) cps))
-  const auto c1_now = [&]() { return min(p.NC, (ctaid_x_fresh() + 1) * p.cps); };
+  // the segment's end chunk, recomputed at each use (c1 = seg_c0(p, seg + 1))
+  const auto c1_now = [&]() { return seg_c0(p, ctaid_x_fresh() + 1); };
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
   // HYMO_GDN_DIAGMM (the plain pass with TRI4 and SEL): a diagonal block that passes
@@ -1750,7 +1750,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 
   const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  const int c0 = seg * p.cps, c1 = min(p.NC, c0 + p.cps);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;

@@ -53,16 +53,20 @@ struct Case {
   // most segment scan work (what the automatic rule picks at these small B*H); 0 the
   // automatic rule
   int cps = 1;
+  // segments a (b, h) (gdn_set_segments; 0: from cps): lengths that differ by one chunk
+  int nseg = 0;
 };
 
 static void run_case(const Case& k, uint64_t seed) {
   const bool bf = k.dt == DType::BF16;
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f cps=%s%s\n", k.B,
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f cps=%s%s%s\n", k.B,
               k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean,
               k.alog_max < 0 ? std::log(28.0) : k.alog_max == 0 ? -1.0 : k.alog_max,
               k.cps ? std::to_string(k.cps).c_str() : "auto",
+              k.nseg ? (" nseg=" + std::to_string(k.nseg)).c_str() : "",
               k.recompute ? " (bwd recomputes states)" : "");
   gdn_set_chunks_per_segment(k.cps);
+  gdn_set_segments(k.nseg);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01(0.0, 1.0);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
@@ -286,8 +290,9 @@ int main(int argc, char** argv) {
       {1, 97, 2, 32, 16, DType::BF16, true, 0, 5.0, true},
       {1, 97, 2, 64, 32, DType::BF16, true, 4, 0, false},
       // (appended) power-of-two segment lengths as the automatic rule picks at large
-      // B*H (here it picks 1: B*H is small), with a ragged last segment (T = 4097: 65 or
-      // 129 chunks), and a length that divides no T here (3). The FP32 case has H = 2:
+      // B*H (here it picks 1: B*H is small), where they do not divide the chunks (T = 4097:
+      // 65 or 129 chunks; since session 20 the segments are then balanced, 4 and 3 chunks
+      // long at cps 4), and a length that divides no T here (3). The FP32 case has H = 2:
       // with H = 1 its dD_skip is one number, a sum over 131,104 products that cancelled
       // to -0.15 on its first seed (|dD_skip| ~ 3-900 on its neighbours' seeds), so that
       // a 1.9e-6 absolute error read as 1.3e-5 relative (run 47, docs/kernels/gdn.md)
@@ -328,6 +333,14 @@ int main(int argc, char** argv) {
       {1, 300, 2, 32, 32, DType::BF16, true, 0, std::log(30.0), false, 2},
       {2, 500, 2, 32, 16, DType::BF16, false, 0, std::log(30.0), true, 2},
       {1, 4097, 2, 32, 32, DType::BF16, false, 0, std::log(30.0), false, 0},
+      // (appended in session 20) segment counts that split the chunks unevenly (the longer
+      // segments first: 65 chunks in 7 segments of 10, 10, 9, ..; 5 in 3 of 2, 2, 1; C = 32's
+      // 129 in 6; the FP32 variant's 16 in 5)
+      {1, 4097, 2, 32, 32, DType::BF16, true, 0, lg, false, 0, 7},
+      {2, 300, 2, 32, 32, DType::BF16, true, 0, lg, true, 0, 3},
+      {2, 300, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 0, 3},
+      {1, 4097, 2, 64, 64, DType::BF16, true, 0, lg, false, 0, 6},
+      {1, 1000, 2, 32, 32, DType::F32, true, 0, lg, false, 0, 5},
   };
   uint64_t seed = 12345;
   for (const Case& k : cases) {
