@@ -544,17 +544,25 @@ __device__ __forceinline__ T ld_seg(const T* x) {
   else return __ldg(x);
 }
 
-// HYMO_GDN_SEG_BAL (session 20; 0 turns it off): balanced segments. The first chunk of segment
-// seg (seg_c0(p, NSEG) = NC): segments differ in length by at most one chunk, the longer ones
-// first (gdn.cu's layout()). Off: segments of cps chunks, the last one shorter where cps does
-// not divide NC.
+// HYMO_GDN_SEG_BAL (session 20; measured slower, default off): balanced segments. The first
+// chunk of segment seg (with the switch seg_c0(p, NSEG) = NC): segments differ in length by at most one chunk,
+// the longer ones first (gdn.cu's layout()). Off: segments of cps chunks, the last one shorter
+// where cps does not divide NC. The idea was that the default shape's 896 CTAs fill 3.4 waves
+// of the 2-CTA passes (264 slots), and 7 segments of 9 or 10 chunks (784 CTAs, 2.97 waves)
+// would waste less of the last one. Run 120: at the same segments the switch's code made the
+// forward 1.9% slower (the segment end, recomputed at each use in the output pass, costs two
+// instructions more); 7 balanced segments against 8 even ones: forward + backward even
+// (0.5443 / 0.5402 against 0.5424 / 0.5416 ms), forward +13%. In a sweep of 5..16 segments
+// at 8 shapes (one round each), the counts that do not divide the chunks made the forward
+// slower than the automatic rule's count (or within 1% of it), and forward + backward at best 2%
+// faster (S = 16 at 9 segments), within a round's spread (notes/gdn-measurements.md, run 120).
 #ifndef HYMO_GDN_SEG_BAL
-#define HYMO_GDN_SEG_BAL 1
+#define HYMO_GDN_SEG_BAL 0
 #endif
 template <class KP>
 __device__ __forceinline__ int seg_c0(const KP& p, int seg) {
   if constexpr (HYMO_GDN_SEG_BAL) return seg * p.cps + min(seg, p.cpsx);
-  else return min(p.NC, seg * p.cps);
+  else return seg * p.cps;  // (seg < NSEG)
 }
 // The end of the segment that starts at chunk c0 (seg_c0(p, seg + 1)).
 template <class KP>
@@ -566,8 +574,7 @@ __device__ __forceinline__ int seg_c1(const KP& p, int seg, int c0) {
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
 struct KParams {
-  // NSEG segments a (b, h): the first cpsx of them cps + 1 chunks, the rest cps (seg_c0)
-  int B, T, H, NC, cps, NSEG, cpsx;
+  int B, T, H, NC, cps, NSEG;
   int bh0;  // (b, h) of blockIdx.y = 0: grids over more than 65535 pairs launch in slices
   float eps;
   const void *v, *b, *c, *gate, *z, *dout;
@@ -585,6 +592,8 @@ struct KParams {
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)
   float* ddtpart;   // [BH*NSEG]
   unsigned long long* segflag;  // [BH][NSEG]: HYMO_GDN_FUSED_STATE's "state published"
+  // HYMO_GDN_SEG_BAL: the first cpsx segments are cps + 1 chunks long, the rest cps (seg_c0)
+  int cpsx;
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every

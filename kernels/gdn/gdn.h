@@ -81,8 +81,9 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
                          bool states_from_forward, cudaStream_t stream);
 
 // Tuning: chunks per segment (0 = automatic), or segments per sequence (0 = from the
-// chunks per segment; more than the sequence's chunks: one chunk each). The chunks split
-// into segments whose lengths differ by at most one. Each changes gdn_workspace_bytes.
+// chunks per segment; more than the sequence's chunks: one chunk each; else ceil(chunks /
+// nseg) chunks a segment, the last one shorter, or with HYMO_GDN_SEG_BAL lengths within one
+// chunk of each other). Each changes gdn_workspace_bytes.
 void gdn_set_chunks_per_segment(int cps);
 void gdn_set_segments(int nseg);
 

@@ -911,8 +911,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 
   float* gsum_last = ssx + R * C;  // fused_state_fwd: the last segment's gate sum
   if (FSF && tid == 0) *gsum_last = 0.f;
-  // the segment's end chunk, recomputed at each use (c1 = seg_c0(p, seg + 1))
-  const auto c1_now = [&]() { return seg_c0(p, ctaid_x_fresh() + 1); };
+  // the segment's end chunk, recomputed at each use (c1 = seg_c1(p, seg, seg_c0(p, seg)))
+  const auto c1_now = [&]() {
+    if constexpr (HYMO_GDN_SEG_BAL) return seg_c0(p, ctaid_x_fresh() + 1);
+    else return min(p.NC, (ctaid_x_fresh() + 1) * p.cps);
+  };
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
   // HYMO_GDN_DIAGMM (the plain pass with TRI4 and SEL): a diagonal block that passes

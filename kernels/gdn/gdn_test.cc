@@ -290,9 +290,8 @@ int main(int argc, char** argv) {
       {1, 97, 2, 32, 16, DType::BF16, true, 0, 5.0, true},
       {1, 97, 2, 64, 32, DType::BF16, true, 4, 0, false},
       // (appended) power-of-two segment lengths as the automatic rule picks at large
-      // B*H (here it picks 1: B*H is small), where they do not divide the chunks (T = 4097:
-      // 65 or 129 chunks; since session 20 the segments are then balanced, 4 and 3 chunks
-      // long at cps 4), and a length that divides no T here (3). The FP32 case has H = 2:
+      // B*H (here it picks 1: B*H is small), with a ragged last segment (T = 4097: 65 or
+      // 129 chunks), and a length that divides no T here (3). The FP32 case has H = 2:
       // with H = 1 its dD_skip is one number, a sum over 131,104 products that cancelled
       // to -0.15 on its first seed (|dD_skip| ~ 3-900 on its neighbours' seeds), so that
       // a 1.9e-6 absolute error read as 1.3e-5 relative (run 47, docs/kernels/gdn.md)
@@ -333,9 +332,10 @@ int main(int argc, char** argv) {
       {1, 300, 2, 32, 32, DType::BF16, true, 0, std::log(30.0), false, 2},
       {2, 500, 2, 32, 16, DType::BF16, false, 0, std::log(30.0), true, 2},
       {1, 4097, 2, 32, 32, DType::BF16, false, 0, std::log(30.0), false, 0},
-      // (appended in session 20) segment counts that split the chunks unevenly (the longer
-      // segments first: 65 chunks in 7 segments of 10, 10, 9, ..; 5 in 3 of 2, 2, 1; C = 32's
-      // 129 in 6; the FP32 variant's 16 in 5)
+      // (appended in session 20) segment counts set directly (gdn_set_segments) that do not
+      // divide the chunks: 65 chunks in 7 segments, 5 in 3, C = 32's 129 in 6, the FP32
+      // variant's 16 in 5 (by default ceil(NC / nseg) chunks a segment, the last shorter;
+      // with HYMO_GDN_SEG_BAL lengths within one chunk of each other, the longer first)
       {1, 4097, 2, 32, 32, DType::BF16, true, 0, lg, false, 0, 7},
       {2, 300, 2, 32, 32, DType::BF16, true, 0, lg, true, 0, 3},
       {2, 300, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 0, 3},
