@@ -72,6 +72,18 @@
 #define HYMO_GDN_BWD_BAL 2
 #endif
 
+// HYMO_GDN_BWD_KLAST (session 20): dv's state term reads its keys referenced to the chunk end,
+// Klast[t] = b_t exp((G_last - G_t) A) (<= |b|), from a BF16 tile the staging writes (an ex2, a
+// multiply a value, by every thread), instead of each key warp rescaling its block's Kend high
+// and low parts by d_NW,j in registers (scale_pair: two unpacks, an add and a multiply a value,
+// and the column factors' loads). The key warps, the longer role (run 86: 1825 warp
+// instructions a chunk against the query warps' 1401), lose about 80 instructions a chunk,
+// every warp gains about 30. 5 KB more shared memory (115,472 bytes at S = D = 32: two CTAs an
+// SM still fit).
+#ifndef HYMO_GDN_BWD_KLAST
+#define HYMO_GDN_BWD_KLAST 0
+#endif
+
 namespace hymo::gdn::dev {
 
 template <int S, int D, int C>
@@ -94,7 +106,10 @@ struct PlanB {
   static constexpr size_t o_dpd = al(o_a + 4 * C * FS);  // per warp: dP (or dP^T) diagonal block [16][LT]
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
-  static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FS);
+  // HYMO_GDN_BWD_KLAST: keys referenced to the chunk end, BF16 [C][LS] (else no bytes)
+  static constexpr bool KL = HYMO_GDN_BWD_KLAST && S <= 32 && D <= 32;
+  static constexpr size_t o_kl = al(o_dcb + 2 * 4 * C * FS);
+  static constexpr size_t o_vec = al(o_kl + (KL ? 2 * C * LS : 0));
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
   // (+ HYMO_GDN_DIAG_FLAGS_BWD with a diagonal-block switch: two buffers of 4 flags, amax2)
   static constexpr bool DF = HYMO_GDN_DIAG_FLAGS_BWD && (HYMO_GDN_DIAGMM_BWD || HYMO_GDN_DIAG8_BWD);
@@ -430,6 +445,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   bf16* qi = reinterpret_cast<bf16*>(sm + P::o_qi);   // low parts C * LS later
   bf16* ke = reinterpret_cast<bf16*>(sm + P::o_ke);
   bf16* mid = reinterpret_cast<bf16*>(sm + P::o_mid);
+  [[maybe_unused]] bf16* klt = reinterpret_cast<bf16*>(sm + P::o_kl);  // (P::KL)
   float* sdc = reinterpret_cast<float*>(sm + P::o_dcb);
   float* sdb = sdc + C * FS;
   float* a = reinterpret_cast<float*>(sm + P::o_a);
@@ -627,6 +643,14 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       const bool f16 = B16 && fast && (DFL ? fl[blk] == 2 : diag16_fast(G, 16 * blk, amax2));
       const float gz = B8 && fast ? (f16 ? diag16_ref(G, 16 * blk) : diag8_ref(G, t & ~7)) : gm;
       auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
+      if constexpr (P::KL) {  // Klast: the key referenced to the chunk end, BF16
+        const float gl = G[C - 1] - gt;
+        uint32_t kv[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          kv[e] = pack_bf16(bx[2 * e] * ex2f(gl * a2[2 * e]), bx[2 * e + 1] * ex2f(gl * a2[2 * e + 1]));
+        *reinterpret_cast<uint4*>(klt + t * LS + s0) = make_uint4(kv[0], kv[1], kv[2], kv[3]);
+      }
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
       put(qi);
@@ -1025,7 +1049,16 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           pa[3] = pack_bf16(pdb[(gq + 8) * LT + 8 + 2 * tq], pdb[(gq + 8) * LT + 9 + 2 * tq]);
           mm_regA<ND>(dvacc, pa, dOt + rb * LD, LD);
         }
-        {
+        if constexpr (P::KL) {
+          // Klast of block wb from its tile, against dh high and low
+#pragma unroll
+          for (int k0 = 0; k0 < S; k0 += 16) {
+            uint32_t ak[4];
+            ldsm_x4(ak, klt + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+            mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
+            mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
+          }
+        } else {
           // Klast = Kend_wb d_NW,wb: scaled in registers, against dh high and low
           const float* f = pair(NW, wb);
 #pragma unroll
