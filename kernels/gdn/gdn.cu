@@ -1,5 +1,6 @@
 // hymo GDN launchers: shape checks, workspace layout, dispatch.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
@@ -32,6 +33,31 @@ int g_nseg_override = 0;
 #ifndef HYMO_GDN_CPS_LONG
 #define HYMO_GDN_CPS_LONG 1
 #endif
+#ifndef HYMO_GDN_CPS_FILL
+#define HYMO_GDN_CPS_FILL 1
+#endif
+
+// The current device's SM count, for the segment-length rule (layout()); 132 (H100, H200)
+// where no device answers (the workspace size is then computed as for those; a launch there
+// fails anyway).
+int sm_count() {
+  static std::mutex mu;
+  static std::unordered_map<int, int> counts;
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 132;
+  }
+  std::lock_guard<std::mutex> lk(mu);
+  auto it = counts.find(dev);
+  if (it != counts.end()) return it->second;
+  if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) {
+    cudaGetLastError();
+    n = 132;
+  }
+  counts[dev] = n;
+  return n;
+}
 
 // What the last forward on each workspace left for the backward (set when the
 // forward is enqueued): the staged BF16 variants' backward reads o and the chunk
@@ -92,6 +118,19 @@ Layout layout(const Shape& s) {
     // 16), so D = 16 keeps the shorter segments.
     if (HYMO_GDN_CPS_LONG && s.S <= 32 && s.D == 32)
       while (cps < 16 && 2 * cps <= L.NC && ctas(2 * cps) >= 800) cps *= 2;
+    // HYMO_GDN_CPS_FILL (session 20; default on since run 122, 0 turns it off): at D = 32,
+    // S <= 32 doubled once more where the doubled length has 512 to 799 CTAs that fill the
+    // last wave of the passes with two CTAs an SM (the training output pass, the backward main
+    // kernel) to at least 85%. Run 121 (`hymo_gdn_bench --nseg 8,16`, T = 4096, two rounds,
+    // 8 chunks a segment against the rule's 4): 64 (b, h) pairs (B=4 H=16, B=2 H=32, B=8 H=8;
+    // 512 CTAs, 1.94 waves on 132 SMs) forward + backward -4.2 to -4.9%, forward even; 96 pairs
+    // (768 CTAs, 2.91 waves) -2.4%, forward +1%; but 80 pairs (640, 2.42 waves) +3%, forward
+    // +12%, and 56 pairs (448) +1.6%, forward +7%: those keep 4.
+    if (HYMO_GDN_CPS_FILL && s.S <= 32 && s.D == 32 && cps < 16 && 2 * cps <= L.NC) {
+      const long n2 = ctas(2 * cps);
+      const double w = double(n2) / (2.0 * sm_count()), frac = w - std::floor(w);
+      if (n2 >= 512 && n2 < 800 && (frac == 0.0 || frac >= 0.85)) cps *= 2;
+    }
     while (cps > 1 && ctas(cps) < 400) cps /= 2;
     L.cps = cps;
   }
