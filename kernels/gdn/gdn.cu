@@ -254,6 +254,11 @@ const char* gdn_last_error() { return g_err.c_str(); }
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
 
+int gdn_segments(const Shape& s) {
+  if (*gdn_check_shape(s)) return 0;
+  return layout(s).NSEG;
+}
+
 size_t gdn_workspace_bytes(const Shape& s) {
   if (*gdn_check_shape(s)) return 0;
   return layout(s).total;

@@ -86,6 +86,9 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
 // chunk of each other). Each changes gdn_workspace_bytes.
 void gdn_set_chunks_per_segment(int cps);
 void gdn_set_segments(int nseg);
+// The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
+// shape gdn_check_shape rejects).
+int gdn_segments(const Shape& s);
 
 // Kernel launches each call makes (for the benchmark's report).
 int gdn_forward_launches(const Shape& s);

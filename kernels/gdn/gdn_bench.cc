@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
       "                      [--shape B,T,H,D,S]... [--decay-scale F]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
       "  --cps: segment lengths in chunks (0 = the automatic rule); --nseg: segments a (b, h)\n"
-      "  instead (lengths within one chunk of each other; each of the lists is run in turn);\n"
-      "  --shape may repeat;\n"
+      "  instead (gdn_set_segments; each list is run in turn; the JSON's \"segments\" is the\n"
+      "  count the calls used); --shape may repeat;\n"
       "  --decay-scale: A = -(h % 28 + 1) F for head h (default 1: the spec's initial A_log;\n"
       "  0.1 gives milder decays, where more diagonal blocks take HYMO_GDN_DIAGMM's product)\n";
   bool json = false, quick = false;
@@ -243,17 +243,17 @@ int main(int argc, char** argv) {
         std::printf(
             "{\"B\": %d, \"T\": %d, \"H\": %d, \"D\": %d, \"S\": %d, \"fwd_ms\": %.4f, "
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
-            "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"fwd_x_floor\": %.2f, "
+            "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"decay_scale\": %g, "
             "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
-            gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, r.fwd_ms / floor_f,
+            gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale, r.diag_share, r.diag8_share);
       else
-        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d  fwd %.4f ms (floor %.4f, %.2fx)  "
+        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d (%d segments)  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
                     "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)\n",
-                    s.B, s.T, s.H, s.D, s.S, cps, nseg, r.fwd_ms, floor_f, r.fwd_ms / floor_f,
+                    s.B, s.T, s.H, s.D, s.S, cps, nseg, gdn_segments(s), r.fwd_ms, floor_f, r.fwd_ms / floor_f,
                     r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale,
                     100 * r.diag_share, 100 * r.diag8_share);
       std::fflush(stdout);
