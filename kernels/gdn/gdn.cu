@@ -145,8 +145,10 @@ Layout layout(const Shape& s) {
     L.cps = L.NC / L.NSEG;
     L.cpsx = L.NC % L.NSEG;
   } else {
-    L.cps = (L.NC + L.NSEG - 1) / L.NSEG;
-    L.NSEG = (L.NC + L.cps - 1) / L.cps;
+    if (g_nseg_override > 0) {  // ceil(NC / nseg) chunks a segment, the last one shorter
+      L.cps = (L.NC + L.NSEG - 1) / L.NSEG;
+      L.NSEG = (L.NC + L.cps - 1) / L.cps;
+    }
     L.cpsx = 0;
   }
   size_t off = 0;
