@@ -119,14 +119,17 @@ Layout layout(const Shape& s) {
     if (HYMO_GDN_CPS_LONG && s.S <= 32 && s.D == 32)
       while (cps < 16 && 2 * cps <= L.NC && ctas(2 * cps) >= 800) cps *= 2;
     // HYMO_GDN_CPS_FILL (session 20; default on since run 122, 0 turns it off): at D = 32,
-    // S <= 32 doubled once more where the doubled length has 512 to 799 CTAs that fill the
-    // last wave of the passes with two CTAs an SM (the training output pass, the backward main
-    // kernel) to at least 85%. Run 121 (`hymo_gdn_bench --nseg 8,16`, T = 4096, two rounds,
-    // 8 chunks a segment against the rule's 4): 64 (b, h) pairs (B=4 H=16, B=2 H=32, B=8 H=8;
-    // 512 CTAs, 1.94 waves on 132 SMs) forward + backward -4.2 to -4.9%, forward even; 96 pairs
-    // (768 CTAs, 2.91 waves) -2.4%, forward +1%; but 80 pairs (640, 2.42 waves) +3%, forward
-    // +12%, and 56 pairs (448) +1.6%, forward +7%: those keep 4.
-    if (HYMO_GDN_CPS_FILL && s.S <= 32 && s.D == 32 && cps < 16 && 2 * cps <= L.NC) {
+    // S <= 32 doubled from 4 to 8 chunks also where the doubled length has 512 to 799 CTAs that
+    // fill the last wave of the passes with two CTAs an SM (the training output pass, the
+    // backward main kernel) to at least 85%. Run 121 (`hymo_gdn_bench --nseg 8,16`, T = 4096,
+    // two rounds, 8 chunks a segment against the rule's 4): 64 (b, h) pairs (B=4 H=16, B=2 H=32,
+    // B=8 H=8; 512 CTAs, 1.94 waves on 132 SMs) forward + backward -4.2 to -4.9%, forward even;
+    // 96 pairs (768 CTAs, 2.91 waves) -2.4%, forward +1%; but 80 pairs (640, 2.42 waves) +3%,
+    // forward +12%, and 56 pairs (448) +1.6%, forward +7%: those keep 4. Run 122 confirmed it
+    // (-4.2 to -4.6% and -2.5%, 80 and 56 pairs unchanged). From 8 to 16 (B=4 H=32: 512 CTAs at
+    // 16) it measured even in run 122 against run 118 (forward +1.2%, forward + backward -0.4%,
+    // two calls), so it stays at 8 there.
+    if (HYMO_GDN_CPS_FILL && s.S <= 32 && s.D == 32 && cps == 4 && 2 * cps <= L.NC) {
       const long n2 = ctas(2 * cps);
       const double w = double(n2) / (2.0 * sm_count()), frac = w - std::floor(w);
       if (n2 >= 512 && n2 < 800 && (frac == 0.0 || frac >= 0.85)) cps *= 2;
