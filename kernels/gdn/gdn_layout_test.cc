@@ -1,0 +1,61 @@
+// The segment rule (gdn.cu's layout(), read through gdn_segments): the counts the benchmarks
+// measured best (docs/kernels/gdn.md, "Segment length"), and the overrides. Host code only:
+// runs without a GPU, where the rule assumes 132 SMs (H100, H200); on a device with another SM
+// count the HYMO_GDN_CPS_FILL cases are skipped.
+#include <cstdio>
+
+#include <cuda_runtime.h>
+
+#include "gdn.h"
+
+using namespace hymo::gdn;
+
+static int g_fail = 0;
+
+static Shape mk(int B, int T, int H, int D, int S) {
+  Shape s;
+  s.B = B; s.T = T; s.H = H; s.D = D; s.S = S; s.dtype = DType::BF16; s.fused = true;
+  return s;
+}
+
+static void expect(const char* what, const Shape& s, int want) {
+  const int got = gdn_segments(s);
+  std::printf("  %-4s %-40s B=%d T=%d H=%d D=%d S=%d: %d segments (want %d)\n",
+              got == want ? "ok" : "FAIL", what, s.B, s.T, s.H, s.D, s.S, got, want);
+  g_fail += got != want;
+}
+
+int main() {
+  int dev = 0, sms = 132;
+  if (cudaGetDevice(&dev) == cudaSuccess)
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  cudaGetLastError();
+  // the automatic rule (NC = T / 64 chunks a (b, h))
+  expect("default shape: 8 chunks", mk(4, 4096, 28, 32, 32), 8);
+  expect("H = 64: 16 chunks", mk(4, 4096, 64, 32, 32), 4);
+  expect("H = 32: 8 chunks", mk(4, 4096, 32, 32, 32), 8);
+  expect("T = 2048: 4 chunks (448 CTAs at 8)", mk(4, 2048, 28, 32, 32), 8);
+  expect("T = 512: halved to 2 (fewer than 400)", mk(4, 512, 28, 32, 32), 4);
+  expect("D = 16 keeps 4", mk(4, 4096, 16, 16, 32), 16);
+  expect("B = 2, H = 28: 56 pairs keep 4", mk(2, 4096, 28, 32, 32), 16);
+  if (sms == 132) {  // HYMO_GDN_CPS_FILL: 8 where 512..799 CTAs fill the 2-CTA passes' last wave
+    expect("64 pairs: 8 chunks (1.94 waves)", mk(4, 4096, 16, 32, 32), 8);
+    expect("64 pairs: 8 chunks", mk(8, 4096, 8, 32, 32), 8);
+    expect("96 pairs: 8 chunks (2.91 waves)", mk(4, 4096, 24, 32, 32), 8);
+    expect("80 pairs keep 4 (2.42 waves)", mk(4, 4096, 20, 32, 32), 16);
+  } else {
+    std::printf("  skip the HYMO_GDN_CPS_FILL cases: this device has %d SMs, not 132\n", sms);
+  }
+  // overrides (65 chunks at T = 4097)
+  gdn_set_segments(7);
+  expect("gdn_set_segments(7): 10 chunks, last 5", mk(1, 4097, 2, 32, 32), 7);
+  gdn_set_segments(100);
+  expect("gdn_set_segments(100): one chunk each", mk(1, 4097, 2, 32, 32), 65);
+  gdn_set_segments(0);
+  gdn_set_chunks_per_segment(3);
+  expect("gdn_set_chunks_per_segment(3)", mk(1, 1000, 2, 32, 32), 6);
+  gdn_set_chunks_per_segment(0);
+  expect("a rejected shape: 0", mk(1, 64, 2, 24, 32), 0);
+  std::printf("%s: %d failed\n", g_fail ? "FAILED" : "PASSED", g_fail);
+  return g_fail ? 1 : 0;
+}
