@@ -86,6 +86,14 @@
 #define HYMO_GDN_BWD_KLAST 0
 #endif
 
+// HYMO_GDN_BWD_HN_EARLY (session 20): the query warps load the next segment's entering state
+// (for the last chunk's end sensitivity, rb_end) into registers before the segment's leaving
+// adjoint is read and combined, so that the two DRAM round trips of the prologue overlap
+// instead of following each other (docs/kernels/gdn.md, Left to do item 12: per-CTA cost).
+#ifndef HYMO_GDN_BWD_HN_EARLY
+#define HYMO_GDN_BWD_HN_EARLY 0
+#endif
+
 namespace hymo::gdn::dev {
 
 template <int S, int D, int C>
@@ -549,6 +557,18 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     }
   }
 
+  // HYMO_GDN_BWD_HN_EARLY: the next segment's entering state (high + low) for rb_end below,
+  // loaded now by the query warps
+  constexpr bool HNE = HYMO_GDN_BWD_HN_EARLY;
+  [[maybe_unused]] float2 hne[HNE ? IPW : 1][HNE ? NTW : 1][2];
+  if constexpr (HNE) {
+    if (role == 0 && c1 < p.NC) {
+      const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
+      for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
+        hne[it][nt][hr] = bf16x2_sum(hn + s * 2 * D + d, hn + s * 2 * D + D + d);
+      });
+    }
+  }
   // The adjoint leaving this segment (from the later segments' local adjoints) into
   // this warp's items (FP32 registers) and the high / low tiles.
   float dh[IPW][NTW][4];
@@ -583,7 +603,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
     for (int it = 0; it < IPW; ++it) part[it][0] = part[it][1] = 0.f;
     for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
-      const float2 x = hval(s, d);
+      const float2 x = hval(it, nt, hr, s, d);
       part[it][hr] = fmaf(dh[it][nt][2 * hr], x.x, fmaf(dh[it][nt][2 * hr + 1], x.y, part[it][hr]));
     });
 #pragma unroll
@@ -605,7 +625,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (role == 0) {  // the last chunk's end sensitivity: h is the next segment's entering state
     if (c1 < p.NC) {
       const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
-      rb_end([&](int s, int d) { return bf16x2_sum(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
+      if constexpr (HNE)
+        rb_end([&](int it, int nt, int hr, int, int) { return hne[it][nt][hr]; });
+      else
+        rb_end([&](int, int, int, int s, int d) { return bf16x2_sum(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
     } else {
       for (int s = 32 * w + lane; s < 2 * S; s += 32 * NW) rbp[s] = 0.f;
     }
@@ -846,7 +869,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         }
       }
       // the previous chunk's end sensitivity <dh, h>_s: h is this chunk's entering state
-      rb_end([&](int s, int d) { return bf16x2_sum(h0t + s * LD + d, h0t + LH + s * LD + d); });
+      rb_end([&](int, int, int, int s, int d) { return bf16x2_sum(h0t + s * LD + d, h0t + LH + s * LD + d); });
       if (w == 0 && ch > c0) {
         // the next chunk's gate (a full chunk) into the other buffer, while the key warps
         // are still busy
