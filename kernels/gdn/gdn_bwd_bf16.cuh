@@ -626,11 +626,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (role == 0) put_dh();
   if (role == 0) {  // the last chunk's end sensitivity: h is the next segment's entering state
     if (c1 < p.NC) {
-      const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
-      if constexpr (HNE)
+      if constexpr (HNE) {
         rb_end([&](int it, int nt, int hr, int, int) { return hne[it][nt][hr]; });
-      else
+      } else {
+        const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
         rb_end([&](int, int, int, int s, int d) { return bf16x2_sum(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
+      }
     } else {
       for (int s = 32 * w + lane; s < 2 * S; s += 32 * NW) rbp[s] = 0.f;
     }

@@ -53,7 +53,8 @@ struct Case {
   // most segment scan work (what the automatic rule picks at these small B*H); 0 the
   // automatic rule
   int cps = 1;
-  // segments a (b, h) (gdn_set_segments; 0: from cps): lengths that differ by one chunk
+  // segments a (b, h) (gdn_set_segments; 0: from cps): ceil(chunks / nseg) chunks a segment,
+  // the last one shorter (with HYMO_GDN_SEG_BAL lengths within one chunk of each other)
   int nseg = 0;
 };
 
