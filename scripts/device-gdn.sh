@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark kernels/gdn on the GPU machine in one call.
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
-# steps: build test bench py sass ncu ncut ncus ncuk san (default: build test bench py sass). Logs go under $OUT.
+# steps: build test bench py sass ncu ncut ncus ncuk san clocks (default: build test bench py sass). Logs go under $OUT.
 # ncuk leaves one archive, ncuk-<kernel>.tar.xz (the ncu details, the per-instruction CSV and the
 # unit's SASS with source lines: scripts/gdn-sass-lines.py joins the last two); NCU_KERNEL
 # (a name regex) and NCU_ARGS (more ncu arguments) pick the launch.
@@ -80,6 +80,18 @@ if has py; then
   fi
   PYTHONUNBUFFERED=1 timeout "${GDN_PY_TIMEOUT:-480}" python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
+fi
+# clocks: the benchmark with --clocks (a build with GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1; the
+# shapes and options in GDN_CLOCKS_ARGS, default the default shape), then scripts/gdn-clocks.py:
+# clocks.txt (the summary) and clocks.bin.xz (the stamps)
+if has clocks; then
+  log "clock stamps (bench --clocks ${GDN_CLOCKS_ARGS:---quick})"
+  rm -f "$OUT/clocks.bin" "$OUT/clocks.bin.xz"
+  # shellcheck disable=SC2086
+  "$GDIR/hymo_gdn_bench" --clocks "$OUT/clocks.bin" ${GDN_CLOCKS_ARGS:---quick} 2>&1 | tee -a "$OUT/log"
+  python3 scripts/gdn-clocks.py "$OUT/clocks.bin" --json > "$OUT/clocks.txt" 2>&1
+  grep -v '^{' "$OUT/clocks.txt" | tee -a "$OUT/log"
+  xz -T0 -6 "$OUT/clocks.bin"
 fi
 if has ncu; then
   log "ncu (default shape: F1 F3 B1 B3 of one fwd+bwd)"

@@ -29,6 +29,7 @@ namespace {
 thread_local std::string g_err;
 int g_cps_override = 0;
 int g_nseg_override = 0;
+unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
 #define HYMO_GDN_CPS_LONG 1
@@ -192,6 +193,7 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.dDpart = reinterpret_cast<double*>(w + L.dDpart);
   p.ddtpart = reinterpret_cast<float*>(w + L.ddtpart);
   p.segflag = HYMO_GDN_FUSED_STATE ? reinterpret_cast<unsigned long long*>(w + L.segflag) : nullptr;
+  p.clocks = g_clocks;
   return p;
 }
 
@@ -258,6 +260,21 @@ const char* gdn_last_error() { return g_err.c_str(); }
 
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
+
+size_t gdn_clocks_bytes() {
+  return size_t(dev::kClkKernels) * dev::kClkCtas * dev::kClkWords * sizeof(unsigned long long);
+}
+
+cudaError_t gdn_clocks_arm(void* buf) {
+  if (!HYMO_GDN_CLOCKS && buf) {
+    g_err = "gdn_clocks_arm: this build has no clock stamps; configure a profiling build with "
+            "-DCMAKE_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 (GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 for the scripts)";
+    return cudaErrorNotSupported;
+  }
+  if (misaligned({buf})) return fail("gdn_clocks_arm: the buffer must be 16-byte aligned");
+  g_clocks = static_cast<unsigned long long*>(buf);
+  return cudaSuccess;
+}
 
 int gdn_segments(const Shape& s) {
   if (*gdn_check_shape(s)) return 0;

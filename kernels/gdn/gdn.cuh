@@ -519,6 +519,85 @@ __device__ __forceinline__ void pdl_release() {
   if constexpr (LATE) pdl_launch_dependents();
 }
 
+// HYMO_GDN_CLOCKS (a profiling build's switch, default 0; "Left to do" item 12 in
+// docs/kernels/gdn.md): thread 0 of every CTA of the staged BF16 passes writes time stamps
+// into p.clocks (gdn_clocks_arm in gdn.h; read with scripts/gdn-clocks.py): the global timer
+// (ns) at its entry and exit, its SM, its grid, and the SM clock (clock64) at its entry,
+// after its programmatic wait, at the top of each of its first kClkChunks chunks (in the
+// order it walks them) and at its exit. One record of kClkWords words a CTA, kClkCtas
+// records a kernel, in the order of ClkKernel; the last call of each kernel stays. With the
+// switch off, Clk is empty and the kernels' code is that of a build without it.
+#ifndef HYMO_GDN_CLOCKS
+#define HYMO_GDN_CLOCKS 0
+#endif
+enum ClkKernel : int { kClkState = 0, kClkOut = 1, kClkTrain = 2, kClkAdj = 3, kClkBwd = 4, kClkKernels = 5 };
+enum ClkWord : int {
+  kClkGtEnter = 0,  // %globaltimer at entry (ns)
+  kClkGtExit = 1,   // ... at exit
+  kClkWhere = 2,    // smid | gridDim.x << 16 | gridDim.y << 32
+  kClkEnter = 3,    // clock64 at entry
+  kClkWaited = 4,   // ... after the programmatic wait (pdl_wait)
+  kClkExit = 5,     // ... at exit
+  kClkNch = 6,      // chunks the CTA walked
+  kClkChunk0 = 8,   // ... at the top of its k-th chunk, k < kClkChunks
+  kClkWords = 32
+};
+constexpr int kClkChunks = kClkWords - kClkChunk0, kClkCtas = 8192;
+
+#if HYMO_GDN_CLOCKS
+// Keeps no per-CTA state across the kernel (the record's address is recomputed at each stamp
+// from the kernel parameter and blockIdx): a live 64-bit pointer cost the 128-register plain
+// output pass a spill.
+struct Clk {
+  unsigned long long* buf;  // p.clocks
+  int kernel;
+  static __device__ __forceinline__ unsigned long long gt() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+  }
+  static __device__ __forceinline__ unsigned long long clk() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t)::"memory");
+    return t;
+  }
+  // this CTA's record when this thread writes it (thread 0), else null
+  __device__ __forceinline__ unsigned long long* rec() const {
+    const unsigned cta = blockIdx.y * gridDim.x + blockIdx.x;
+    if (!buf || threadIdx.x != 0 || cta >= unsigned(kClkCtas)) return nullptr;
+    return buf + (size_t(kernel) * kClkCtas + cta) * kClkWords;
+  }
+  __device__ __forceinline__ Clk(unsigned long long* b, int k) : buf(b), kernel(k) {
+    if (unsigned long long* r = rec()) {
+      r[kClkEnter] = clk();
+      r[kClkGtEnter] = gt();
+    }
+  }
+  __device__ __forceinline__ void waited() const {
+    if (unsigned long long* r = rec()) r[kClkWaited] = clk();
+  }
+  __device__ __forceinline__ void chunk(int k) const {
+    if (unsigned long long* r = rec(); r && k < kClkChunks) r[kClkChunk0 + k] = clk();
+  }
+  __device__ __forceinline__ void exit(int nch) const {
+    if (unsigned long long* r = rec()) {
+      r[kClkExit] = clk();
+      r[kClkGtExit] = gt();
+      unsigned sm;
+      asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+      r[kClkWhere] = sm | (static_cast<unsigned long long>(gridDim.x) << 16) |
+                     (static_cast<unsigned long long>(gridDim.y) << 32);
+      r[kClkNch] = static_cast<unsigned long long>(nch);
+    }
+  }
+};
+#define HYMO_GDN_CLK(...) __VA_ARGS__
+#else
+// without the switch the stamps' statements are not compiled at all (an empty Clk still
+// changed the branch senses of a few kernels' SASS)
+#define HYMO_GDN_CLK(...)
+#endif
+
 // blockIdx.x read through volatile asm, which the compiler can neither hoist nor keep:
 // a value derived from it is recomputed where it is used instead of living in a register
 // across a loop (the 128-register output pass spilled its segment's end chunk and waited
@@ -594,6 +673,7 @@ struct KParams {
   unsigned long long* segflag;  // [BH][NSEG]: HYMO_GDN_FUSED_STATE's "state published"
   // HYMO_GDN_SEG_BAL: the first cpsx segments are cps + 1 chunks long, the rest cps (seg_c0)
   int cpsx;
+  unsigned long long* clocks;  // HYMO_GDN_CLOCKS: the stamps' buffer (gdn_clocks_arm), or null
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every

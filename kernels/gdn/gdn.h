@@ -90,6 +90,15 @@ void gdn_set_segments(int nseg);
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);
 
+// Profiling (a build with -DHYMO_GDN_CLOCKS=1 in its CUDA flags; docs/kernels/gdn.md, "Clock
+// stamps"): while armed with a device buffer of gdn_clocks_bytes() bytes (16-byte aligned), the
+// staged BF16 passes' CTAs write time stamps into it (the layout: gdn.cuh's ClkWord; read by
+// scripts/gdn-clocks.py); null disarms. Calls enqueued while armed carry the pointer. In a
+// build without the switch, arming returns cudaErrorNotSupported (gdn_last_error() names the
+// flag); disarming always succeeds.
+size_t gdn_clocks_bytes();
+cudaError_t gdn_clocks_arm(void* buf);
+
 // Kernel launches each call makes (for the benchmark's report).
 int gdn_forward_launches(const Shape& s);
 int gdn_backward_launches(const Shape& s, bool states_from_forward);

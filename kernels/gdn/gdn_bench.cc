@@ -1,7 +1,7 @@
 // GDN benchmark: CUDA-event medians of forward (fused) and forward+backward, inputs
 // rotating through buffers larger than the 60 MB L2. `--json`: one JSON object a shape
 // (default shape first). Usage: hymo_gdn_bench [--json] [--iters N] [--cps a,b,..] [--nseg a,b,..]
-//   [--shape B,T,H,D,S] [--quick] [--decay-scale F]
+//   [--shape B,T,H,D,S] [--quick] [--decay-scale F] [--clocks FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -145,12 +145,15 @@ int main(int argc, char** argv) {
       "  instead (gdn_set_segments; each list is run in turn; the JSON's \"segments\" is the\n"
       "  count the calls used); --shape may repeat;\n"
       "  --decay-scale: A = -(h % 28 + 1) F for head h (default 1: the spec's initial A_log;\n"
-      "  0.1 gives milder decays, where more diagonal blocks take HYMO_GDN_DIAGMM's product)\n";
+      "  0.1 gives milder decays, where more diagonal blocks take HYMO_GDN_DIAGMM's product);\n"
+      "  --clocks FILE (a build with -DHYMO_GDN_CLOCKS=1): the kernels' per-CTA time stamps of\n"
+      "  each shape's last calls, appended to FILE (read it with scripts/gdn-clocks.py)\n";
   bool json = false, quick = false;
   int iters = 50;
   double decay_scale = 1.0;
   std::vector<int> cps_list, nseg_list;
   std::vector<Shape> shapes;
+  const char* clocks_path = nullptr;
   auto mk = [](int B, int T, int H, int D, int S) {
     Shape s;
     s.B = B; s.T = T; s.H = H; s.D = D; s.S = S; s.dtype = DType::BF16; s.fused = true;
@@ -159,7 +162,7 @@ int main(int argc, char** argv) {
   // the arguments first (also without a GPU: --help, and bad input is an error there too)
   for (int i = 1; i < argc; ++i) {
     const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
-                       !std::strcmp(argv[i], "--nseg") ||
+                       !std::strcmp(argv[i], "--nseg") || !std::strcmp(argv[i], "--clocks") ||
                        !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
@@ -186,6 +189,8 @@ int main(int argc, char** argv) {
         }
         nseg_list.push_back(x);
       }
+    } else if (!std::strcmp(argv[i], "--clocks")) {
+      clocks_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--decay-scale")) {
       char* end = nullptr;
       decay_scale = std::strtod(argv[++i], &end);
@@ -223,6 +228,26 @@ int main(int argc, char** argv) {
   for (int c : cps_list) settings.push_back({c, 0});
   for (int n : nseg_list) settings.push_back({0, n});
   if (settings.empty()) settings.push_back({0, 0});
+  // --clocks: the stamps' device buffer, armed for every call; FILE is opened (appending)
+  // before the first measurement, so that a path that cannot be written fails at once
+  DevBuf clk_buf;
+  FILE* clk_file = nullptr;
+  if (clocks_path) {
+    if (gdn_clocks_bytes() != 5ull * 8192 * 32 * 8) {  // the record header below
+      std::fprintf(stderr, "hymo_gdn_bench: --clocks: the library's stamp buffer is not the bench's layout\n");
+      return 2;
+    }
+    clk_buf = DevBuf(gdn_clocks_bytes() / 4, false);
+    if (gdn_clocks_arm(clk_buf.p) != cudaSuccess) {
+      std::fprintf(stderr, "hymo_gdn_bench: --clocks: %s\n", gdn_last_error());
+      return 2;
+    }
+    clk_file = std::fopen(clocks_path, "ab");
+    if (!clk_file) {
+      std::fprintf(stderr, "hymo_gdn_bench: --clocks: cannot open '%s' for appending\n", clocks_path);
+      return 2;
+    }
+  }
   const double bw = 4.3e12;
   for (const Shape& s : shapes) {
     if (const char* m = gdn_check_shape(s); *m) {
@@ -232,7 +257,22 @@ int main(int argc, char** argv) {
     for (const auto& [cps, nseg] : settings) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
+      if (clk_file) GDN_CUDA(cudaMemset(clk_buf.p, 0, gdn_clocks_bytes()));
       const Res r = bench(s, iters, decay_scale);
+      if (clk_file) {
+        // a record: 16 header words (magic "GDNCLK01", B, T, H, D, S, segments, kernels, CTAs a
+        // kernel, words a CTA, 6 zero), then the buffer
+        std::vector<unsigned long long> rec(16 + gdn_clocks_bytes() / 8, 0ull);
+        const unsigned long long hdr[10] = {0x31304b4c434e4447ull, (unsigned long long)s.B, (unsigned long long)s.T,
+                                            (unsigned long long)s.H, (unsigned long long)s.D, (unsigned long long)s.S,
+                                            (unsigned long long)gdn_segments(s), 5, 8192, 32};
+        std::copy(hdr, hdr + 10, rec.begin());
+        GDN_CUDA(cudaMemcpy(rec.data() + 16, clk_buf.p, gdn_clocks_bytes(), cudaMemcpyDeviceToHost));
+        if (std::fwrite(rec.data(), 8, rec.size(), clk_file) != rec.size() || std::fflush(clk_file) != 0) {
+          std::fprintf(stderr, "hymo_gdn_bench: --clocks: writing '%s' failed\n", clocks_path);
+          return 1;
+        }
+      }
       const double tok = double(s.B) * s.T * s.H;
       // minimal bytes: fwd reads v b c z gate, writes y; bwd reads v b c z gate dy, writes
       // dv db dc dz dgate (BF16); parameters are negligible
@@ -258,6 +298,10 @@ int main(int argc, char** argv) {
                     100 * r.diag_share, 100 * r.diag8_share);
       std::fflush(stdout);
     }
+  }
+  if (clk_file) {
+    gdn_clocks_arm(nullptr);
+    std::fclose(clk_file);
   }
   return 0;
 }

@@ -440,6 +440,7 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
 
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
+  HYMO_GDN_CLK(Clk clk(p.clocks, kClkBwd));  // (HYMO_GDN_CLOCKS)
   if constexpr (!HYMO_GDN_BWD_PDL_LATE)  // (gdn.cuh)
     pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
   using P = PlanB<S, D, C>;
@@ -548,6 +549,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float graw[C / 32];
   if (c0 < c1) fetch_bc(c1 - 1);
   pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
+  HYMO_GDN_CLK(clk.waited());
   if (c0 < c1) {
     fetch_vo(c1 - 1);
     if (wid == 0) {
@@ -640,6 +642,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   for (int ch = c1 - 1; ch >= c0; --ch) {
     const int t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
+    HYMO_GDN_CLK(clk.chunk(c1 - 1 - ch));
     float* g = gbuf + ((c1 - 1 - ch) & 1) * 2 * C;
     float* G = g + C;
     [[maybe_unused]] const int* fl = fl0 + 4 * ((c1 - 1 - ch) & 1);  // (DFL: this chunk's flags)
@@ -1156,6 +1159,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     for (int s = tid; s < S; s += NTH) p.dApart[so * S + s] = dAx[s];
     if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
   }
+  HYMO_GDN_CLK(clk.exit(c1 - c0));
 }
 
 }  // namespace hymo::gdn::dev

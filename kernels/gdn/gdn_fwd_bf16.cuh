@@ -475,7 +475,7 @@ template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
-    int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr) {
+    int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr HYMO_GDN_CLK(, const Clk* clk = nullptr)) {
   static_assert(AHEAD == 1 || (AHEAD == 2 && NWT >= 2), "AHEAD 1, or 2 with two warps");
   static_assert(!KS || (KREG && AI == 1 && AN == D / 8 && NWT % (S / 16) == 0 && C % (16 * NWT / (S / 16)) == 0),
                 "KS: KREG, acc [1][D / 8][4], the warps split evenly over row tiles and tokens");
@@ -502,6 +502,7 @@ __device__ __forceinline__ float segment_local_state(
 
   for (int ch = c0; ch < c1; ++ch) {
     const int k = ch - c0, n = min(C, p.T - ch * C);
+    HYMO_GDN_CLK(if (clk) clk->chunk(k));
     const int cur = AHEAD == 1 ? k & 1 : k % 3;  // this chunk's buffers
     bf16* sb = bbuf(cur);
     const bf16* sv = vbuf(cur);
@@ -572,9 +573,11 @@ __device__ __forceinline__ float segment_local_state(
 // segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
 template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
+  HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
   // its end state rather than its top
   pdl_enter_at_top<HYMO_GDN_STATE_PDL_LATE>();
+  HYMO_GDN_CLK(clk.waited());
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
   extern __shared__ __align__(16) char sm[];
@@ -593,6 +596,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
+    HYMO_GDN_CLK(clk.exit(0));
     return;
   }
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
@@ -607,7 +611,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
                                decltype(sbb), decltype(svb), P::SR, KS>(
-        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr);
+        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
@@ -645,6 +649,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
     });
   }
   if (tid == 0) p.seggsum[so] = gseg;
+  HYMO_GDN_CLK(clk.exit(c1 - c0));
 }
 
 // Segment scans (HYMO_GDN_SEG_SCAN), in place over one [BH][NSEG][S][D] buffer:
@@ -711,6 +716,7 @@ template <int S, int D, int C, bool FUSED, bool TRAIN>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
                                   (S <= 32 && D <= 32) ? (TRAIN ? 2 : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
     out_bf16_kernel(KParams p) {
+  HYMO_GDN_CLK(Clk clk(p.clocks, TRAIN ? kClkTrain : kClkOut));  // (HYMO_GDN_CLOCKS)
   pdl_launch_dependents();  // pdl_wait() below, before the segment combine
   using P = PlanF<S, D, C, TRAIN>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
@@ -850,6 +856,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // The first chunk's inputs are in flight; everything below may read the state pass's
   // output and writes global memory.
   pdl_wait();
+  HYMO_GDN_CLK(clk.waited());
   if constexpr (FSF) {
     // wait for the earlier segments' phase 1 (they started before this CTA: blocks are
     // dispatched in order of their linear index, and a phase 1 waits for nothing)
@@ -946,6 +953,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   [[maybe_unused]] const float amax2 = (DM || DMT || D8 || DT8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
+    HYMO_GDN_CLK(clk.chunk(k));
     const size_t tok0 = size_t(bb) * p.T + t0;
     const bf16* sv = svb(k & 1);
     float* g = GA && (k & 1) ? g1 : g0;  // (this chunk's g and G; buffer 0 without GA)
@@ -1685,6 +1693,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   }
   // the backward's adjoint combine reads every segment's gate sum, the last one's too
   if (FSF && tid == 0 && seg + 1 == p.NSEG) p.seggsum[size_t(bh) * p.NSEG + seg] = *gsum_last;
+  HYMO_GDN_CLK(clk.exit(c1_now() - c0));
 }
 
 // ---------------------------------------------------------------------------
@@ -1733,7 +1742,9 @@ template <int S, int D, int C, bool FUSED>
 __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB) ? HYMO_GDN_ADJ_MINB
                                        : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16 : 1)
     adj_bf16_kernel(KParams p) {
+  HYMO_GDN_CLK(Clk clk(p.clocks, kClkAdj));  // (HYMO_GDN_CLOCKS)
   pdl_enter_at_top<HYMO_GDN_ADJ_PDL_LATE>();  // (gdn.cuh)
+  HYMO_GDN_CLK(clk.waited());
   using P = PlanA<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
   using I = Items<S, D, NW>;
@@ -1838,6 +1849,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   for (int ch = c0; ch < c1; ++ch) {
     const int t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
+    HYMO_GDN_CLK(clk.chunk(ch - c0));
     // this chunk's o and c buffer (AH: the other one fills meanwhile)
     const int buf = AH ? (ch - c0) & 1 : 0;
     const float* sob = so + buf * (C * FD);
@@ -2122,6 +2134,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     for (int d = tid; d < D; d += P::NTH) p.dwpart[sgi * D + d] = sdw[d];
     if (tid == 0) p.dDpart[sgi] = dDacc;
   }
+  HYMO_GDN_CLK(clk.exit(c1 - c0));
 }
 
 }  // namespace hymo::gdn::dev

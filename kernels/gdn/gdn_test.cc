@@ -243,6 +243,44 @@ int main(int argc, char** argv) {
     std::printf("%-4s backward after a saving forward runs\n", ok2 ? "ok" : "FAIL");
     g_checks += 2;
     g_fail += !ok1 + !ok2;
+    // clock stamps (gdn_clocks_arm): a build without HYMO_GDN_CLOCKS refuses to arm and names
+    // the flag; a profiling build fills one record a CTA (one CTA a kernel here: one chunk)
+    {
+      DevBuf cb(gdn_clocks_bytes() / 4, false);
+      GDN_CUDA(cudaMemset(cb.p, 0, gdn_clocks_bytes()));
+      const cudaError_t ea = gdn_clocks_arm(cb.p);
+      if (ea == cudaErrorNotSupported) {
+        const bool ok = std::strstr(gdn_last_error(), "HYMO_GDN_CLOCKS=1") != nullptr &&
+                        gdn_clocks_arm(nullptr) == cudaSuccess;
+        std::printf("%-4s clock stamps refused by a build without them: \"%s\"\n", ok ? "ok" : "FAIL",
+                    gdn_last_error());
+        ++g_checks;
+        g_fail += !ok;
+      } else {
+        GDN_CUDA(ea);
+        GDN_CUDA(gdn_forward(s, fa, ws, 0, false));
+        GDN_CUDA(gdn_forward(s, fa, ws, 0, true));
+        GDN_CUDA(gdn_backward(s, ba, ws, true, 0));
+        GDN_CUDA(cudaDeviceSynchronize());
+        GDN_CUDA(gdn_clocks_arm(nullptr));
+        std::vector<unsigned long long> w(gdn_clocks_bytes() / 8);
+        GDN_CUDA(cudaMemcpy(w.data(), cb.p, gdn_clocks_bytes(), cudaMemcpyDeviceToHost));
+        // kernels 1-4 (plain output, training output, adjoint, backward main): CTA 0's record
+        // in order (entry <= waited <= chunk 0 <= exit), one chunk, a 1 x 1 grid
+        const char* names[] = {"state", "output", "training output", "adjoint", "backward main"};
+        for (int k = 1; k <= 4; ++k) {
+          const unsigned long long* r = w.data() + size_t(k) * 8192 * 32;
+          const bool ok = r[3] != 0 && r[3] <= r[4] && r[4] <= r[8] && r[8] <= r[5] && r[6] == 1 &&
+                          r[0] != 0 && r[0] <= r[1] && (r[2] >> 16) == ((1ull << 16) | 1ull) &&
+                          r[32 + 3] == 0;  // (no second CTA)
+          std::printf("%-4s clock stamps of the %s pass: entry %llu, waited %llu, chunk 0 %llu, exit %llu, "
+                      "%llu chunk(s), SM %llu\n", ok ? "ok" : "FAIL", names[k], r[3], r[4], r[8], r[5], r[6],
+                      r[2] & 0xffff);
+          ++g_checks;
+          g_fail += !ok;
+        }
+      }
+    }
     GDN_CUDA(cudaFree(ws));
   }
   const double lg = std::log(16.0);

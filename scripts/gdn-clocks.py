@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Read the per-CTA clock stamps of a profiling build (HYMO_GDN_CLOCKS=1) and say where a CTA's
+time goes: its wait for the kernel before it, its prologue, its first, middle and last chunks,
+and how the CTAs fill the SMs over the kernel's span.
+
+The stamps come from `hymo_gdn_bench --clocks FILE` (records of 16 header words, then
+kernels x CTAs x 32 words; the words are gdn.cuh's ClkWord). Each kernel's stamps are those of
+its last call in the benchmark: the state, training output, adjoint and backward main passes
+from the last forward + backward call, the plain output pass from the last plain forward.
+
+Usage: scripts/gdn-clocks.py FILE [--json] [--ctas N]   (--ctas: print N CTAs' rows a kernel)
+"""
+import argparse
+import json
+import struct
+import sys
+
+MAGIC = 0x31304B4C434E4447  # "GDNCLK01"
+NAMES = ["state pass", "output pass (plain)", "training output pass", "adjoint pass", "backward main"]
+W_GT_ENTER, W_GT_EXIT, W_WHERE, W_ENTER, W_WAITED, W_EXIT, W_NCH, W_CHUNK0 = 0, 1, 2, 3, 4, 5, 6, 8
+
+
+def fail(msg):
+    print(f"gdn-clocks: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def records(path):
+    try:
+        data = open(path, "rb").read()
+    except OSError as e:
+        fail(f"cannot read {path}: {e.strerror}")
+    off = 0
+    while off < len(data):
+        if len(data) - off < 128:
+            fail(f"{path}: a truncated record header at byte {off}")
+        hdr = struct.unpack_from("<16Q", data, off)
+        if hdr[0] != MAGIC:
+            fail(f"{path}: no record at byte {off} (magic {hdr[0]:#x}; not a --clocks file?)")
+        nk, nc, nw = hdr[7], hdr[8], hdr[9]
+        if not (1 <= nk <= 64 and 1 <= nc <= 1 << 20 and 8 < nw <= 256):
+            fail(f"{path}: implausible record sizes at byte {off}: {nk} kernels, {nc} CTAs, {nw} words")
+        n = nk * nc * nw
+        if len(data) - off - 128 < 8 * n:
+            fail(f"{path}: a truncated record at byte {off}")
+        words = struct.unpack_from(f"<{n}Q", data, off + 128)
+        yield {"B": hdr[1], "T": hdr[2], "H": hdr[3], "D": hdr[4], "S": hdr[5], "segments": hdr[6]}, nk, nc, nw, words
+        off += 128 + 8 * n
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else float("nan")
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def kernel_report(name, ctas, nshow):
+    """ctas: list of dicts of one kernel's CTAs. Returns a summary dict and prints it."""
+    # the SM clock's rate from each CTA's two clocks (cycles / ns = GHz)
+    rates = [(c["exit"] - c["enter"]) / (c["gt_exit"] - c["gt_enter"]) for c in ctas
+             if c["gt_exit"] > c["gt_enter"] + 2000]
+    ghz = median(rates) if rates else 1.98
+    us = lambda cyc: cyc / ghz / 1000.0  # noqa: E731
+    t0 = min(c["gt_enter"] for c in ctas)
+    t1 = max(c["gt_exit"] for c in ctas)
+    span = (t1 - t0) / 1000.0
+    sms = {}
+    for c in ctas:
+        sms.setdefault(c["sm"], []).append(c)
+    # the most CTAs resident on one SM at once (from the global timer)
+    slots = 1
+    for lst in sms.values():
+        ev = sorted([(c["gt_enter"], 1) for c in lst] + [(c["gt_exit"], -1) for c in lst], key=lambda e: (e[0], e[1]))
+        cur = 0
+        for _, d in ev:
+            cur += d
+            slots = max(slots, cur)
+    wait = [us(c["waited"] - c["enter"]) for c in ctas if c["waited"]]
+    pro = [us(c["chunks"][0] - c["waited"]) for c in ctas if c["waited"] and c["chunks"]]
+    first, mid, last, per_chunk = [], [], [], {}
+    for c in ctas:
+        ch = c["chunks"]
+        if not ch:
+            continue
+        ends = ch[1:] + [c["exit"]]
+        d = [us(e - s) for s, e in zip(ch, ends)]
+        for k, x in enumerate(d):
+            per_chunk.setdefault(k, []).append(x)
+        if c["nch"] != len(ch):  # more chunks than stamps: the last stamp's "chunk" runs to the end
+            continue
+        first.append(d[0])
+        last.append(d[-1])
+        mid.extend(d[1:-1])
+    busy = [us(c["exit"] - c["enter"]) for c in ctas]
+    work = [us(c["exit"] - c["waited"]) for c in ctas if c["waited"]]
+    nsm = len(sms)
+    fill = sum(busy) / (nsm * slots * span) if span > 0 else float("nan")
+    fill_work = sum(work) / (nsm * slots * span) if span > 0 and work else float("nan")
+    sm_end = sorted((max(c["gt_exit"] for c in lst) - t0) / 1000.0 for lst in sms.values())
+    sm_start = sorted((min(c["gt_enter"] for c in lst) - t0) / 1000.0 for lst in sms.values())
+    # the gap between a CTA's exit and the entry of the next CTA in the same slot (approx.:
+    # the next CTA on the SM to enter after it exits)
+    gaps = []
+    for lst in sms.values():
+        ent = sorted(c["gt_enter"] for c in lst)
+        for c in lst:
+            nxt = [e for e in ent if e >= c["gt_exit"]]
+            if nxt:
+                gaps.append((nxt[0] - c["gt_exit"]) / 1000.0)
+    mid_m = median(mid) if mid else median(per_chunk.get(0, [float("nan")]))
+    nch_all = [c["nch"] for c in ctas]
+    ideal = sum(n * mid_m for n in nch_all)  # every chunk at the middle chunks' median
+    over = 1 - ideal / sum(work) if work and sum(work) > 0 else float("nan")
+    s = {
+        "kernel": name, "ctas": len(ctas), "sms": nsm, "ctas_per_sm": slots, "clock_ghz": round(ghz, 3),
+        "span_us": round(span, 2), "cta_us_median": round(median(busy), 2),
+        "wait_us_median": round(median(wait), 2), "prologue_us_median": round(median(pro), 2),
+        "first_chunk_us_median": round(median(first), 3), "middle_chunk_us_median": round(mid_m, 3),
+        "last_chunk_us_median": round(median(last), 3), "chunks_median": median(nch_all),
+        "fill": round(fill, 3), "fill_after_wait": round(fill_work, 3),
+        "overhead_vs_middle_chunks": round(over, 3),
+        "sm_first_idle_us": round(sm_end[0], 2), "sm_last_start_us": round(sm_start[-1], 2),
+        "slot_gap_us_median": round(median(gaps), 2) if gaps else None,
+        "per_chunk_us_median": [round(median(per_chunk[k]), 3) for k in sorted(per_chunk)],
+    }
+    print(f"  {name}: {len(ctas)} CTAs on {nsm} SMs (up to {slots} an SM), span {span:.1f} us, "
+          f"SM clock {ghz:.2f} GHz")
+    print(f"    a CTA (medians, us): in all {median(busy):.2f} = wait {median(wait):.2f} + prologue "
+          f"{median(pro):.2f} + chunks (first {median(first):.3f}, middle {mid_m:.3f}, last incl. epilogue "
+          f"{median(last):.3f}; {median(nch_all)} chunks)")
+    print(f"    per chunk k (median us): " + " ".join(f"{x:.2f}" for x in s["per_chunk_us_median"]))
+    print(f"    slots busy over the span: {100 * fill:.1f}% (after the wait: {100 * fill_work:.1f}%); "
+          f"time beyond every chunk at the middle rate: {100 * over:.1f}% of the CTAs' time after the wait")
+    print(f"    first SM idle at {sm_end[0]:.1f} us, last at {sm_end[-1]:.1f}; the last SM's first CTA entered "
+          f"at {sm_start[-1]:.1f} us; exit-to-next-entry gap in a slot: median "
+          f"{median(gaps) if gaps else float('nan'):.2f} us")
+    if nshow:
+        print("    cta  sm  enter_us  exit_us  wait  prologue  chunks...")
+        for c in sorted(ctas, key=lambda c: c["gt_enter"])[:nshow]:
+            ch = c["chunks"]
+            ends = ch[1:] + [c["exit"]]
+            print(f"    {c['cta']:4d} {c['sm']:3d} {(c['gt_enter'] - t0) / 1000:8.2f} {(c['gt_exit'] - t0) / 1000:8.2f} "
+                  f"{us(c['waited'] - c['enter']):5.2f} {us(ch[0] - c['waited']) if ch else 0:8.2f}  "
+                  + " ".join(f"{us(e - s_):.2f}" for s_, e in zip(ch, ends)))
+    return s
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("file")
+    ap.add_argument("--json", action="store_true", help="one JSON object a record and kernel")
+    ap.add_argument("--ctas", type=int, default=0, help="print the first N CTAs (by entry) of each kernel")
+    a = ap.parse_args()
+    out = []
+    for shape, nk, nc, nw, w in records(a.file):
+        print(f"B={shape['B']} T={shape['T']} H={shape['H']} D={shape['D']} S={shape['S']} "
+              f"({shape['segments']} segments a (b, h))")
+        for k in range(nk):
+            ctas = []
+            for i in range(nc):
+                r = w[(k * nc + i) * nw:(k * nc + i + 1) * nw]
+                if r[W_ENTER] == 0 or r[W_EXIT] == 0:
+                    continue
+                nch = r[W_NCH]
+                ctas.append({"cta": i, "sm": r[W_WHERE] & 0xFFFF, "gt_enter": r[W_GT_ENTER], "gt_exit": r[W_GT_EXIT],
+                             "enter": r[W_ENTER], "waited": r[W_WAITED], "exit": r[W_EXIT], "nch": nch,
+                             "chunks": list(r[W_CHUNK0:W_CHUNK0 + min(nch, nw - W_CHUNK0)])})
+            if not ctas:
+                continue
+            s = kernel_report(NAMES[k] if k < len(NAMES) else f"kernel {k}", ctas, a.ctas)
+            s.update(shape)
+            out.append(s)
+    if a.json:
+        for s in out:
+            print(json.dumps(s))
+    if not out:
+        fail(f"{a.file}: no stamps (was the benchmark built with -DHYMO_GDN_CLOCKS=1?)")
+
+
+if __name__ == "__main__":
+    main()
