@@ -29,6 +29,7 @@ namespace {
 thread_local std::string g_err;
 int g_cps_override = 0;
 int g_nseg_override = 0;
+int g_tail_override = -1;  // gdn_set_tail_segments
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
@@ -80,6 +81,7 @@ bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
 struct Layout {
   int C, NC, cps, cpsx, NSEG;  // NSEG segments a (b, h): cpsx of cps + 1 chunks, the rest cps
+  int cpsl;                    // (HYMO_GDN_SEG_TAIL: cpsx of cpsl chunks, the rest cps)
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, segflag, total;
 };
 
@@ -155,6 +157,20 @@ Layout layout(const Shape& s) {
     }
     L.cpsx = 0;
   }
+  L.cpsl = L.cps;
+  if (HYMO_GDN_SEG_TAIL) {
+    // HYMO_GDN_SEG_TAIL = k (session 21, gdn.cuh): the last k segments of each (b, h) split in
+    // two halves (the kernels launch the pairs' segments rank-major, so the halves run last and
+    // fill the passes' last SM slots), where the segments are all whole and of an even length
+    // (staged kernels at S, D <= 32; gdn_set_tail_segments overrides k)
+    const int k = std::min(g_tail_override >= 0 ? g_tail_override : int(HYMO_GDN_SEG_TAIL), L.NSEG);
+    L.cpsx = L.NSEG;  // (no split: every segment "long", cpsl = cps chunks)
+    if (k > 0 && staged(s) && s.S <= 32 && s.D <= 32 && L.cps >= 2 && L.cps % 2 == 0 && L.NC % L.cps == 0) {
+      L.cpsx = L.NSEG - k;
+      L.cps /= 2;
+      L.NSEG += k;
+    }
+  }
   size_t off = 0;
   auto take = [&](size_t floats) {
     const size_t o = off;
@@ -178,7 +194,7 @@ Layout layout(const Shape& s) {
 
 dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void* ws) {
   dev::KParams p{};
-  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.cpsx = L.cpsx; p.NSEG = L.NSEG; p.eps = s.eps;
+  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.cpsx = L.cpsx; p.cpsl = L.cpsl; p.NSEG = L.NSEG; p.eps = s.eps;
   p.v = a.v; p.b = a.b; p.c = a.c; p.gate = a.gate; p.z = a.z;
   p.dt_bias = a.dt_bias; p.A_log = a.A_log; p.D_skip = a.D_skip; p.w_y = a.w_y;
   p.out = a.out;
@@ -260,6 +276,7 @@ const char* gdn_last_error() { return g_err.c_str(); }
 
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
+void gdn_set_tail_segments(int k) { g_tail_override = k; }
 
 size_t gdn_clocks_bytes() {
   return size_t(dev::kClkKernels) * dev::kClkCtas * dev::kClkWords * sizeof(unsigned long long);

@@ -47,6 +47,9 @@
 // for the flags of the earlier segments of its (b, h) before the segment combine. Saves
 // the state pass and its DRAM reads of b, v and the gate (the output phase reads them
 // again from L2), for a memset of the flags.
+#ifndef HYMO_GDN_SEG_TAIL  // (segment layout and launch order: see seg_c0 below)
+#define HYMO_GDN_SEG_TAIL 0
+#endif
 #ifndef HYMO_GDN_FUSED_STATE
 #define HYMO_GDN_FUSED_STATE 0
 #endif
@@ -607,6 +610,15 @@ __device__ __forceinline__ int ctaid_x_fresh() {
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
   return x;
 }
+// the CTA's segment (cta_seg()) read the same way
+__device__ __forceinline__ int cta_seg_fresh() {
+  int x;
+  if constexpr (HYMO_GDN_SEG_TAIL)
+    asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(x));
+  else
+    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
+  return x;
+}
 
 // A flag written by another CTA of the same kernel (acquire: what its writer wrote
 // before releasing it is visible after).
@@ -638,17 +650,38 @@ __device__ __forceinline__ T ld_seg(const T* x) {
 #ifndef HYMO_GDN_SEG_BAL
 #define HYMO_GDN_SEG_BAL 0
 #endif
+// HYMO_GDN_SEG_TAIL (session 21; see gdn.cu's layout() for the rule and the measurements):
+// the segments of each (b, h) are cpsx long ones of cpsl chunks, then short ones of cps chunks,
+// and the CTAs launch rank-major (the grid is (b, h) x segment, blockIdx.x the pair), so that
+// every pair's long segments start before any short one and the short ones fill the passes'
+// last SM slots (the clock stamps of run 124: an SM of a 2-CTA pass left with one CTA runs
+// at 67-74% of its throughput with two, and 104 of the 132 SMs at the default shape ended
+// on such a lone CTA of 8 chunks).
+static_assert(!(HYMO_GDN_SEG_BAL && HYMO_GDN_SEG_TAIL), "HYMO_GDN_SEG_BAL and HYMO_GDN_SEG_TAIL exclude each other");
 template <class KP>
 __device__ __forceinline__ int seg_c0(const KP& p, int seg) {
   if constexpr (HYMO_GDN_SEG_BAL) return seg * p.cps + min(seg, p.cpsx);
+  else if constexpr (HYMO_GDN_SEG_TAIL) return seg < p.cpsx ? seg * p.cpsl : p.cpsx * p.cpsl + (seg - p.cpsx) * p.cps;
   else return seg * p.cps;  // (seg < NSEG)
 }
 // The end of the segment that starts at chunk c0 (seg_c0(p, seg + 1)).
 template <class KP>
 __device__ __forceinline__ int seg_c1(const KP& p, int seg, int c0) {
   if constexpr (HYMO_GDN_SEG_BAL) return c0 + p.cps + (seg < p.cpsx ? 1 : 0);
+  else if constexpr (HYMO_GDN_SEG_TAIL) return min(p.NC, c0 + (seg < p.cpsx ? p.cpsl : p.cps));
   else return min(p.NC, c0 + p.cps);
 }
+// A segment kernel's CTA: its segment and (b, h) pair (launch_bh's grid: segment x pair, or
+// with HYMO_GDN_SEG_TAIL pair x segment)
+#if HYMO_GDN_SEG_TAIL
+__device__ __forceinline__ int cta_seg() { return blockIdx.y; }
+template <class KP>
+__device__ __forceinline__ int cta_bh(const KP& p) { return blockIdx.x + p.bh0; }
+#else
+__device__ __forceinline__ int cta_seg() { return blockIdx.x; }
+template <class KP>
+__device__ __forceinline__ int cta_bh(const KP& p) { return blockIdx.y + p.bh0; }
+#endif
 
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
@@ -671,9 +704,11 @@ struct KParams {
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)
   float* ddtpart;   // [BH*NSEG]
   unsigned long long* segflag;  // [BH][NSEG]: HYMO_GDN_FUSED_STATE's "state published"
-  // HYMO_GDN_SEG_BAL: the first cpsx segments are cps + 1 chunks long, the rest cps (seg_c0)
+  // HYMO_GDN_SEG_BAL: the first cpsx segments are cps + 1 chunks long, the rest cps (seg_c0);
+  // HYMO_GDN_SEG_TAIL: the first cpsx are cpsl chunks long, the rest cps
   int cpsx;
   unsigned long long* clocks;  // HYMO_GDN_CLOCKS: the stamps' buffer (gdn_clocks_arm), or null
+  int cpsl;                    // HYMO_GDN_SEG_TAIL: the long segments' length
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every
@@ -1360,7 +1395,7 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   float* sdw = declast + 2 * P::NW * S + S;
 
   __shared__ double dDacc;  // dD_skip partial (FP64)
-  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
@@ -1863,7 +1898,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   float* Rb = dAx + S;
   float* misc = Rb + P::NW * S + D;
 
-  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;

@@ -86,6 +86,9 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
 // chunk of each other). Each changes gdn_workspace_bytes.
 void gdn_set_chunks_per_segment(int cps);
 void gdn_set_segments(int nseg);
+// With HYMO_GDN_SEG_TAIL (a build switch, docs/kernels/gdn.md): how many of each (b, h)'s last
+// segments split in two halves (-1 = the switch's default; 0 = none). No effect without it.
+void gdn_set_tail_segments(int k);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

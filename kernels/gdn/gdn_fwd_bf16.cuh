@@ -590,7 +590,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   float* G = g + C;
   float* A2 = G + C;
 
-  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
@@ -761,7 +761,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cc = (u % (DR / 8)) * 8;
   };
 
-  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
@@ -921,6 +921,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // the segment's end chunk, recomputed at each use (c1 = seg_c1(p, seg, seg_c0(p, seg)))
   const auto c1_now = [&]() {
     if constexpr (HYMO_GDN_SEG_BAL) return seg_c0(p, ctaid_x_fresh() + 1);
+    else if constexpr (HYMO_GDN_SEG_TAIL) return seg_c1(p, cta_seg_fresh(), seg_c0(p, cta_seg_fresh()));
     else return min(p.NC, (ctaid_x_fresh() + 1) * p.cps);
   };
   float* const g0 = g;
@@ -1762,7 +1763,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   float* swy = sdw + D;  // HYMO_GDN_ADJ_ROWS: w_y (read from here, not held in registers)
   __shared__ double dDacc;  // dD_skip partial (FP64: the sum over tokens of dyp.v cancels)
 
-  const int seg = blockIdx.x, bh = blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;

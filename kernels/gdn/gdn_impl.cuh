@@ -53,7 +53,9 @@ cudaError_t launch(void (*k)(KArgs...), dim3 grid, int threads, size_t smem, cud
 
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
-// that start at p.bh0 (each slice after the first follows the one before).
+// that start at p.bh0 (each slice after the first follows the one before). With
+// HYMO_GDN_SEG_TAIL a segment grid is ((b, h), segment) instead (cta_seg, cta_bh in gdn.cuh:
+// the CTAs launch rank-major); the slices stay as they are.
 template <typename K>
 cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows,
                       int gridx = 0) {
@@ -61,8 +63,9 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st,
   const int BH = p.B * p.H;
   for (int bh0 = 0; bh0 < BH; bh0 += kMaxGridY) {
     p.bh0 = bh0;
-    HYMO_GDN_TRY(launch(k, dim3(gridx > 0 ? gridx : p.NSEG, std::min(kMaxGridY, BH - bh0)),
-                        threads, smem, st, follows || bh0 > 0, p));
+    const int nbh = std::min(kMaxGridY, BH - bh0);
+    const dim3 grid = gridx > 0 ? dim3(gridx, nbh) : HYMO_GDN_SEG_TAIL ? dim3(nbh, p.NSEG) : dim3(p.NSEG, nbh);
+    HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bh0 > 0, p));
   }
   return cudaSuccess;
 }

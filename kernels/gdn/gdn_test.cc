@@ -56,18 +56,23 @@ struct Case {
   // segments a (b, h) (gdn_set_segments; 0: from cps): ceil(chunks / nseg) chunks a segment,
   // the last one shorter (with HYMO_GDN_SEG_BAL lengths within one chunk of each other)
   int nseg = 0;
+  // with HYMO_GDN_SEG_TAIL: how many of the last segments split in two (gdn_set_tail_segments;
+  // -1: the switch's default); no effect without the switch
+  int tail = -1;
 };
 
 static void run_case(const Case& k, uint64_t seed) {
   const bool bf = k.dt == DType::BF16;
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f cps=%s%s%s\n", k.B,
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f cps=%s%s%s%s\n", k.B,
               k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean,
               k.alog_max < 0 ? std::log(28.0) : k.alog_max == 0 ? -1.0 : k.alog_max,
               k.cps ? std::to_string(k.cps).c_str() : "auto",
-              k.nseg ? (" nseg=" + std::to_string(k.nseg)).c_str() : "",
+              (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
+              (k.tail >= 0 ? " tail=" + std::to_string(k.tail) : std::string()).c_str(),
               k.recompute ? " (bwd recomputes states)" : "");
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
+  gdn_set_tail_segments(k.tail);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01(0.0, 1.0);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
@@ -380,6 +385,13 @@ int main(int argc, char** argv) {
       {2, 300, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 0, 3},
       {1, 4097, 2, 64, 64, DType::BF16, true, 0, lg, false, 0, 6},
       {1, 1000, 2, 32, 32, DType::F32, true, 0, lg, false, 0, 5},
+      // (appended in session 21) HYMO_GDN_SEG_TAIL's layouts (in a build without the switch,
+      // segments of cps chunks): 4 of 4 chunks with the last split (4 4 4 2 2), 4 of 8 all
+      // split (eight of 4), 5 of 2 with two split (2 2 2 1 1 1 1), 16 of 4 with three split
+      {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0, 1},
+      {1, 2048, 3, 32, 16, DType::BF16, false, 0, lg, true, 8, 0, 4},
+      {2, 640, 2, 16, 32, DType::BF16, true, 0, 5.0, false, 2, 0, 2},
+      {1, 4096, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0, 3},
   };
   uint64_t seed = 12345;
   for (const Case& k : cases) {
