@@ -8,12 +8,14 @@ kernels x CTAs x 32 words; the words are gdn.cuh's ClkWord). Each kernel's stamp
 its last call in the benchmark: the state, training output, adjoint and backward main passes
 from the last forward + backward call, the plain output pass from the last plain forward.
 
-Usage: scripts/gdn-clocks.py FILE [--json] [--ctas N]   (--ctas: print N CTAs' rows a kernel)
+Usage: scripts/gdn-clocks.py FILE[.xz] [--json] [--ctas N]   (--ctas: print N CTAs' rows a kernel)
 """
 import argparse
 import json
+import lzma
 import struct
 import sys
+from collections import Counter
 
 MAGIC = 0x31304B4C434E4447  # "GDNCLK01"
 NAMES = ["state pass", "output pass (plain)", "training output pass", "adjoint pass", "backward main"]
@@ -27,9 +29,11 @@ def fail(msg):
 
 def records(path):
     try:
-        data = open(path, "rb").read()
+        data = (lzma.open if path.endswith(".xz") else open)(path, "rb").read()
     except OSError as e:
-        fail(f"cannot read {path}: {e.strerror}")
+        fail(f"cannot read {path}: {e.strerror or e}")
+    except lzma.LZMAError as e:
+        fail(f"cannot read {path}: {e}")
     off = 0
     while off < len(data):
         if len(data) - off < 128:
@@ -110,6 +114,23 @@ def kernel_report(name, ctas, nshow):
             nxt = [e for e in ent if e >= c["gt_exit"]]
             if nxt:
                 gaps.append((nxt[0] - c["gt_exit"]) / 1000.0)
+    # per SM: how many CTAs it ran and their chunks, when it ended; per middle chunk: how many
+    # CTAs of the kernel shared its SM at the chunk's midpoint (a lone CTA runs faster, but
+    # its SM then issues less)
+    per_sm_ctas = Counter(len(lst) for lst in sms.values())
+    per_sm_chunks = Counter(sum(c["nch"] for c in lst) for lst in sms.values())
+    by_res = {}
+    for c in ctas:
+        ch = c["chunks"]
+        if c["nch"] != len(ch) or len(ch) < 3:
+            continue
+        rate = (c["exit"] - c["enter"]) / max(1, c["gt_exit"] - c["gt_enter"])
+        lst = sms[c["sm"]]
+        for s_, e in zip(ch[1:-1], ch[2:]):
+            midt = c["gt_enter"] + ((s_ + e) / 2 - c["enter"]) / rate
+            res = sum(1 for o in lst if o["gt_enter"] <= midt <= o["gt_exit"])
+            by_res.setdefault(res, []).append(us(e - s_))
+    pct = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731
     mid_m = median(mid) if mid else median(per_chunk.get(0, [float("nan")]))
     nch_all = [c["nch"] for c in ctas]
     ideal = sum(n * mid_m for n in nch_all)  # every chunk at the middle chunks' median
@@ -125,6 +146,9 @@ def kernel_report(name, ctas, nshow):
         "sm_first_idle_us": round(sm_end[0], 2), "sm_last_start_us": round(sm_start[-1], 2),
         "slot_gap_us_median": round(median(gaps), 2) if gaps else None,
         "per_chunk_us_median": [round(median(per_chunk[k]), 3) for k in sorted(per_chunk)],
+        "ctas_an_sm": dict(sorted(per_sm_ctas.items())), "chunks_an_sm": dict(sorted(per_sm_chunks.items())),
+        "sm_end_us_pct_0_10_50_90_100": [round(pct(sm_end, q), 1) for q in (0, 0.1, 0.5, 0.9, 1.0)],
+        "middle_chunk_us_by_residency": {k: round(median(v), 3) for k, v in sorted(by_res.items())},
     }
     print(f"  {name}: {len(ctas)} CTAs on {nsm} SMs (up to {slots} an SM), span {span:.1f} us, "
           f"SM clock {ghz:.2f} GHz")
@@ -137,6 +161,10 @@ def kernel_report(name, ctas, nshow):
     print(f"    first SM idle at {sm_end[0]:.1f} us, last at {sm_end[-1]:.1f}; the last SM's first CTA entered "
           f"at {sm_start[-1]:.1f} us; exit-to-next-entry gap in a slot: median "
           f"{median(gaps) if gaps else float('nan'):.2f} us")
+    print(f"    CTAs an SM {s['ctas_an_sm']}, chunks an SM {s['chunks_an_sm']}; SMs' ends (us, 0/10/50/90/100%): "
+          + " ".join(str(x) for x in s["sm_end_us_pct_0_10_50_90_100"]))
+    print("    a middle chunk (median us) by the kernel's CTAs on its SM: "
+          + ", ".join(f"{k}: {v:.2f} (n={len(by_res[k])})" for k, v in s["middle_chunk_us_by_residency"].items()))
     if nshow:
         print("    cta  sm  enter_us  exit_us  wait  prologue  chunks...")
         for c in sorted(ctas, key=lambda c: c["gt_enter"])[:nshow]:
