@@ -47,6 +47,19 @@
 // for the flags of the earlier segments of its (b, h) before the segment combine. Saves
 // the state pass and its DRAM reads of b, v and the gate (the output phase reads them
 // again from L2), for a memset of the flags.
+// Prologue orders (session 21; each DRAM round trip a CTA waits for before its first chunk is
+// one its SM's other CTAs must cover, run 124's clock stamps): HYMO_GDN_OUT_A2_LATE (the output
+// passes), HYMO_GDN_ADJ_EARLY (the adjoint pass), HYMO_GDN_BWD_PRO (the backward main kernel);
+// at their uses.
+#ifndef HYMO_GDN_OUT_A2_LATE
+#define HYMO_GDN_OUT_A2_LATE 0
+#endif
+#ifndef HYMO_GDN_ADJ_EARLY
+#define HYMO_GDN_ADJ_EARLY 0
+#endif
+#ifndef HYMO_GDN_BWD_PRO
+#define HYMO_GDN_BWD_PRO 0
+#endif
 #ifndef HYMO_GDN_SEG_TAIL  // (segment layout and launch order: see seg_c0 below)
 #define HYMO_GDN_SEG_TAIL 0
 #endif

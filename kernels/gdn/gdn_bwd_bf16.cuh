@@ -494,11 +494,21 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   const int r0 = 16 * w;
   auto pair = [&](int i, int j) { return dpair + (i * (i - 1) / 2 + j) * S; };
 
-  for (int s = tid; s < S; s += NTH) {
-    const float A = -expf(p.A_log[h * S + s]);
+  // HYMO_GDN_BWD_PRO: A_log loaded here and the head's vectors written after the programmatic
+  // wait, the first chunk's gate fetched before it (inputs both): the prologue's round trips
+  // before the loop overlap
+  constexpr bool PRO = HYMO_GDN_BWD_PRO && S <= 32;
+  [[maybe_unused]] float alr = 0.f;
+  auto head_vectors = [&](int s, float al) {
+    const float A = -expf(al);
     As[s] = A;
     A2[s] = A * 1.4426950408889634f;
     dAx[s] = 0.f;
+  };
+  if constexpr (PRO) {
+    if (tid < S) alr = p.A_log[h * S + tid];
+  } else {
+    for (int s = tid; s < S; s += NTH) head_vectors(s, p.A_log[h * S + s]);
   }
   if (tid == 0) misc[0] = 0.f;
   // HYMO_GDN_DIAGMM_BWD: a diagonal block that passes diag_fast (gdn_diag.h) has no walks: the
@@ -518,7 +528,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   constexpr bool DFL = P::DF && (DMB || B8);
   static_assert(!DFL || NW <= 4, "four flags a chunk");
   [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(misc + 4);
-  if constexpr (DFL)
+  if constexpr (DFL && !PRO)
     if (wid == 0) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
   [[maybe_unused]] const float amax2 = (DMB || B8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
@@ -548,13 +558,28 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   };
   float graw[C / 32];
   if (c0 < c1) fetch_bc(c1 - 1);
+  if constexpr (PRO)
+    if (c0 < c1 && wid == 0)
+      gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c1 - 1) * C) * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
   pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
   HYMO_GDN_CLK(clk.waited());
+  if constexpr (PRO) {
+    if (tid < S) head_vectors(tid, alr);
+    if constexpr (DFL) {
+      if (wid == 0) {  // head_amax2's value from the lanes' A_log (the same bits)
+        float m = lane < S ? fmaxf(0.f, expf(alr) * 1.4426950408889634f) : 0.f;
+#pragma unroll
+        for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        if (lane == 0) fl0[8] = __float_as_int(m);
+        __syncwarp();
+      }
+    }
+  }
   if (c0 < c1) {
     fetch_vo(c1 - 1);
     if (wid == 0) {
       const size_t tk = size_t(bb) * p.T + size_t(c1 - 1) * C;
-      gate_fetch<C>(graw, gate + tk * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
+      if constexpr (!PRO) gate_fetch<C>(graw, gate + tk * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
       gate_finish<C, FUSED>(graw, gbuf, gbuf + C, min(C, p.T - (c1 - 1) * C), dtb);
       if constexpr (DFL) diag_flags<B8, B16>(gbuf + C, fl0, NW, fl0 + 8);
       if (c1 - 2 >= c0) gate_fetch<C>(graw, gate + (tk - C) * p.H + h, tsG, C);

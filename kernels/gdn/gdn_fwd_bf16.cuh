@@ -845,8 +845,15 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     fetch_v(c0, svb(0));
     if (wid == gw) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
   }
-  if constexpr (!FSF)
+  // HYMO_GDN_OUT_A2_LATE: A_log loaded here, A2 written after the entering state's loads are
+  // issued (one DRAM round trip before the loop instead of two)
+  constexpr bool A2L = HYMO_GDN_OUT_A2_LATE && !FSF && S <= NTH;
+  [[maybe_unused]] float alog_pre = 0.f;
+  if constexpr (A2L) {
+    if (tid < S) alog_pre = p.A_log[h * S + tid];
+  } else if constexpr (!FSF) {
     for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+  }
   [[maybe_unused]] float2 wy[ND];
   if constexpr (FUSED) {
 #pragma unroll
@@ -908,6 +915,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       }
     }
   }
+  if constexpr (A2L)
+    if (tid < S) A2[tid] = -expf(alog_pre) * 1.4426950408889634f;
   auto put_state = [&]() {
     for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
@@ -1744,9 +1753,16 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
                                        : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16 : 1)
     adj_bf16_kernel(KParams p) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkAdj));  // (HYMO_GDN_CLOCKS)
-  pdl_enter_at_top<HYMO_GDN_ADJ_PDL_LATE>();  // (gdn.cuh)
-  HYMO_GDN_CLK(clk.waited());
   using P = PlanA<S, D, C>;
+  // HYMO_GDN_ADJ_EARLY: the first chunk's input tiles (v, c) and gate are fetched before the
+  // programmatic wait, o (the training forward's) after it
+  constexpr bool AE = HYMO_GDN_ADJ_EARLY && !HYMO_GDN_ADJ_PDL_LATE && !P::AH;
+  if constexpr (AE) {
+    pdl_launch_dependents();
+  } else {
+    pdl_enter_at_top<HYMO_GDN_ADJ_PDL_LATE>();  // (gdn.cuh)
+    HYMO_GDN_CLK(clk.waited());
+  }
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
@@ -1821,10 +1837,22 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       cp_async_commit();
       if (c0 + 1 < c1) fetch_oc(c0 + 1, 1);
       cp_async_commit();
+    } else if constexpr (AE) {
+      if constexpr (FUSED) load_v(tok(c0), rows(c0));
+      load_c(tok(c0), rows(c0), 0);
+      cp_async_commit();
     } else {
       fetch(c0);
     }
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+  }
+  if constexpr (AE) {
+    pdl_wait();
+    HYMO_GDN_CLK(clk.waited());
+    if constexpr (FUSED) {
+      if (c0 < c1) load_o(tok(c0), rows(c0), 0);
+      cp_async_commit();
+    }
   }
   // HYMO_GDN_ADJ_ROWS: the epilogue's lane owns columns cw0 .. cw0 + CW - 1 of its two
   // rows (NV 16-byte vectors a row); wy and dwl then hold those columns, pair nt = columns
