@@ -722,6 +722,7 @@ struct KParams {
   int cpsx;
   unsigned long long* clocks;  // HYMO_GDN_CLOCKS: the stamps' buffer (gdn_clocks_arm), or null
   int cpsl;                    // HYMO_GDN_SEG_TAIL: the long segments' length
+  int run_ctas;                // HYMO_GDN_BWD_RUNS: the main kernel's CTAs at most (0: as fit)
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every

@@ -96,7 +96,24 @@
 #define HYMO_GDN_BWD_HN_EARLY 0
 #endif
 
+// HYMO_GDN_BWD_RUNS (session 22; "Left to do" item 12 in docs/kernels/gdn.md): the backward
+// main kernel launches as many CTAs as fit the GPU at once (2 an SM at S, D <= 32), and CTA k
+// walks the segments k N / grid .. (k + 1) N / grid - 1 of the N = B H NSEG (pair, segment)
+// list, each pair's share as one run (its adjoint carried across the segments' boundaries, the
+// parameter partials written to the run's last segment). Every SM then runs its two CTAs from
+// the start to the end of the pass, paying one or two prologues a CTA instead of a wave of
+// short CTAs each with its own (the clock stamps of run 124: 15% of the default shape's span
+// beyond the chunks' work). With fine segments (4 chunks) the CTAs differ by at most 4 chunks.
+#ifndef HYMO_GDN_BWD_RUNS
+#define HYMO_GDN_BWD_RUNS 0
+#endif
+static_assert(!(HYMO_GDN_BWD_RUNS && HYMO_GDN_CLOCKS), "HYMO_GDN_CLOCKS stamps one segment a CTA: not with HYMO_GDN_BWD_RUNS");
+
 namespace hymo::gdn::dev {
+
+__host__ __device__ constexpr bool bwd_runs(int S, int D) { return HYMO_GDN_BWD_RUNS && staged_bwd(S, D); }
+// A shared-memory word read where it is used (not kept in a register)
+__device__ __forceinline__ int ld_volatile(const int* x) { return *reinterpret_cast<const volatile int*>(x); }
 
 template <int S, int D, int C>
 struct PlanB {
@@ -444,6 +461,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if constexpr (!HYMO_GDN_BWD_PDL_LATE)  // (gdn.cuh)
     pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
   using P = PlanB<S, D, C>;
+  constexpr bool RUNS = bwd_runs(S, D);
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
@@ -474,16 +492,34 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* misc = dAx + S;
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
+#if HYMO_GDN_BWD_RUNS
+  static_assert(RUNS, "the kernel serves S, D <= 32 only");
+  // One run: segments sf .. seg of pair bh, chunks c0 .. c1 - 1 walked in reverse as one
+  // segment (the adjoint carried across the inner boundaries). The run (bh, sf, seg) also
+  // sits in shared memory (run_par), read again where the epilogue needs it: the 128-register
+  // kernel spilled what it kept across the run. (The preprocessor keeps the default build's
+  // text as it was: the lambda alone moved its instructions.)
+  __shared__ int run_par[3];
+  auto run = [&](const int bh, const int sf, const int seg) {
+  const int bb = bh / p.H, h = bh % p.H;
+#else
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
+#endif
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   // the row block and this warp's role in it (roles alternating by warp, so that each
   // scheduler ran one role's code, was 2% slower: run 36)
   const int role = wid / NW, w = wid % NW;
+#if HYMO_GDN_BWD_RUNS
+  const int c0 = seg_c0(p, sf), c1 = seg_c1(p, seg, seg_c0(p, seg));
+#else
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
+#endif
   const size_t tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
+#if !HYMO_GDN_BWD_RUNS
   const size_t so = size_t(bh) * p.NSEG + seg;
+#endif
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   // dO (adjoint pass) and the entering states (training forward) come split: per
   // row, D high halves then D low halves
@@ -1160,8 +1196,18 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
                                                          g, As, dAx, misc, n, tok0, h, bc_dead);
     }
   }
+#if HYMO_GDN_BWD_RUNS
+  __syncthreads();
+  const size_t so = size_t(ld_volatile(run_par)) * p.NSEG + ld_volatile(run_par + 2);
+  {  // the run's partials go to its last segment, the others' are zero
+    const int nz = ld_volatile(run_par + 2) - ld_volatile(run_par + 1);
+    for (int i = tid; i < nz * S; i += NTH) p.dApart[(so - nz) * S + i] = 0.f;
+    if (FUSED && tid < nz) p.ddtpart[so - nz + tid] = 0.f;
+  }
+#else
   pdl_release<HYMO_GDN_BWD_PDL_LATE>();  // (gdn.cuh)
   __syncthreads();
+#endif
   if constexpr (DGW) {  // the register partials, summed in a fixed order
     float* scr = reinterpret_cast<float*>(sm + P::o_dpd);
     scr[tid] = dA_acc;  // thread (group tid / S, s)
@@ -1185,6 +1231,36 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
   }
   HYMO_GDN_CLK(clk.exit(c1 - c0));
+#if HYMO_GDN_BWD_RUNS
+  };  // run
+  {
+    // CTA k of gridDim.x takes the pairs' segments k N / grid .. (k + 1) N / grid - 1 in the
+    // order (pair, segment), N = B H NSEG: at most one segment more than any other CTA, split
+    // into runs at the pairs' boundaries (gdn_impl.cuh launches as many CTAs as fit at once).
+    // (nothing of the loop lives in registers across a run: the next run's end comes back
+    // through shared memory and the CTA's first segment is recomputed, as the 128-register
+    // kernel would spill them)
+    __shared__ long next_end;
+    const long N = long(p.B) * p.H * p.NSEG;
+    for (long e = long(blockIdx.x + 1) * N / gridDim.x; e > long(ctaid_x_fresh()) * N / gridDim.x;) {
+      const long g0 = long(ctaid_x_fresh()) * N / gridDim.x;
+      const int bh = int((e - 1) / p.NSEG);
+      const long first = max(g0, long(bh) * p.NSEG);
+      const int sf = int(first - long(bh) * p.NSEG), sl = int(e - 1 - long(bh) * p.NSEG);
+      if (threadIdx.x == 0) {
+        next_end = first;
+        run_par[0] = bh;
+        run_par[1] = sf;
+        run_par[2] = sl;
+      }
+      __syncthreads();  // run_par is written
+      run(bh, sf, sl);
+      __syncthreads();  // the run's shared memory is dead; next_end is written
+      e = next_end;
+    }
+    pdl_release<HYMO_GDN_BWD_PDL_LATE>();
+  }
+#endif
 }
 
 }  // namespace hymo::gdn::dev

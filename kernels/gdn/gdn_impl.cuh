@@ -152,7 +152,18 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
-    HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true));
+    if constexpr (bwd_runs(S, D)) {  // as many CTAs as fit at once, each walking its runs
+      int dev = 0, nsm = 0, per_sm = 0;
+      HYMO_GDN_TRY(cudaGetDevice(&dev));
+      HYMO_GDN_TRY(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+      HYMO_GDN_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, b3, PB::NTH, PB::bytes));
+      const long N = long(p.B) * p.H * p.NSEG;
+      long grid = std::min<long>(N, long(std::max(1, per_sm)) * nsm);
+      if (p.run_ctas > 0) grid = std::min<long>(grid, p.run_ctas);
+      HYMO_GDN_TRY(launch(b3, dim3(unsigned(grid)), PB::NTH, PB::bytes, st, true, p));
+    } else {
+      HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true));
+    }
   } else {
     auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
