@@ -11,6 +11,7 @@
 # profiled kernel) or none. With the flush a pass reads its inputs from DRAM where, in the
 # benchmark's loop, the kernel before it left them in L2: a change can weigh less under ncu
 # than in the loop (run 100, docs/kernels/gdn.md).
+# NCU_BENCH_ARGS (ncut): more benchmark arguments for the profiled call (e.g. "--nseg 16": one count).
 # GDN_CUDA_FLAGS: CUDA defines for the build (a switch's variant, e.g. "-DHYMO_GDN_STATE_AHEAD=1").
 # GDN_PY_TIMEOUT: seconds for the python baselines (default 480; torch.compile on a cold
 # machine once took more than 300, run 33).
@@ -109,12 +110,12 @@ fi
 # with -DHYMO_GDN_SEG_SCAN=0).
 if has ncut; then
   log "ncu durations (default shape: one fwd+bwd, every kernel)"
-  J=$("$GDIR/hymo_gdn_bench" --json --shape 4,4096,28,32,32 --iters 1 | grep '^{' | head -1)
+  J=$("$GDIR/hymo_gdn_bench" --json --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS | grep '^{' | head -1)
   LF=$(echo "$J" | sed -E 's/.*"launches_fwd": ([0-9]+).*/\1/')
   LB=$(echo "$J" | sed -E 's/.*"launches_bwd": ([0-9]+).*/\1/')
   ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy --section LaunchStats \
       --launch-skip $((8 * ${LF:-3})) -c $((${LF:-3} + ${LB:-4})) \
-      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncut.txt" 2>&1
+      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS > "$OUT/ncut.txt" 2>&1
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
     | head -120 | tee -a "$OUT/log"
 fi

@@ -112,8 +112,6 @@ static_assert(!(HYMO_GDN_BWD_RUNS && HYMO_GDN_CLOCKS), "HYMO_GDN_CLOCKS stamps o
 namespace hymo::gdn::dev {
 
 __host__ __device__ constexpr bool bwd_runs(int S, int D) { return HYMO_GDN_BWD_RUNS && staged_bwd(S, D); }
-// A shared-memory word read where it is used (not kept in a register)
-__device__ __forceinline__ int ld_volatile(const int* x) { return *reinterpret_cast<const volatile int*>(x); }
 
 template <int S, int D, int C>
 struct PlanB {
@@ -499,7 +497,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // sits in shared memory (run_par), read again where the epilogue needs it: the 128-register
   // kernel spilled what it kept across the run. (The preprocessor keeps the default build's
   // text as it was: the lambda alone moved its instructions.)
-  __shared__ int run_par[3];
+  __shared__ int run_par[4];
   auto run = [&](const int bh, const int sf, const int seg) {
   const int bb = bh / p.H, h = bh % p.H;
 #else
@@ -1233,33 +1231,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 #if HYMO_GDN_BWD_RUNS
   };  // run
-  {
-    // CTA k of gridDim.x takes the pairs' segments k N / grid .. (k + 1) N / grid - 1 in the
-    // order (pair, segment), N = B H NSEG: at most one segment more than any other CTA, split
-    // into runs at the pairs' boundaries (gdn_impl.cuh launches as many CTAs as fit at once).
-    // (nothing of the loop lives in registers across a run: the next run's end comes back
-    // through shared memory and the CTA's first segment is recomputed, as the 128-register
-    // kernel would spill them)
-    __shared__ long next_end;
-    const long N = long(p.B) * p.H * p.NSEG;
-    for (long e = long(blockIdx.x + 1) * N / gridDim.x; e > long(ctaid_x_fresh()) * N / gridDim.x;) {
-      const long g0 = long(ctaid_x_fresh()) * N / gridDim.x;
-      const int bh = int((e - 1) / p.NSEG);
-      const long first = max(g0, long(bh) * p.NSEG);
-      const int sf = int(first - long(bh) * p.NSEG), sl = int(e - 1 - long(bh) * p.NSEG);
-      if (threadIdx.x == 0) {
-        next_end = first;
-        run_par[0] = bh;
-        run_par[1] = sf;
-        run_par[2] = sl;
-      }
-      __syncthreads();  // run_par is written
-      run(bh, sf, sl);
-      __syncthreads();  // the run's shared memory is dead; next_end is written
-      e = next_end;
-    }
-    pdl_release<HYMO_GDN_BWD_PDL_LATE>();
-  }
+  walk_runs(p, run_par, run);
+  pdl_release<HYMO_GDN_BWD_PDL_LATE>();
 #endif
 }
 
