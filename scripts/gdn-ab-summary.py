@@ -37,6 +37,8 @@ def main():
             try:
                 j = json.loads(m.group(2))
                 shape = ','.join(str(j[k]) for k in ('B', 'T', 'H', 'D', 'S'))
+                if 'segments' in j:  # (a --nseg sweep: each count its own row)
+                    shape += f' seg={j["segments"]}'
             except (ValueError, KeyError) as e:
                 sys.exit(f'gdn-ab-summary: {args.log}:{n}: not a benchmark object ({e})')
             arms.add(m.group(1))
