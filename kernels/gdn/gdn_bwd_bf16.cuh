@@ -104,6 +104,11 @@
 // the start to the end of the pass, paying one or two prologues a CTA instead of a wave of
 // short CTAs each with its own (the clock stamps of run 124: 15% of the default shape's span
 // beyond the chunks' work). With fine segments (4 chunks) the CTAs differ by at most 4 chunks.
+// Run 128 (A/B, 2 rounds, 675/675): at 8 segments a pair a CTA's 3.4 segments round up to 4,
+// forward + backward +4.3%; at 16, -1.2% against the plain layout at 16 (-1.0..-2.5% at four other
+// shapes; ncu, run 129: the kernel 238.1 against 246.6 us), but 16 segments cost the other
+// passes 2.3%, so 1.1% behind the default. The prologues were mostly hidden by the SM's other
+// CTA already. Off.
 #ifndef HYMO_GDN_BWD_RUNS
 #define HYMO_GDN_BWD_RUNS 0
 #endif
