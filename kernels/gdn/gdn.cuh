@@ -723,6 +723,7 @@ struct KParams {
   unsigned long long* clocks;  // HYMO_GDN_CLOCKS: the stamps' buffer (gdn_clocks_arm), or null
   int cpsl;                    // HYMO_GDN_SEG_TAIL: the long segments' length
   int run_ctas;                // HYMO_GDN_BWD_RUNS, _OUT_RUNS: the run kernels' CTAs at most (0: as fit)
+  int nsm;                     // the device's SM count (gdn.cu's sm_count), for launch_runs
 };
 
 // A shared-memory word read where it is used (not kept in a register)

@@ -71,15 +71,13 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st,
 }
 
 // HYMO_GDN_BWD_RUNS, HYMO_GDN_OUT_RUNS: kernel k on a 1-D grid of as many CTAs as fit the
-// device at once (at most the B H NSEG segments, and p.run_ctas when set), each walking its
-// runs (walk_runs in gdn.cuh).
+// device at once (p.nsm SMs; at most the B H NSEG segments, and p.run_ctas when set), each
+// walking its runs (walk_runs in gdn.cuh).
 template <typename K>
 cudaError_t launch_runs(K k, const KParams& p, int threads, size_t smem, cudaStream_t st, bool follows) {
-  int dev = 0, nsm = 0, per_sm = 0;
-  HYMO_GDN_TRY(cudaGetDevice(&dev));
-  HYMO_GDN_TRY(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, dev));
+  int per_sm = 0;
   HYMO_GDN_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem));
-  long grid = std::min<long>(long(p.B) * p.H * p.NSEG, long(std::max(1, per_sm)) * nsm);
+  long grid = std::min<long>(long(p.B) * p.H * p.NSEG, long(std::max(1, per_sm)) * p.nsm);
   if (p.run_ctas > 0) grid = std::min<long>(grid, p.run_ctas);
   return launch(k, dim3(unsigned(grid)), threads, smem, st, follows, p);
 }

@@ -59,8 +59,9 @@ struct Case {
   // with HYMO_GDN_SEG_TAIL: how many of the last segments split in two (gdn_set_tail_segments;
   // -1: the switch's default); no effect without the switch
   int tail = -1;
-  // with HYMO_GDN_BWD_RUNS: the backward main kernel's CTAs at most (gdn_set_run_ctas; 0: as
-  // many as fit), so that a few CTAs each walk several segments and pairs; no effect without it
+  // with HYMO_GDN_BWD_RUNS or HYMO_GDN_OUT_RUNS: those kernels' CTAs at most (gdn_set_run_ctas;
+  // 0: as many as fit), so that a few CTAs each walk several segments and pairs; no effect
+  // without them
   int runs = 0;
 };
 
