@@ -112,6 +112,16 @@
 #ifndef HYMO_GDN_BWD_RUNS
 #define HYMO_GDN_BWD_RUNS 0
 #endif
+// HYMO_GDN_BWD_REV (session 23): the backward main kernel's CTAs take their (pair, segment)
+// in the reverse of the launch order (the last pair's last segment first). The adjoint pass
+// before it runs in launch order and walks its chunks forwards, so what it touched last (the
+// dO it wrote, the v and c it read, for the last pairs' later chunks) is what this kernel, which
+// walks its chunks backwards, reads first. Off by default.
+#ifndef HYMO_GDN_BWD_REV
+#define HYMO_GDN_BWD_REV 0
+#endif
+static_assert(!(HYMO_GDN_BWD_REV && (HYMO_GDN_BWD_RUNS || HYMO_GDN_SEG_TAIL)),
+              "HYMO_GDN_BWD_REV reverses the plain (segment x pair) grid");
 static_assert(!(HYMO_GDN_BWD_RUNS && HYMO_GDN_CLOCKS), "HYMO_GDN_CLOCKS stamps one segment a CTA: not with HYMO_GDN_BWD_RUNS");
 
 namespace hymo::gdn::dev {
@@ -505,6 +515,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   __shared__ int run_par[4];
   auto run = [&](const int bh, const int sf, const int seg) {
   const int bb = bh / p.H, h = bh % p.H;
+#elif HYMO_GDN_BWD_REV
+  const int seg = gridDim.x - 1 - blockIdx.x, bh = gridDim.y - 1 - blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
 #else
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
 #endif

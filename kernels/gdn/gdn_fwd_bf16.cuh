@@ -289,6 +289,19 @@ __host__ __device__ constexpr bool state_ksplit(int S, int D) {
   return HYMO_GDN_STATE_KSPLIT && S <= 32 && D == 32;
 }
 
+// HYMO_GDN_STATE_REV (session 23): the state pass walks its segment's chunks from the last to
+// the first. The local end state is a sum of independent chunk terms, so the order is free:
+// walking backwards, each chunk's keys are referenced to the segment's end, b_t exp((G_after +
+// G_last - G_t) A) (G_after: the gate sum of the chunks already walked; every exponent <= 0),
+// and the accumulators are never rescaled. The aim is the L2: the state pass runs in one wave,
+// so the b, v and gate it read last are still in L2 when the output pass starts, and walking
+// backwards those are each segment's first chunks, the ones the output pass reads first
+// (forwards they are the last chunks, which the output pass reaches after its own c, z and y
+// traffic has evicted them). Off by default.
+#ifndef HYMO_GDN_STATE_REV
+#define HYMO_GDN_STATE_REV 0
+#endif
+
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN; not with HYMO_GDN_FUSED_STATE,
 // whose output pass publishes the local states itself).
 __host__ __device__ constexpr bool seg_scan_fwd(int S, int D) {
@@ -425,14 +438,18 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 // chunk, K^T's fragments built in registers: lane element (s, t) = b_t[s] exp((Gl - G_t)
 // A_s), s = mt 16 + gq (+ 8), t = k0 + 2 tq (+ 1, + 8, + 9), from ldmatrix.trans of the raw
 // b tile (stride LS), split into high and low parts; v's tile has stride LD.
-template <int KW, int NT, int LS, int LD>
+// NOSCALE (HYMO_GDN_STATE_REV): acc += K^T v, with Gl the keys' reference (the segment's end
+// as seen from this chunk), acc not rescaled.
+template <int KW, int NT, int LS, int LD, bool NOSCALE = false>
 __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const bf16* sb, const bf16* sv,
                                                      const float* G, const float* A2, float Gl,
                                                      int mt, int kb, int nb) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
-  const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
-  scale_rows(acc, d0, d1);
+  if constexpr (!NOSCALE) {
+    const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
+    scale_rows(acc, d0, d1);
+  }
 #pragma unroll
   for (int kk = 0; kk < KW; kk += 16) {
     const int k0 = kb + kk;
@@ -482,7 +499,7 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // (S / 16) of the state, every column, summed over its share of each chunk's tokens
 // the caller adds the shares (state_bf16_kernel).
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int AHEAD, class BBuf,
-          class VBuf, bool KREG = false, bool KS = false, int AI, int AN>
+          class VBuf, bool KREG = false, bool KS = false, bool REV = false, int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
@@ -504,6 +521,22 @@ __device__ __forceinline__ float segment_local_state(
     load_rows_async<bf16, D, C, NTH>(vbuf(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
     cp_async_commit();
   };
+#if HYMO_GDN_STATE_REV  // (the default build keeps its text: the generic form moved its instructions)
+  // the chunk a chunks after ch in the walk's order, and whether there is one (REV: the
+  // walk goes from c1 - 1 down to c0)
+  auto nxt = [&](int ch, int a) { return REV ? ch - a : ch + a; };
+  auto has = [&](int ch, int a) { return REV ? ch - a >= c0 : ch + a < c1; };
+  const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
+  fetch(cf, 0);
+  if (AHEAD == 2 && has(cf, 1)) fetch(nxt(cf, 1), 1);
+  if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * p.H + h, tsG, min(C, p.T - cf * C));
+  if (AHEAD == 2 && wid == 1 && has(cf, 1))
+    gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(cf, 1)) * C) * p.H + h, tsG, min(C, p.T - nxt(cf, 1) * C));
+  float gseg = 0.f;
+
+  for (int ch = cf; REV ? ch >= c0 : ch < c1; ch = nxt(ch, 1)) {
+    const int k = REV ? c1 - 1 - ch : ch - c0, n = min(C, p.T - ch * C);
+#else
   fetch(c0, 0);
   if (AHEAD == 2 && c0 + 1 < c1) fetch(c0 + 1, 1);
   if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
@@ -513,6 +546,7 @@ __device__ __forceinline__ float segment_local_state(
 
   for (int ch = c0; ch < c1; ++ch) {
     const int k = ch - c0, n = min(C, p.T - ch * C);
+#endif
     HYMO_GDN_CLK(if (clk) clk->chunk(k));
     const int cur = AHEAD == 1 ? k & 1 : k % 3;  // this chunk's buffers
     bf16* sb = bbuf(cur);
@@ -524,31 +558,47 @@ __device__ __forceinline__ float segment_local_state(
     }
     if (wid == (AHEAD == 1 ? 0 : k & 1)) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
+#if HYMO_GDN_STATE_REV
+      if (has(ch, AHEAD))
+        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, AHEAD)) * C) * p.H + h, tsG,
+                      min(C, p.T - nxt(ch, AHEAD) * C));
+#else
       if (ch + AHEAD < c1)
         gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + AHEAD) * C) * p.H + h, tsG, min(C, p.T - (ch + AHEAD) * C));
+#endif
     }
     // this chunk's b and v (AHEAD = 2: the next chunk's, committed later, may stay in flight)
     if constexpr (AHEAD == 2) {
+#if HYMO_GDN_STATE_REV
+      if (has(ch, 1)) cp_async_wait_group<1>();
+#else
       if (ch + 1 < c1) cp_async_wait_group<1>();
+#endif
       else cp_async_wait_all();
     } else {
       cp_async_wait_all();
     }
     __syncthreads();
     // every warp is done with chunk ch - 1: its buffers take chunk ch + AHEAD
+#if HYMO_GDN_STATE_REV
+    if (has(ch, AHEAD)) fetch(nxt(ch, AHEAD), AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
+#else
     if (ch + AHEAD < c1) fetch(ch + AHEAD, AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
+#endif
     const float Gl = G[C - 1];
+    // the keys' reference: the chunk's end, or (REV) the segment's end
+    const float Gr = REV ? gseg + Gl : Gl;
     if constexpr (KS) {
       // rows mt of the state, all D columns, over tokens kb .. kb + KW - 1 of the chunk
       // (each key fragment built once in the CTA)
       constexpr int NMT = S / 16, KW = C / (NWT / NMT);
-      state_update_regkeys<KW, D / 8, LS, LD>(acc[0], sb, sv, G, A2, Gl, wid % NMT, (wid / NMT) * KW, 0);
+      state_update_regkeys<KW, D / 8, LS, LD, REV>(acc[0], sb, sv, G, A2, Gr, wid % NMT, (wid / NMT) * KW, 0);
     } else if constexpr (KREG) {
 #pragma unroll
       for (int it = 0; it < IPW; ++it) {
         const int item = wid + it * NWT;
         if (item >= NIT) continue;
-        state_update_regkeys<C, NTW, LS, LD>(acc[it], sb, sv, G, A2, Gl, item / NH, 0, (item % NH) * NTW * 8);
+        state_update_regkeys<C, NTW, LS, LD, REV>(acc[it], sb, sv, G, A2, Gr, item / NH, 0, (item % NH) * NTW * 8);
       }
     } else {
       // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
@@ -557,7 +607,7 @@ __device__ __forceinline__ float segment_local_state(
         float x[8], a2[8];
         ld8(sb + t * LS + s0, x);
         ld8(A2 + s0, a2);
-        const float dg = Gl - G[t];
+        const float dg = Gr - G[t];
 #pragma unroll
         for (int e = 0; e < 8; ++e) x[e] *= ex2f(dg * a2[e]);
         st16_split(skh + t * LS + s0, kl + t * LS + s0, x);  // (AHEAD = 2: over the b values this thread just read)
@@ -568,8 +618,10 @@ __device__ __forceinline__ float segment_local_state(
         const int item = wid + it * NWT;
         if (item < NIT) {
           const int mt = item / NH, nb = (item % NH) * NTW * 8;
-          const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
-          scale_rows(acc[it], d0, d1);
+          if constexpr (!REV) {
+            const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
+            scale_rows(acc[it], d0, d1);
+          }
           warp_mm_ldsm<NTW, true>(acc[it], C, skh + mt * 16, LS, sv + nb, LD);
           warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, sv + nb, LD);
         }
@@ -621,7 +673,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   float gseg = 0.f;
   if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
-                               decltype(sbb), decltype(svb), P::SR, KS>(
+                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
