@@ -304,6 +304,14 @@ __host__ __device__ constexpr bool state_ksplit(int S, int D) {
 #ifndef HYMO_GDN_STATE_REV
 #define HYMO_GDN_STATE_REV 1
 #endif
+// HYMO_GDN_STATE_PF=N (session 23, default 0): at its end each state-pass CTA asks L2 for the
+// first N chunks of its segment's c and (fused) z, which it does not read itself but the output
+// pass's CTA of the same segment reads first (with HYMO_GDN_STATE_REV its b, v and gate are
+// already there); the last segment's CTA, which has no local state to compute, asks for its b
+// and v as well.
+#ifndef HYMO_GDN_STATE_PF
+#define HYMO_GDN_STATE_PF 0
+#endif
 
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN; not with HYMO_GDN_FUSED_STATE,
 // whose output pass publishes the local states itself).
@@ -660,7 +668,26 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   const int tid = threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
+#if HYMO_GDN_STATE_PF
+  // the output pass's first chunks of this segment into L2 (c, z; with bv also b and v)
+  auto prefetch_first = [&](bool bv) {
+    const size_t tsS = size_t(p.H) * S, tsD = size_t(p.H) * D;
+    for (int ch = c0; ch < min(c1, c0 + HYMO_GDN_STATE_PF); ++ch) {
+      const int nn = min(C, p.T - ch * C);
+      const size_t tk = size_t(bb) * p.T + size_t(ch) * C;
+      prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+      if (FUSED) prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h) * D, tsD, nn);
+      if (bv) {
+        prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+        prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+      }
+    }
+  };
+#endif
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
+#if HYMO_GDN_STATE_PF
+    prefetch_first(true);
+#endif
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
     HYMO_GDN_CLK(clk.exit(0));
     return;
@@ -715,6 +742,9 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
     });
   }
   if (tid == 0) p.seggsum[so] = gseg;
+#if HYMO_GDN_STATE_PF
+  prefetch_first(false);
+#endif
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 }
 
