@@ -308,7 +308,9 @@ __host__ __device__ constexpr bool state_ksplit(int S, int D) {
 // first N chunks of its segment's c and (fused) z, which it does not read itself but the output
 // pass's CTA of the same segment reads first (with HYMO_GDN_STATE_REV its b, v and gate are
 // already there); the last segment's CTA, which has no local state to compute, asks for its b
-// and v as well.
+// and v as well. Run 133 (A/B, 3 rounds, 675/675): slower at four shapes, N = 1 forward
+// -0.4..+2.1%, N = 2 +1.3..+2.9% (forward + backward +0.4..+1.7%): the first chunk's loads were
+// not what the output pass waits for, and the prefetches cost the state pass its short span. Off.
 #ifndef HYMO_GDN_STATE_PF
 #define HYMO_GDN_STATE_PF 0
 #endif
