@@ -534,7 +534,7 @@ __device__ __forceinline__ float segment_local_state(
     load_rows_async<bf16, D, C, NTH>(vbuf(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
     cp_async_commit();
   };
-#if HYMO_GDN_STATE_REV  // (the default build keeps its text: the generic form moved its instructions)
+#if HYMO_GDN_STATE_REV  // (off, the walk keeps its pre-session-23 text: the generic form moved its instructions)
   // the chunk a chunks after ch in the walk's order, and whether there is one (REV: the
   // walk goes from c1 - 1 down to c0)
   auto nxt = [&](int ch, int a) { return REV ? ch - a : ch + a; };
