@@ -6,7 +6,8 @@
 # unit's SASS with source lines: scripts/gdn-sass-lines.py joins the last two); NCU_KERNEL
 # (a name regex) and NCU_ARGS (more ncu arguments) pick the launch.
 # san: the GPU test's cases with T <= GDN_SAN_MAXT (default 320) under compute-sanitizer's
-# memcheck, racecheck, synccheck and initcheck (GDN_SAN_TOOLS), GDN_SAN_TIMEOUT s each.
+# memcheck, racecheck, synccheck and initcheck (GDN_SAN_TOOLS), GDN_SAN_TIMEOUT s each;
+# GDN_SAN_ARGS adds test arguments (e.g. "--from 69": only the cases from the 70th on).
 # NCU_CACHE (ncu, ncut): ncu's --cache-control, all (the default: caches flushed before each
 # profiled kernel) or none. With the flush a pass reads its inputs from DRAM where, in the
 # benchmark's loop, the kernel before it left them in L2: a change can weigh less under ncu
@@ -176,7 +177,7 @@ if has san; then
   for tool in ${GDN_SAN_TOOLS:-memcheck racecheck synccheck initcheck}; do
     log "compute-sanitizer --tool $tool (cases with T <= ${GDN_SAN_MAXT:-320}, at most 64 (b, h) pairs)"
     timeout "${GDN_SAN_TIMEOUT:-150}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-      "$GDIR/hymo_gdn_test" --max-t "${GDN_SAN_MAXT:-320}" --max-bh 64 > "$OUT/san-$tool.log" 2>&1
+      "$GDIR/hymo_gdn_test" --max-t "${GDN_SAN_MAXT:-320}" --max-bh 64 ${GDN_SAN_ARGS:-} > "$OUT/san-$tool.log" 2>&1
     echo "exit $?" >> "$OUT/san-$tool.log"
     grep -E "SUMMARY|PASSED|FAILED|^exit" "$OUT/san-$tool.log" | sort | uniq -c | head -20 | tee -a "$OUT/log"
   done

@@ -175,8 +175,9 @@ static void run_case(const Case& k, uint64_t seed) {
 int main(int argc, char** argv) {
   // --quick: skip the cases with T > 1000; --max-t N: skip those with T > N; --max-bh N:
   // skip those with more than N (b, h) pairs (the last two for compute-sanitizer runs,
-  // which are slow)
-  long max_t = -1, max_bh = -1;
+  // which are slow); --from N: skip the first N cases of the list (each case keeps its seed),
+  // e.g. to run a sanitizer on the cases appended last
+  long max_t = -1, max_bh = -1, from = 0;
   auto count = [&](const char* opt, const char* text) {
     char* end = nullptr;
     const long x = std::strtol(text, &end, 10);
@@ -193,8 +194,10 @@ int main(int argc, char** argv) {
       max_t = count("--max-t", argv[++i]);
     } else if (std::strcmp(argv[i], "--max-bh") == 0 && i + 1 < argc) {
       max_bh = count("--max-bh", argv[++i]);
+    } else if (std::strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
+      from = count("--from", argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N]\n", argv[0]);
       return 2;
     }
   }
@@ -409,9 +412,14 @@ int main(int argc, char** argv) {
       {1, 4097, 2, 32, 32, DType::BF16, false, 0, lg, true, 0, 17, -1, 32},
       {2, 300, 2, 16, 16, DType::BF16, true, 0, lg, false, 2, 0, -1, 2},
   };
+  if (from > long(cases.size())) {
+    std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
+    return 2;
+  }
   uint64_t seed = 12345;
+  long idx = 0;
   for (const Case& k : cases) {
-    if ((max_t >= 0 && k.T > max_t) || (max_bh >= 0 && long(k.B) * k.H > max_bh)) {
+    if (idx++ < from || (max_t >= 0 && k.T > max_t) || (max_bh >= 0 && long(k.B) * k.H > max_bh)) {
       ++seed;
       continue;
     }
