@@ -178,6 +178,9 @@ int main(int argc, char** argv) {
   // which are slow); --from N: skip the first N cases of the list (each case keeps its seed),
   // e.g. to run a sanitizer on the cases appended last
   long max_t = -1, max_bh = -1, from = 0;
+  // a line at a time even into a file: a run cut short by a timeout (compute-sanitizer) still
+  // shows how far it got (run 134's racecheck printed nothing in 230 s)
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   auto count = [&](const char* opt, const char* text) {
     char* end = nullptr;
     const long x = std::strtol(text, &end, 10);
