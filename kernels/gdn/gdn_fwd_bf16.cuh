@@ -300,19 +300,10 @@ __host__ __device__ constexpr bool state_ksplit(int S, int D) {
 // traffic has evicted them). Run 131 (A/B, 3 rounds, 675/675): forward -1.4% at the default
 // shape, -1.1% at H = 64, -1.9% at B = 1 T = 16384 and at H = 16, -4.3% at S = 16; training
 // forward -1.4..+0.1%, forward + backward -0.6..0.0% (the training output pass runs 3.4 waves,
-// so only its first finds its first chunks in L2). On by default; 0 walks forwards.
+// so only its first finds its first chunks in L2). On by default; 0 walks forwards (through the
+// same code: that build's state pass is not instruction for instruction session 22's).
 #ifndef HYMO_GDN_STATE_REV
 #define HYMO_GDN_STATE_REV 1
-#endif
-// HYMO_GDN_STATE_PF=N (session 23, default 0): at its end each state-pass CTA asks L2 for the
-// first N chunks of its segment's c and (fused) z, which it does not read itself but the output
-// pass's CTA of the same segment reads first (with HYMO_GDN_STATE_REV its b, v and gate are
-// already there); the last segment's CTA, which has no local state to compute, asks for its b
-// and v as well. Run 133 (A/B, 3 rounds, 675/675): slower at four shapes, N = 1 forward
-// -0.4..+2.1%, N = 2 +1.3..+2.9% (forward + backward +0.4..+1.7%): the first chunk's loads were
-// not what the output pass waits for, and the prefetches cost the state pass its short span. Off.
-#ifndef HYMO_GDN_STATE_PF
-#define HYMO_GDN_STATE_PF 0
 #endif
 
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN; not with HYMO_GDN_FUSED_STATE,
@@ -534,7 +525,6 @@ __device__ __forceinline__ float segment_local_state(
     load_rows_async<bf16, D, C, NTH>(vbuf(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
     cp_async_commit();
   };
-#if HYMO_GDN_STATE_REV  // (off, the walk keeps its pre-session-23 text: the generic form moved its instructions)
   // the chunk a chunks after ch in the walk's order, and whether there is one (REV: the
   // walk goes from c1 - 1 down to c0)
   auto nxt = [&](int ch, int a) { return REV ? ch - a : ch + a; };
@@ -549,17 +539,6 @@ __device__ __forceinline__ float segment_local_state(
 
   for (int ch = cf; REV ? ch >= c0 : ch < c1; ch = nxt(ch, 1)) {
     const int k = REV ? c1 - 1 - ch : ch - c0, n = min(C, p.T - ch * C);
-#else
-  fetch(c0, 0);
-  if (AHEAD == 2 && c0 + 1 < c1) fetch(c0 + 1, 1);
-  if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
-  if (AHEAD == 2 && wid == 1 && c0 + 1 < c1)
-    gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0 + 1) * C) * p.H + h, tsG, min(C, p.T - (c0 + 1) * C));
-  float gseg = 0.f;
-
-  for (int ch = c0; ch < c1; ++ch) {
-    const int k = ch - c0, n = min(C, p.T - ch * C);
-#endif
     HYMO_GDN_CLK(if (clk) clk->chunk(k));
     const int cur = AHEAD == 1 ? k & 1 : k % 3;  // this chunk's buffers
     bf16* sb = bbuf(cur);
@@ -571,33 +550,20 @@ __device__ __forceinline__ float segment_local_state(
     }
     if (wid == (AHEAD == 1 ? 0 : k & 1)) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
-#if HYMO_GDN_STATE_REV
       if (has(ch, AHEAD))
         gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, AHEAD)) * C) * p.H + h, tsG,
                       min(C, p.T - nxt(ch, AHEAD) * C));
-#else
-      if (ch + AHEAD < c1)
-        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(ch + AHEAD) * C) * p.H + h, tsG, min(C, p.T - (ch + AHEAD) * C));
-#endif
     }
     // this chunk's b and v (AHEAD = 2: the next chunk's, committed later, may stay in flight)
     if constexpr (AHEAD == 2) {
-#if HYMO_GDN_STATE_REV
       if (has(ch, 1)) cp_async_wait_group<1>();
-#else
-      if (ch + 1 < c1) cp_async_wait_group<1>();
-#endif
       else cp_async_wait_all();
     } else {
       cp_async_wait_all();
     }
     __syncthreads();
-    // every warp is done with chunk ch - 1: its buffers take chunk ch + AHEAD
-#if HYMO_GDN_STATE_REV
+    // every warp is done with the chunk walked before ch: its buffers take chunk nxt(ch, AHEAD)
     if (has(ch, AHEAD)) fetch(nxt(ch, AHEAD), AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
-#else
-    if (ch + AHEAD < c1) fetch(ch + AHEAD, AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
-#endif
     const float Gl = G[C - 1];
     // the keys' reference: the chunk's end, or (REV) the segment's end
     const float Gr = REV ? gseg + Gl : Gl;
@@ -670,26 +636,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   const int tid = threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
-#if HYMO_GDN_STATE_PF
-  // the output pass's first chunks of this segment into L2 (c, z; with bv also b and v)
-  auto prefetch_first = [&](bool bv) {
-    const size_t tsS = size_t(p.H) * S, tsD = size_t(p.H) * D;
-    for (int ch = c0; ch < min(c1, c0 + HYMO_GDN_STATE_PF); ++ch) {
-      const int nn = min(C, p.T - ch * C);
-      const size_t tk = size_t(bb) * p.T + size_t(ch) * C;
-      prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
-      if (FUSED) prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h) * D, tsD, nn);
-      if (bv) {
-        prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-        prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
-      }
-    }
-  };
-#endif
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
-#if HYMO_GDN_STATE_PF
-    prefetch_first(true);
-#endif
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
     HYMO_GDN_CLK(clk.exit(0));
     return;
@@ -744,9 +691,6 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
     });
   }
   if (tid == 0) p.seggsum[so] = gseg;
-#if HYMO_GDN_STATE_PF
-  prefetch_first(false);
-#endif
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 }
 
