@@ -204,101 +204,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::printf("no CUDA device: skipping\n");
-    return 77;
-  }
-  // shape rejection: the launcher refuses the shape with cudaErrorInvalidValue and an
-  // error naming the problem
-  auto expect_rejected = [](int H, int D, int S, const char* what, const char* label) {
-    Shape s;
-    s.B = 1; s.T = 8; s.H = H; s.D = D; s.S = S;
-    FwdArgs fa;
-    const cudaError_t e = gdn_forward(s, fa, nullptr, 0);
-    const bool ok = e == cudaErrorInvalidValue && std::strstr(gdn_last_error(), what);
-    std::printf("%-4s %s rejected: \"%s\"\n", ok ? "ok" : "FAIL", label, gdn_last_error());
-    ++g_checks;
-    if (!ok) ++g_fail;
-  };
-  expect_rejected(1, 24, 32, "expected head_dim", "D=24");
-  // too many values a token for the kernels' 32-bit row offsets
-  expect_rejected(1 << 19, 32, 32, "H * max(D, S)", "H=2^19 D=S=32");
-  // a backward that takes the forward's states after a forward that did not save them
-  // (staged BF16 variant) is refused, not run on stale buffers; after a saving forward
-  // it runs
-  {
-    Shape s;
-    s.B = 1; s.T = 8; s.H = 1; s.D = 32; s.S = 32;
-    const size_t nv = 8 * 32;
-    DevBuf v(nv, true), b(nv, true), c(nv, true), gate(8, true), z(nv, true), out(nv, true),
-        dO(nv, true), dv(nv, true), db(nv, true), dc(nv, true), dg(8, true), dz(nv, true);
-    DevBuf dtb(1, false), alog(32, false), dsk(1, false), wy(32, false);
-    DevBuf gdtb(1, false), galog(32, false), gdsk(1, false), gwy(32, false);
-    for (DevBuf* x : {&v, &b, &c, &gate, &z, &dO}) x->upload(std::vector<double>(x->n, 0.5));
-    for (DevBuf* x : {&dtb, &alog, &dsk, &wy}) x->upload(std::vector<double>(x->n, 0.0));
-    void* ws = nullptr;
-    GDN_CUDA(cudaMalloc(&ws, gdn_workspace_bytes(s)));
-    FwdArgs fa;
-    fa.v = v.p; fa.b = b.p; fa.c = c.p; fa.gate = gate.p; fa.z = z.p;
-    fa.dt_bias = static_cast<float*>(dtb.p); fa.A_log = static_cast<float*>(alog.p);
-    fa.D_skip = static_cast<float*>(dsk.p); fa.w_y = static_cast<float*>(wy.p); fa.out = out.p;
-    BwdArgs ba;
-    ba.in = fa;
-    ba.dout = dO.p; ba.dv = dv.p; ba.db = db.p; ba.dc = dc.p; ba.dgate = dg.p; ba.dz = dz.p;
-    ba.ddt_bias = static_cast<float*>(gdtb.p); ba.dA_log = static_cast<float*>(galog.p);
-    ba.dD_skip = static_cast<float*>(gdsk.p); ba.dw_y = static_cast<float*>(gwy.p);
-    GDN_CUDA(gdn_forward(s, fa, ws, 0, /*save_for_backward=*/false));
-    const cudaError_t e1 = gdn_backward(s, ba, ws, true, 0);
-    const bool ok1 = e1 == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "save_for_backward");
-    std::printf("%-4s backward after a forward without save_for_backward refused: \"%s\"\n",
-                ok1 ? "ok" : "FAIL", gdn_last_error());
-    GDN_CUDA(gdn_forward(s, fa, ws, 0, /*save_for_backward=*/true));
-    const cudaError_t e2 = gdn_backward(s, ba, ws, true, 0);
-    const bool ok2 = e2 == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
-    std::printf("%-4s backward after a saving forward runs\n", ok2 ? "ok" : "FAIL");
-    g_checks += 2;
-    g_fail += !ok1 + !ok2;
-    // clock stamps (gdn_clocks_arm): a build without HYMO_GDN_CLOCKS refuses to arm and names
-    // the flag; a profiling build fills one record a CTA (one CTA a kernel here: one chunk)
-    {
-      DevBuf cb(gdn_clocks_bytes() / 4, false);
-      GDN_CUDA(cudaMemset(cb.p, 0, gdn_clocks_bytes()));
-      const cudaError_t ea = gdn_clocks_arm(cb.p);
-      if (ea == cudaErrorNotSupported) {
-        const bool ok = std::strstr(gdn_last_error(), "HYMO_GDN_CLOCKS=1") != nullptr &&
-                        gdn_clocks_arm(nullptr) == cudaSuccess;
-        std::printf("%-4s clock stamps refused by a build without them: \"%s\"\n", ok ? "ok" : "FAIL",
-                    gdn_last_error());
-        ++g_checks;
-        g_fail += !ok;
-      } else {
-        GDN_CUDA(ea);
-        GDN_CUDA(gdn_forward(s, fa, ws, 0, false));
-        GDN_CUDA(gdn_forward(s, fa, ws, 0, true));
-        GDN_CUDA(gdn_backward(s, ba, ws, true, 0));
-        GDN_CUDA(cudaDeviceSynchronize());
-        GDN_CUDA(gdn_clocks_arm(nullptr));
-        std::vector<unsigned long long> w(gdn_clocks_bytes() / 8);
-        GDN_CUDA(cudaMemcpy(w.data(), cb.p, gdn_clocks_bytes(), cudaMemcpyDeviceToHost));
-        // kernels 1-4 (plain output, training output, adjoint, backward main): CTA 0's record
-        // in order (entry <= waited <= chunk 0 <= exit), one chunk, a 1 x 1 grid
-        const char* names[] = {"state", "output", "training output", "adjoint", "backward main"};
-        for (int k = 1; k <= 4; ++k) {
-          const unsigned long long* r = w.data() + size_t(k) * 8192 * 32;
-          const bool ok = r[3] != 0 && r[3] <= r[4] && r[4] <= r[8] && r[8] <= r[5] && r[6] == 1 &&
-                          r[0] != 0 && r[0] <= r[1] && (r[2] >> 16) == ((1ull << 16) | 1ull) &&
-                          r[32 + 3] == 0;  // (no second CTA)
-          std::printf("%-4s clock stamps of the %s pass: entry %llu, waited %llu, chunk 0 %llu, exit %llu, "
-                      "%llu chunk(s), SM %llu\n", ok ? "ok" : "FAIL", names[k], r[3], r[4], r[8], r[5], r[6],
-                      r[2] & 0xffff);
-          ++g_checks;
-          g_fail += !ok;
-        }
-      }
-    }
-    GDN_CUDA(cudaFree(ws));
-  }
+  // the case list first: a --from past its end is an error even without a device
   const double lg = std::log(16.0);
   std::vector<Case> cases = {
       // BF16 production path
@@ -418,6 +324,101 @@ int main(int argc, char** argv) {
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
     return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("no CUDA device: skipping\n");
+    return 77;
+  }
+  // shape rejection: the launcher refuses the shape with cudaErrorInvalidValue and an
+  // error naming the problem
+  auto expect_rejected = [](int H, int D, int S, const char* what, const char* label) {
+    Shape s;
+    s.B = 1; s.T = 8; s.H = H; s.D = D; s.S = S;
+    FwdArgs fa;
+    const cudaError_t e = gdn_forward(s, fa, nullptr, 0);
+    const bool ok = e == cudaErrorInvalidValue && std::strstr(gdn_last_error(), what);
+    std::printf("%-4s %s rejected: \"%s\"\n", ok ? "ok" : "FAIL", label, gdn_last_error());
+    ++g_checks;
+    if (!ok) ++g_fail;
+  };
+  expect_rejected(1, 24, 32, "expected head_dim", "D=24");
+  // too many values a token for the kernels' 32-bit row offsets
+  expect_rejected(1 << 19, 32, 32, "H * max(D, S)", "H=2^19 D=S=32");
+  // a backward that takes the forward's states after a forward that did not save them
+  // (staged BF16 variant) is refused, not run on stale buffers; after a saving forward
+  // it runs
+  {
+    Shape s;
+    s.B = 1; s.T = 8; s.H = 1; s.D = 32; s.S = 32;
+    const size_t nv = 8 * 32;
+    DevBuf v(nv, true), b(nv, true), c(nv, true), gate(8, true), z(nv, true), out(nv, true),
+        dO(nv, true), dv(nv, true), db(nv, true), dc(nv, true), dg(8, true), dz(nv, true);
+    DevBuf dtb(1, false), alog(32, false), dsk(1, false), wy(32, false);
+    DevBuf gdtb(1, false), galog(32, false), gdsk(1, false), gwy(32, false);
+    for (DevBuf* x : {&v, &b, &c, &gate, &z, &dO}) x->upload(std::vector<double>(x->n, 0.5));
+    for (DevBuf* x : {&dtb, &alog, &dsk, &wy}) x->upload(std::vector<double>(x->n, 0.0));
+    void* ws = nullptr;
+    GDN_CUDA(cudaMalloc(&ws, gdn_workspace_bytes(s)));
+    FwdArgs fa;
+    fa.v = v.p; fa.b = b.p; fa.c = c.p; fa.gate = gate.p; fa.z = z.p;
+    fa.dt_bias = static_cast<float*>(dtb.p); fa.A_log = static_cast<float*>(alog.p);
+    fa.D_skip = static_cast<float*>(dsk.p); fa.w_y = static_cast<float*>(wy.p); fa.out = out.p;
+    BwdArgs ba;
+    ba.in = fa;
+    ba.dout = dO.p; ba.dv = dv.p; ba.db = db.p; ba.dc = dc.p; ba.dgate = dg.p; ba.dz = dz.p;
+    ba.ddt_bias = static_cast<float*>(gdtb.p); ba.dA_log = static_cast<float*>(galog.p);
+    ba.dD_skip = static_cast<float*>(gdsk.p); ba.dw_y = static_cast<float*>(gwy.p);
+    GDN_CUDA(gdn_forward(s, fa, ws, 0, /*save_for_backward=*/false));
+    const cudaError_t e1 = gdn_backward(s, ba, ws, true, 0);
+    const bool ok1 = e1 == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "save_for_backward");
+    std::printf("%-4s backward after a forward without save_for_backward refused: \"%s\"\n",
+                ok1 ? "ok" : "FAIL", gdn_last_error());
+    GDN_CUDA(gdn_forward(s, fa, ws, 0, /*save_for_backward=*/true));
+    const cudaError_t e2 = gdn_backward(s, ba, ws, true, 0);
+    const bool ok2 = e2 == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
+    std::printf("%-4s backward after a saving forward runs\n", ok2 ? "ok" : "FAIL");
+    g_checks += 2;
+    g_fail += !ok1 + !ok2;
+    // clock stamps (gdn_clocks_arm): a build without HYMO_GDN_CLOCKS refuses to arm and names
+    // the flag; a profiling build fills one record a CTA (one CTA a kernel here: one chunk)
+    {
+      DevBuf cb(gdn_clocks_bytes() / 4, false);
+      GDN_CUDA(cudaMemset(cb.p, 0, gdn_clocks_bytes()));
+      const cudaError_t ea = gdn_clocks_arm(cb.p);
+      if (ea == cudaErrorNotSupported) {
+        const bool ok = std::strstr(gdn_last_error(), "HYMO_GDN_CLOCKS=1") != nullptr &&
+                        gdn_clocks_arm(nullptr) == cudaSuccess;
+        std::printf("%-4s clock stamps refused by a build without them: \"%s\"\n", ok ? "ok" : "FAIL",
+                    gdn_last_error());
+        ++g_checks;
+        g_fail += !ok;
+      } else {
+        GDN_CUDA(ea);
+        GDN_CUDA(gdn_forward(s, fa, ws, 0, false));
+        GDN_CUDA(gdn_forward(s, fa, ws, 0, true));
+        GDN_CUDA(gdn_backward(s, ba, ws, true, 0));
+        GDN_CUDA(cudaDeviceSynchronize());
+        GDN_CUDA(gdn_clocks_arm(nullptr));
+        std::vector<unsigned long long> w(gdn_clocks_bytes() / 8);
+        GDN_CUDA(cudaMemcpy(w.data(), cb.p, gdn_clocks_bytes(), cudaMemcpyDeviceToHost));
+        // kernels 1-4 (plain output, training output, adjoint, backward main): CTA 0's record
+        // in order (entry <= waited <= chunk 0 <= exit), one chunk, a 1 x 1 grid
+        const char* names[] = {"state", "output", "training output", "adjoint", "backward main"};
+        for (int k = 1; k <= 4; ++k) {
+          const unsigned long long* r = w.data() + size_t(k) * 8192 * 32;
+          const bool ok = r[3] != 0 && r[3] <= r[4] && r[4] <= r[8] && r[8] <= r[5] && r[6] == 1 &&
+                          r[0] != 0 && r[0] <= r[1] && (r[2] >> 16) == ((1ull << 16) | 1ull) &&
+                          r[32 + 3] == 0;  // (no second CTA)
+          std::printf("%-4s clock stamps of the %s pass: entry %llu, waited %llu, chunk 0 %llu, exit %llu, "
+                      "%llu chunk(s), SM %llu\n", ok ? "ok" : "FAIL", names[k], r[3], r[4], r[8], r[5], r[6],
+                      r[2] & 0xffff);
+          ++g_checks;
+          g_fail += !ok;
+        }
+      }
+    }
+    GDN_CUDA(cudaFree(ws));
   }
   uint64_t seed = 12345;
   long idx = 0;
