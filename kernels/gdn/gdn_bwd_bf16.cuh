@@ -745,7 +745,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, ge = G[16 * blk + 15],
                   gm = G[16 * blk + 7], gg = g[t];
-      [[maybe_unused]] const bool fast = DFL ? fl[blk] != 0
+      [[maybe_unused]] const bool fast = (HYMO_GDN_DIAG_NOSLOW && (B8 || DMB)) ? true
+                                         : DFL                               ? fl[blk] != 0
                                          : B8 ? diag8_fast(G, 16 * blk, amax2) : DMB && diag_fast(G, 16 * blk, amax2);
       const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB, B8: not in a fast block)
       // the mid tile's and the fast block's query reference: row 7 of the block (B8, a fast
@@ -788,7 +789,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
-    [[maybe_unused]] const bool fastb = DFL ? fl[w] != 0
+    [[maybe_unused]] const bool fastb = (HYMO_GDN_DIAG_NOSLOW && (B8 || DMB)) ? true
+                                        : DFL                               ? fl[w] != 0
                                         : B8 ? diag8_fast(G, r0, amax2) : DMB && diag_fast(G, r0, amax2);  // (the staging's test)
     [[maybe_unused]] const bool fast16 = B16 && fastb && (DFL ? fl[w] == 2 : diag16_fast(G, r0, amax2));
     constexpr int Q = S / 4;

@@ -40,6 +40,19 @@
 #define HYMO_GDN_DIAG8_MID 1
 #endif
 
+// HYMO_GDN_DIAG_NOSLOW (session 24; a diagnostic build, never for results): every diagonal block
+// that has a one-product path takes it whatever its gate span (diag_fast and diag8_fast are
+// true; diag16_fast keeps its test), so the kernels' walks for failing blocks are compiled out.
+// Where a block would fail the test its factors can overflow (inf or NaN in those rows): such a
+// build only measures what the slow path's presence costs the blocks that pass (an A/B at the
+// spec's decays, where 99.8% pass). The tests fail in it by design.
+#ifndef HYMO_GDN_DIAG_NOSLOW
+#define HYMO_GDN_DIAG_NOSLOW 0
+#endif
+#if HYMO_GDN_DIAG_NOSLOW
+#pragma message("HYMO_GDN_DIAG_NOSLOW: diagnostic build, wrong where a diagonal block fails its test")
+#endif
+
 // The tests, for the diagonal block of rows r0 .. r0 + 15 of a chunk (G: the chunk's inclusive
 // cumulative gate, amax2: max_s |A_s| log2(e)): the kernels' (gdn.cuh; F = float, every caller
 // gets the same answer from the same G and amax2, NaN: false) and the host's count of the
@@ -55,6 +68,7 @@ HYMO_GDN_DIAG_FN double diag_max(double a, double b) { return fmax(a, b); }
 // HYMO_GDN_DIAGMM's test: both factors around row r0 + 7 stay within 2^-LIMIT .. 2^LIMIT.
 template <class F>
 HYMO_GDN_DIAG_FN bool diag_fast(const F* G, int r0, F amax2) {
+  if constexpr (HYMO_GDN_DIAG_NOSLOW) return true;
   const F gs = r0 ? G[r0 - 1] : F(0), gm = G[r0 + 7];
   return diag_max(gm - gs, G[r0 + 15] - gm) * amax2 <= F(HYMO_GDN_DIAG_LIMIT);
 }
@@ -64,6 +78,7 @@ HYMO_GDN_DIAG_FN bool diag_fast(const F* G, int r0, F amax2) {
 // with HYMO_GDN_DIAG8_MID each half's 7-gate span within twice the limit instead.
 template <class F>
 HYMO_GDN_DIAG_FN bool diag8_fast(const F* G, int r0, F amax2) {
+  if constexpr (HYMO_GDN_DIAG_NOSLOW) return true;
   if constexpr (HYMO_GDN_DIAG8_MID) {
     return diag_max(G[r0 + 7] - G[r0], G[r0 + 15] - G[r0 + 8]) * amax2 <= F(2 * HYMO_GDN_DIAG_LIMIT);
   } else {

@@ -1102,7 +1102,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference);
       // D8: two products and the square (mid2: queries, mid: keys, each half's diag8_ref)
-      [[maybe_unused]] const bool fast = DFL        ? fl[blk] != 0
+      [[maybe_unused]] const bool fast = (HYMO_GDN_DIAG_NOSLOW && (D8 || DT8 || DM || DMT)) ? true
+                                         : DFL                                                ? fl[blk] != 0
                                          : D8 || DT8 ? diag8_fast(G, 16 * blk, amax2)
                                                      : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
       const bool lower = D8 ? (t & 15) >= 8 && !fast : (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
@@ -1290,7 +1291,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // operands built in registers), by the block's last warp. DM, DMT: a block that passes
     // diag_fast (the same test as its staging's) is one product (DM: mid and mid2; DMT: built
     // in registers by the first warp), entries above the diagonal selected away; no walk.
-    [[maybe_unused]] const bool fastb = DFL        ? fl[w] != 0
+    [[maybe_unused]] const bool fastb = (HYMO_GDN_DIAG_NOSLOW && (D8 || DT8 || DM || DMT)) ? true
+                                        : DFL                                                ? fl[w] != 0
                                         : D8 || DT8 ? diag8_fast(G, r0, amax2)
                                                     : (DM || DMT) && diag_fast(G, r0, amax2);
     // D16, DT16: the block is one product around its midpoint (the staging's test)
