@@ -30,7 +30,6 @@ thread_local std::string g_err;
 int g_cps_override = 0;
 int g_nseg_override = 0;
 int g_tail_override = -1;  // gdn_set_tail_segments
-int g_run_ctas = 0;        // gdn_set_run_ctas
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
@@ -195,7 +194,7 @@ Layout layout(const Shape& s) {
 
 dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void* ws) {
   dev::KParams p{};
-  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.cpsx = L.cpsx; p.cpsl = L.cpsl; p.run_ctas = g_run_ctas; p.nsm = sm_count(); p.NSEG = L.NSEG; p.eps = s.eps;
+  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.cpsx = L.cpsx; p.cpsl = L.cpsl; p.NSEG = L.NSEG; p.eps = s.eps;
   p.v = a.v; p.b = a.b; p.c = a.c; p.gate = a.gate; p.z = a.z;
   p.dt_bias = a.dt_bias; p.A_log = a.A_log; p.D_skip = a.D_skip; p.w_y = a.w_y;
   p.out = a.out;
@@ -278,7 +277,6 @@ const char* gdn_last_error() { return g_err.c_str(); }
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
 void gdn_set_tail_segments(int k) { g_tail_override = k; }
-void gdn_set_run_ctas(int n) { g_run_ctas = std::max(0, n); }
 
 size_t gdn_clocks_bytes() {
   return size_t(dev::kClkKernels) * dev::kClkCtas * dev::kClkWords * sizeof(unsigned long long);

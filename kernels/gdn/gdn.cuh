@@ -722,43 +722,7 @@ struct KParams {
   int cpsx;
   unsigned long long* clocks;  // HYMO_GDN_CLOCKS: the stamps' buffer (gdn_clocks_arm), or null
   int cpsl;                    // HYMO_GDN_SEG_TAIL: the long segments' length
-  int run_ctas;                // HYMO_GDN_BWD_RUNS, _OUT_RUNS: the run kernels' CTAs at most (0: as fit)
-  int nsm;                     // the device's SM count (gdn.cu's sm_count), for launch_runs
 };
-
-// A shared-memory word read where it is used (not kept in a register)
-__device__ __forceinline__ int ld_volatile(const int* x) { return *reinterpret_cast<const volatile int*>(x); }
-
-// HYMO_GDN_BWD_RUNS, HYMO_GDN_OUT_RUNS (gdn_bwd_bf16.cuh, gdn_fwd_bf16.cuh): CTA k of gridDim.x
-// takes the pairs' segments k N / grid .. (k + 1) N / grid - 1 in the order (pair, segment),
-// N = B H NSEG (at most one segment more than any other CTA), split into runs at the pairs'
-// boundaries, and calls run(bh, first segment, last segment) for each, with the same in
-// run_par[0..2] and the run's end chunk in run_par[3] (the launchers start as many CTAs as fit
-// at once). Nothing of the loop lives in registers across a run (the next run's end comes back
-// through shared memory, the CTA's first segment is recomputed): the 128-register kernels
-// would spill it.
-template <class F>
-__device__ __forceinline__ void walk_runs(const KParams& p, int* run_par, F&& run) {
-  __shared__ long next_end;
-  const long N = long(p.B) * p.H * p.NSEG;
-  for (long e = long(blockIdx.x + 1) * N / gridDim.x; e > long(ctaid_x_fresh()) * N / gridDim.x;) {
-    const long g0 = long(ctaid_x_fresh()) * N / gridDim.x;
-    const int bh = int((e - 1) / p.NSEG);
-    const long first = max(g0, long(bh) * p.NSEG);
-    const int sf = int(first - long(bh) * p.NSEG), sl = int(e - 1 - long(bh) * p.NSEG);
-    if (threadIdx.x == 0) {
-      next_end = first;
-      run_par[0] = bh;
-      run_par[1] = sf;
-      run_par[2] = sl;
-      run_par[3] = seg_c1(p, sl, seg_c0(p, sl));
-    }
-    __syncthreads();  // run_par is written
-    run(bh, sf, sl);
-    __syncthreads();  // the run's shared memory is dead; next_end is written
-    e = next_end;
-  }
-}
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every
 // exponent here is <= 0, but HYMO_GDN_DIAGMM's, which are <= 64; a flushed factor is one

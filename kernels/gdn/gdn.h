@@ -89,10 +89,6 @@ void gdn_set_segments(int nseg);
 // With HYMO_GDN_SEG_TAIL (a build switch, docs/kernels/gdn.md): how many of each (b, h)'s last
 // segments split in two halves (-1 = the switch's default; 0 = none). No effect without it.
 void gdn_set_tail_segments(int k);
-// With HYMO_GDN_BWD_RUNS or HYMO_GDN_OUT_RUNS (build switches, docs/kernels/gdn.md): those kernels' CTAs
-// (0 = as many as fit the GPU at once; n > 0: at most n, e.g. a test's few CTAs that each
-// walk several segments and pairs). No effect without them.
-void gdn_set_run_ctas(int n);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

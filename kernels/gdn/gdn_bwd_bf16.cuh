@@ -96,22 +96,9 @@
 #define HYMO_GDN_BWD_HN_EARLY 0
 #endif
 
-// HYMO_GDN_BWD_RUNS (session 22; "Left to do" item 12 in docs/kernels/gdn.md): the backward
-// main kernel launches as many CTAs as fit the GPU at once (2 an SM at S, D <= 32), and CTA k
-// walks the segments k N / grid .. (k + 1) N / grid - 1 of the N = B H NSEG (pair, segment)
-// list, each pair's share as one run (its adjoint carried across the segments' boundaries, the
-// parameter partials written to the run's last segment). Every SM then runs its two CTAs from
-// the start to the end of the pass, paying one or two prologues a CTA instead of a wave of
-// short CTAs each with its own (the clock stamps of run 124: 15% of the default shape's span
-// beyond the chunks' work). With fine segments (4 chunks) the CTAs differ by at most 4 chunks.
-// Run 128 (A/B, 2 rounds, 675/675): at 8 segments a pair a CTA's 3.4 segments round up to 4,
-// forward + backward +4.3%; at 16, -1.2% against the plain layout at 16 (-1.0..-2.5% at four other
-// shapes; ncu, run 129: the kernel 238.1 against 246.6 us), but 16 segments cost the other
-// passes 2.3%, so 1.1% behind the default. The prologues were mostly hidden by the SM's other
-// CTA already. Off.
-#ifndef HYMO_GDN_BWD_RUNS
-#define HYMO_GDN_BWD_RUNS 0
-#endif
+// HYMO_GDN_BWD_RUNS (session 22, run 128: the kernel as one wave of CTAs each walking runs of
+// segments; -1.2% of forward + backward only at 16 segments a pair, which cost the other passes
+// 2.3%) was removed in session 24, never shown race-free; commit fec08ba has it.
 // HYMO_GDN_BWD_REV (session 23): the backward main kernel's CTAs take their (pair, segment)
 // in the reverse of the launch order (the last pair's last segment first). The adjoint pass
 // before it runs in launch order and walks its chunks forwards, so what it touched last (the
@@ -123,13 +110,10 @@
 #ifndef HYMO_GDN_BWD_REV
 #define HYMO_GDN_BWD_REV 0
 #endif
-static_assert(!(HYMO_GDN_BWD_REV && (HYMO_GDN_BWD_RUNS || HYMO_GDN_SEG_TAIL)),
+static_assert(!(HYMO_GDN_BWD_REV && HYMO_GDN_SEG_TAIL),
               "HYMO_GDN_BWD_REV reverses the plain (segment x pair) grid");
-static_assert(!(HYMO_GDN_BWD_RUNS && HYMO_GDN_CLOCKS), "HYMO_GDN_CLOCKS stamps one segment a CTA: not with HYMO_GDN_BWD_RUNS");
 
 namespace hymo::gdn::dev {
-
-__host__ __device__ constexpr bool bwd_runs(int S, int D) { return HYMO_GDN_BWD_RUNS && staged_bwd(S, D); }
 
 template <int S, int D, int C>
 struct PlanB {
@@ -477,7 +461,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if constexpr (!HYMO_GDN_BWD_PDL_LATE)  // (gdn.cuh)
     pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
   using P = PlanB<S, D, C>;
-  constexpr bool RUNS = bwd_runs(S, D);
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
@@ -508,17 +491,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* misc = dAx + S;
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
-#if HYMO_GDN_BWD_RUNS
-  static_assert(RUNS, "the kernel serves S, D <= 32 only");
-  // One run: segments sf .. seg of pair bh, chunks c0 .. c1 - 1 walked in reverse as one
-  // segment (the adjoint carried across the inner boundaries). The run (bh, sf, seg) also
-  // sits in shared memory (run_par), read again where the epilogue needs it: the 128-register
-  // kernel spilled what it kept across the run. (The preprocessor keeps the default build's
-  // text as it was: the lambda alone moved its instructions.)
-  __shared__ int run_par[4];
-  auto run = [&](const int bh, const int sf, const int seg) {
-  const int bb = bh / p.H, h = bh % p.H;
-#elif HYMO_GDN_BWD_REV
+#if   HYMO_GDN_BWD_REV
   const int seg = gridDim.x - 1 - blockIdx.x, bh = gridDim.y - 1 - blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
 #else
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
@@ -527,17 +500,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // the row block and this warp's role in it (roles alternating by warp, so that each
   // scheduler ran one role's code, was 2% slower: run 36)
   const int role = wid / NW, w = wid % NW;
-#if HYMO_GDN_BWD_RUNS
-  const int c0 = seg_c0(p, sf), c1 = seg_c1(p, seg, seg_c0(p, seg));
-#else
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
-#endif
   const size_t tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
-#if !HYMO_GDN_BWD_RUNS
   const size_t so = size_t(bh) * p.NSEG + seg;
-#endif
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   // dO (adjoint pass) and the entering states (training forward) come split: per
   // row, D high halves then D low halves
@@ -1216,18 +1183,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
                                                          g, As, dAx, misc, n, tok0, h, bc_dead);
     }
   }
-#if HYMO_GDN_BWD_RUNS
-  __syncthreads();
-  const size_t so = size_t(ld_volatile(run_par)) * p.NSEG + ld_volatile(run_par + 2);
-  {  // the run's partials go to its last segment, the others' are zero
-    const int nz = ld_volatile(run_par + 2) - ld_volatile(run_par + 1);
-    for (int i = tid; i < nz * S; i += NTH) p.dApart[(so - nz) * S + i] = 0.f;
-    if (FUSED && tid < nz) p.ddtpart[so - nz + tid] = 0.f;
-  }
-#else
   pdl_release<HYMO_GDN_BWD_PDL_LATE>();  // (gdn.cuh)
   __syncthreads();
-#endif
   if constexpr (DGW) {  // the register partials, summed in a fixed order
     float* scr = reinterpret_cast<float*>(sm + P::o_dpd);
     scr[tid] = dA_acc;  // thread (group tid / S, s)
@@ -1251,11 +1208,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
   }
   HYMO_GDN_CLK(clk.exit(c1 - c0));
-#if HYMO_GDN_BWD_RUNS
-  };  // run
-  walk_runs(p, run_par, run);
-  pdl_release<HYMO_GDN_BWD_PDL_LATE>();
-#endif
 }
 
 }  // namespace hymo::gdn::dev

@@ -32,17 +32,8 @@ __host__ __device__ constexpr bool staged_bwd(int S, int D) { return S <= 32 && 
 
 // HYMO_GDN_FUSED_STATE (gdn.cuh) serves S, D <= 32: at S = 64 the output pass is at 255
 // registers, and phase 1 made it spill.
-// HYMO_GDN_OUT_RUNS (session 22; with HYMO_GDN_BWD_RUNS, gdn_bwd_bf16.cuh): the staged output
-// passes (plain and training) launch as many CTAs as fit the GPU at once, each walking runs of
-// segments (walk_runs, gdn.cuh), the state carried across a run's inner boundaries.
-// Run 128 (with BWD_RUNS, against it alone): forward +5..+9% at the default shape and S = 16
-// (the plain pass runs 3-4 CTAs an SM, where a CTA's 3.4 segments round up to 4), the training
-// forward +1.4% at 16 segments. Off.
-#ifndef HYMO_GDN_OUT_RUNS
-#define HYMO_GDN_OUT_RUNS 0
-#endif
-static_assert(!(HYMO_GDN_OUT_RUNS && (HYMO_GDN_FUSED_STATE || HYMO_GDN_CLOCKS)),
-              "HYMO_GDN_OUT_RUNS excludes HYMO_GDN_FUSED_STATE and HYMO_GDN_CLOCKS");
+// HYMO_GDN_OUT_RUNS (session 22, run 128: the output passes as one wave of CTAs each walking
+// runs of segments; forward +5..+9%) was removed in session 24; commit fec08ba has it.
 __host__ __device__ constexpr bool fused_state_fwd(int S, int D) {
   return HYMO_GDN_FUSED_STATE && S <= 32 && D <= 32;
 }
@@ -803,24 +794,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cc = (u % (DR / 8)) * 8;
   };
 
-#if HYMO_GDN_OUT_RUNS
-  // One run: segments seg .. sl of pair bh, chunks c0 .. c1 - 1 walked as one segment (the
-  // state carried across the inner boundaries), entering with segment seg's state; its end
-  // chunk read from shared memory (run_par[3]) where it is used, as c1_now below
-  __shared__ int run_par[4];
-  auto run = [&](const int bh, const int seg, const int sl) {
-  (void)sl;
-  const int bb = bh / p.H, h = bh % p.H;
-#else
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
-#endif
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
-#if HYMO_GDN_OUT_RUNS
-  const int c0 = seg_c0(p, seg), c1 = ld_volatile(run_par + 3);
-#else
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
-#endif
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
@@ -985,9 +962,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   if (FSF && tid == 0) *gsum_last = 0.f;
   // the segment's end chunk, recomputed at each use (c1 = seg_c1(p, seg, seg_c0(p, seg)))
   const auto c1_now = [&]() {
-#if HYMO_GDN_OUT_RUNS
-    return ld_volatile(run_par + 3);
-#endif
     if constexpr (HYMO_GDN_SEG_BAL) return seg_c0(p, ctaid_x_fresh() + 1);
     else if constexpr (HYMO_GDN_SEG_TAIL) return seg_c1(p, cta_seg_fresh(), seg_c0(p, cta_seg_fresh()));
     else return min(p.NC, (ctaid_x_fresh() + 1) * p.cps);
@@ -1765,10 +1739,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // the backward's adjoint combine reads every segment's gate sum, the last one's too
   if (FSF && tid == 0 && seg + 1 == p.NSEG) p.seggsum[size_t(bh) * p.NSEG + seg] = *gsum_last;
   HYMO_GDN_CLK(clk.exit(c1_now() - c0));
-#if HYMO_GDN_OUT_RUNS
-  };  // run
-  walk_runs(p, run_par, run);
-#endif
 }
 
 // ---------------------------------------------------------------------------

@@ -70,18 +70,6 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st,
   return cudaSuccess;
 }
 
-// HYMO_GDN_BWD_RUNS, HYMO_GDN_OUT_RUNS: kernel k on a 1-D grid of as many CTAs as fit the
-// device at once (p.nsm SMs; at most the B H NSEG segments, and p.run_ctas when set), each
-// walking its runs (walk_runs in gdn.cuh).
-template <typename K>
-cudaError_t launch_runs(K k, const KParams& p, int threads, size_t smem, cudaStream_t st, bool follows) {
-  int per_sm = 0;
-  HYMO_GDN_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, threads, smem));
-  long grid = std::min<long>(long(p.B) * p.H * p.NSEG, long(std::max(1, per_sm)) * p.nsm);
-  if (p.run_ctas > 0) grid = std::min<long>(grid, p.run_ctas);
-  return launch(k, dim3(unsigned(grid)), threads, smem, st, follows, p);
-}
-
 // The BF16 forward passes with staged operands (gdn_fwd_bf16.cuh) serve S, D <= 64;
 // the FP32 test variant and S or D = 128 use the generic kernels.
 constexpr bool staged_variant(bool bf16, int S, int D) { return bf16 && S <= 64 && D <= 64; }
@@ -125,13 +113,11 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
       using PF = PlanF<S, D, C, true>;
       auto k = out_bf16_kernel<S, D, C, FUSED, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-      if constexpr (HYMO_GDN_OUT_RUNS) return launch_runs(k, p, PF::NTHO, PF::bytes_out, st, true);
       return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, !fused_state);
     }
     using PF = PlanF<S, D, C, false>;
     auto k = out_bf16_kernel<S, D, C, FUSED, false>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-    if constexpr (HYMO_GDN_OUT_RUNS) return launch_runs(k, p, PF::NTHO, PF::bytes_out, st, true);
     return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, !fused_state);
   } else {
     auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
@@ -166,11 +152,7 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
-    if constexpr (bwd_runs(S, D)) {  // as many CTAs as fit at once, each walking its runs
-      HYMO_GDN_TRY(launch_runs(b3, p, PB::NTH, PB::bytes, st, true));
-    } else {
-      HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true));
-    }
+    HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true));
   } else {
     auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));

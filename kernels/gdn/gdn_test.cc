@@ -59,10 +59,6 @@ struct Case {
   // with HYMO_GDN_SEG_TAIL: how many of the last segments split in two (gdn_set_tail_segments;
   // -1: the switch's default); no effect without the switch
   int tail = -1;
-  // with HYMO_GDN_BWD_RUNS or HYMO_GDN_OUT_RUNS: those kernels' CTAs at most (gdn_set_run_ctas;
-  // 0: as many as fit), so that a few CTAs each walk several segments and pairs; no effect
-  // without them
-  int runs = 0;
 };
 
 static void run_case(const Case& k, uint64_t seed) {
@@ -77,7 +73,6 @@ static void run_case(const Case& k, uint64_t seed) {
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
   gdn_set_tail_segments(k.tail);
-  gdn_set_run_ctas(k.runs);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01(0.0, 1.0);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
@@ -309,17 +304,16 @@ int main(int argc, char** argv) {
       {1, 2048, 3, 32, 16, DType::BF16, false, 0, lg, true, 8, 0, 4},
       {2, 640, 2, 16, 32, DType::BF16, true, 0, 5.0, false, 2, 0, 2},
       {1, 4096, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0, 3},
-      // (appended in session 22) HYMO_GDN_BWD_RUNS's runs (in a build without the switch, the
-      // plain layouts): 30 segments (5 a pair) in 4 CTAs, each crossing pairs; 10 in 3 (S = 16,
-      // unfused); 6 pairs' 24 segments of 4 chunks (the last of one) in 5 CTAs, the states
-      // recomputed; one CTA for both pairs' segments; 34 segments in 32 CTAs (runs of one and
-      // two segments); D = S = 16, 12 segments in 2 CTAs
-      {2, 320, 3, 32, 32, DType::BF16, true, 0, lg, false, 1, 0, -1, 4},
-      {1, 300, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 1, 0, -1, 3},
-      {2, 777, 3, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 4, 0, -1, 5},
-      {1, 4097, 2, 32, 32, DType::BF16, true, 0, lg, false, 0, 16, -1, 1},
-      {1, 4097, 2, 32, 32, DType::BF16, false, 0, lg, true, 0, 17, -1, 32},
-      {2, 300, 2, 16, 16, DType::BF16, true, 0, lg, false, 2, 0, -1, 2},
+      // (appended in session 22 for HYMO_GDN_BWD_RUNS's runs of segments, a switch removed in
+      // session 24; kept, seeds unchanged, as plain layouts): 30 segments (5 a pair); 10 (S = 16,
+      // unfused); 6 pairs' 24 segments of 4 chunks (the last of one), the states recomputed; 16
+      // and 17 segments of 4097 tokens; D = S = 16, 12 segments
+      {2, 320, 3, 32, 32, DType::BF16, true, 0, lg, false, 1, 0},
+      {1, 300, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 1, 0},
+      {2, 777, 3, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 4, 0},
+      {1, 4097, 2, 32, 32, DType::BF16, true, 0, lg, false, 0, 16},
+      {1, 4097, 2, 32, 32, DType::BF16, false, 0, lg, true, 0, 17},
+      {2, 300, 2, 16, 16, DType::BF16, true, 0, lg, false, 2, 0},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
