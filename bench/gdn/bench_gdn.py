@@ -217,7 +217,17 @@ def main():
     ap.add_argument('--ours', required=True)
     ap.add_argument('--quick', action='store_true')
     ap.add_argument('--sweep-json', help='output of hymo_gdn_bench --json (skip re-running the sweep)')
+    ap.add_argument('--shape', action='append', metavar='B,T,H,D,S',
+                    help='compare on this shape only (repeatable; replaces --quick\'s and the full list, no sweep)')
     args = ap.parse_args()
+    custom = []
+    for sh in args.shape or []:
+        try:
+            custom.append(tuple(int(v) for v in sh.split(',')))
+        except ValueError:
+            ap.error(f'--shape {sh}: five integers B,T,H,D,S')
+        if len(custom[-1]) != 5 or min(custom[-1]) < 1:
+            ap.error(f'--shape {sh}: five positive integers B,T,H,D,S')
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.cuda.get_device_name()
     print(f'device: {dev}, torch {torch.__version__}')
@@ -245,8 +255,10 @@ def main():
     default = (4, 4096, 28, 32, 32)
     small = (4, 256, 28, 32, 32)
     base_shapes = [default, small] if args.quick else [default, small, (4, 1024, 28, 32, 32), (4, 4096, 64, 32, 32), (4, 4096, 28, 64, 64)]
+    if args.shape:
+        base_shapes = custom
 
-    if not args.quick:  # ours over the sweep first: it is quick, and a timeout later keeps it
+    if not args.quick and not args.shape:  # ours over the sweep first: it is quick, and a timeout later keeps it
         print('\nsweep (ours):')
         if args.sweep_json:
             out = open(args.sweep_json).read()
