@@ -1,9 +1,11 @@
 // GPU parity test of the GDN kernels against the FP64 CPU twin (ctest label gpu).
 // Exits 77 (skip) when no CUDA device is present.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -16,6 +18,10 @@ using namespace hymo::gdn;
 using namespace hymo::gdn::util;
 
 static int g_fail = 0, g_checks = 0;
+// the largest relative error of each tensor, per dtype (the summary line at the end; the
+// floored checks, whose exact gradient is ~0, are not in it)
+static std::map<std::string, double> g_worst;
+static std::string g_dtype_tag;
 
 // ||out - ref|| / ||ref||. Where the exact gradient vanishes (T = 1: the decay has
 // nothing to act on and RMSNorm makes dyp orthogonal to v, so db, dc, dgate are 0;
@@ -37,6 +43,10 @@ static void check(const std::string& what, const std::vector<double>& out,
   const double err = finite ? std::sqrt(num / (floored ? double(out.size()) : den)) : INFINITY;
   const bool ok = std::isfinite(err) && err < (floored ? tol_abs : tol);
   if (!ok) ++g_fail;
+  if (!floored) {
+    double& wst = g_worst[g_dtype_tag + " " + what];
+    wst = std::isfinite(err) ? std::max(wst, err) : INFINITY;
+  }
   std::printf("  %-4s %-14s %s %.3e (tol %.0e)%s\n", ok ? "ok" : "FAIL", what.c_str(),
               floored ? "abs" : "rel", err, floored ? tol_abs : tol,
               floored ? "  [exact gradient ~0: RMS error vs unit scale]" : "");
@@ -63,6 +73,7 @@ struct Case {
 
 static void run_case(const Case& k, uint64_t seed) {
   const bool bf = k.dt == DType::BF16;
+  g_dtype_tag = bf ? "bf16" : "f32";
   std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f cps=%s%s%s%s\n", k.B,
               k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean,
               k.alog_max < 0 ? std::log(28.0) : k.alog_max == 0 ? -1.0 : k.alog_max,
@@ -172,7 +183,9 @@ int main(int argc, char** argv) {
   // skip those with more than N (b, h) pairs (the last two for compute-sanitizer runs,
   // which are slow); --from N: skip the first N cases of the list (each case keeps its seed),
   // e.g. to run a sanitizer on the cases appended last
-  long max_t = -1, max_bh = -1, from = 0;
+  // --seed N: the first case's seed (default 12345; case i gets N + i, skipped cases included),
+  // for fresh inputs; --dtype bf16|f32: only that dtype's cases
+  long max_t = -1, max_bh = -1, from = 0, seed0 = 12345, only_dt = -1;
   // a line at a time even into a file: a run cut short by a timeout (compute-sanitizer) still
   // shows how far it got (run 134's racecheck printed nothing in 230 s)
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -194,8 +207,21 @@ int main(int argc, char** argv) {
       max_bh = count("--max-bh", argv[++i]);
     } else if (std::strcmp(argv[i], "--from") == 0 && i + 1 < argc) {
       from = count("--from", argv[++i]);
+    } else if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+      seed0 = count("--seed", argv[++i]);
+    } else if (std::strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
+      const char* d = argv[++i];
+      if (std::strcmp(d, "bf16") == 0) {
+        only_dt = int(DType::BF16);
+      } else if (std::strcmp(d, "f32") == 0) {
+        only_dt = int(DType::F32);
+      } else {
+        std::fprintf(stderr, "%s: --dtype expects bf16 or f32, got \"%s\"\n", argv[0], d);
+        return 2;
+      }
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N] [--seed N] [--dtype bf16|f32]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -414,15 +440,18 @@ int main(int argc, char** argv) {
     }
     GDN_CUDA(cudaFree(ws));
   }
-  uint64_t seed = 12345;
+  uint64_t seed = uint64_t(seed0);
   long idx = 0;
   for (const Case& k : cases) {
-    if (idx++ < from || (max_t >= 0 && k.T > max_t) || (max_bh >= 0 && long(k.B) * k.H > max_bh)) {
+    if (idx++ < from || (max_t >= 0 && k.T > max_t) || (max_bh >= 0 && long(k.B) * k.H > max_bh) ||
+        (only_dt >= 0 && int(k.dt) != only_dt)) {
       ++seed;
       continue;
     }
     run_case(k, seed++);
   }
-  std::printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
+  std::printf("worst relative errors (seed %ld):", seed0);
+  for (const auto& [name, e] : g_worst) std::printf(" %s %.2e;", name.c_str(), e);
+  std::printf("\n%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
   return g_fail ? 1 : 0;
 }
