@@ -83,7 +83,6 @@ struct Layout {
   int C, NC, cps, cpsx, NSEG;  // NSEG segments a (b, h): cpsx of cps + 1 chunks, the rest cps
   int cpsl;                    // (HYMO_GDN_SEG_TAIL: cpsx of cpsl chunks, the rest cps)
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, segflag, total;
-  size_t dApartD, ddtpartD;  // the FP32 variant's FP64 partials (HYMO_GDN_F32_DPART), else 0 bytes
 };
 
 Layout layout(const Shape& s) {
@@ -188,9 +187,6 @@ Layout layout(const Shape& s) {
   L.dwpart = take(BH * L.NSEG * s.D);
   L.dDpart = take(2 * BH * L.NSEG);  // doubles
   L.ddtpart = take(BH * L.NSEG);
-  const bool dpart = HYMO_GDN_F32_DPART && s.dtype == DType::F32;
-  L.dApartD = take(dpart ? 2 * BH * L.NSEG * s.S : 0);  // doubles
-  L.ddtpartD = take(dpart ? 2 * BH * L.NSEG : 0);
   L.segflag = HYMO_GDN_FUSED_STATE ? take(2 * BH * L.NSEG) : 0;  // 64-bit flags
   L.total = off;
   return L;
@@ -212,10 +208,6 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.dwpart = reinterpret_cast<float*>(w + L.dwpart);
   p.dDpart = reinterpret_cast<double*>(w + L.dDpart);
   p.ddtpart = reinterpret_cast<float*>(w + L.ddtpart);
-  if (HYMO_GDN_F32_DPART && s.dtype == DType::F32) {
-    p.dApartD = reinterpret_cast<double*>(w + L.dApartD);
-    p.ddtpartD = reinterpret_cast<double*>(w + L.ddtpartD);
-  }
   p.segflag = HYMO_GDN_FUSED_STATE ? reinterpret_cast<unsigned long long*>(w + L.segflag) : nullptr;
   p.clocks = g_clocks;
   return p;

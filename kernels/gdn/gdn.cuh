@@ -716,10 +716,6 @@ struct KParams {
   float* dwpart;    // [BH*NSEG][D]
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)
   float* ddtpart;   // [BH*NSEG]
-  // the FP32 test variant's dA_s and ddt_bias partials (HYMO_GDN_F32_DPART): FP64, [BH][NSEG][S]
-  // and [BH*NSEG]; null in a BF16 call
-  double* dApartD;
-  double* ddtpartD;
   unsigned long long* segflag;  // [BH][NSEG]: HYMO_GDN_FUSED_STATE's "state published"
   // HYMO_GDN_SEG_BAL: the first cpsx segments are cps + 1 chunks long, the rest cps (seg_c0);
   // HYMO_GDN_SEG_TAIL: the first cpsx are cpsl chunks long, the rest cps
@@ -1065,18 +1061,6 @@ __device__ __forceinline__ void st2(float* p, float x, float y) {
   *reinterpret_cast<float2*>(p) = make_float2(x, y);
 }
 
-// HYMO_GDN_F32_DPART (session 24; default on): the FP32 test variant accumulates each segment's
-// dA_s and ddt_bias partials in FP64 (over its chunks in shared memory, then FP64 partials in the
-// workspace, which param_grad_kernel sums), where they were FP32. These per-head sums over all
-// tokens cancel (gdn-history.md, "Parity record"): on one earlier seed dA_log missed the 1e-5
-// tolerance (1.013e-5). The per-token terms and each 16-token block's sum stay FP32. The BF16
-// kernels are unchanged (their tolerance is 1e-2).
-#ifndef HYMO_GDN_F32_DPART
-#define HYMO_GDN_F32_DPART 1
-#endif
-template <typename Tin>
-__host__ __device__ constexpr bool f32_dpart() { return HYMO_GDN_F32_DPART && sizeof(Tin) == 4; }
-
 // Shared-memory plan (offsets in bytes), same on host and device.
 template <typename Tin, int S, int D, int C>
 struct Plan {
@@ -1086,10 +1070,7 @@ struct Plan {
   static constexpr int NW = C / 16, NTH = 32 * NW;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // small vectors: g[C], G[C], Gend[NW], As[S], declast[NW][S], dAx[S], Rb[NW][S], dw[D], misc[8]
-  // (FP32 with HYMO_GDN_F32_DPART: dAx is S + 1 doubles, the last the ddt_bias partial; at an
-  // 8-byte offset, 2 C + NW + S + NW S floats being even)
-  static constexpr int DAX = f32_dpart<Tin>() ? 2 * (S + 1) : S;
-  static constexpr size_t vec_floats = 2 * C + NW + S + 2 * NW * S + DAX + D + 8;
+  static constexpr size_t vec_floats = 2 * C + NW + S + 2 * NW * S + S + D + 8;
   // base regions (every kernel): c, b, v tiles, per-step decays, state/adjoint, vectors
   static constexpr size_t o_c = 0;
   static constexpr size_t o_b = al(o_c + sizeof(Tin) * C * LS);
@@ -1813,10 +1794,9 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
 }
 
 // ... and, from the suffix sums dl in sdc, dgate and the ddt_bias partial (misc[0]).
-// (Acc: float, or double for the FP32 variant's FP64 partial, HYMO_GDN_F32_DPART)
-template <typename Tin, int S, int C, int NTH, int FS, bool FUSED, typename Acc>
+template <typename Tin, int S, int C, int NTH, int FS, bool FUSED>
 __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, const float* g,
-                                            const float* As, Acc* misc, int n, size_t tok0, int h) {
+                                            const float* As, float* misc, int n, size_t tok0, int h) {
   constexpr int TPT = NTH / C;  // threads a token
   static_assert(TPT == 2 || TPT == 4, "two or four threads a token");
   const int tid = threadIdx.x, lane = tid & 31;
@@ -1837,7 +1817,7 @@ __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, 
       float sum = (t < n && lead) ? dg : 0.f;
 #pragma unroll
       for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      if (lane == 0) atomicAdd(&misc[0], Acc(sum));
+      if (lane == 0) atomicAdd(&misc[0], sum);
     }
   }
 }
@@ -1847,13 +1827,11 @@ __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, 
 // <dh', h>_s in row NW-1 (BF16) or every block's (RB_PRODUCTS): writes dc and db, turns
 // sdc into q = c dc - b db, then the suffix sums dl_t[s] (see seg_bwd_kernel), dgate,
 // and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C.
-// (Acc: float, or double for the FP32 variant's FP64 partials, HYMO_GDN_F32_DPART: dAx and
-// the ddt_bias partial misc[0])
-template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS, typename Acc>
+template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS>
 __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
                                                   const Tin* sc, const Tin* sb, float* Rb,
-                                                  const float* g, const float* As, Acc* dAx,
-                                                  Acc* misc, int n, size_t tok0, int h) {
+                                                  const float* g, const float* As, float* dAx,
+                                                  float* misc, int n, size_t tok0, int h) {
   constexpr int NW = C / 16;
   const int tid = threadIdx.x;
   chunk_store_dcdb_q<Tin, S, C, NTH, FS, LS>(p, sdc, sdb, sc, sb, n, tok0, h);
@@ -1893,7 +1871,7 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
   }
   __syncthreads();
   for (int s = tid; s < S; s += NTH) {
-    Acc x = 0;
+    float x = 0.f;
     for (int blk = 0; blk < NW; ++blk) x += Rb[blk * S + s];
     dAx[s] += x;
   }
@@ -1929,14 +1907,9 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   float* Gend = vec + 2 * C;
   float* As = Gend + P::NW;
   float* declast = As + S;
-  // dAx and the ddt_bias partial: FP64 in the FP32 variant (HYMO_GDN_F32_DPART: dAx[S] then the
-  // partial), else floats (the partial in misc[0])
-  constexpr bool F64 = f32_dpart<Tin>();
-  using Acc = std::conditional_t<F64, double, float>;
-  Acc* dAx = reinterpret_cast<Acc*>(declast + P::NW * S);
-  float* Rb = declast + P::NW * S + P::DAX;
+  float* dAx = declast + P::NW * S;
+  float* Rb = dAx + S;
   float* misc = Rb + P::NW * S + D;
-  Acc* ddtx = F64 ? dAx + S : reinterpret_cast<Acc*>(misc);
 
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -1948,9 +1921,9 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 
   for (int s = tid; s < S; s += P::NTH) {
     As[s] = -expf(p.A_log[h * S + s]);
-    dAx[s] = 0;
+    dAx[s] = 0.f;
   }
-  if (tid == 0) *ddtx = 0;
+  if (tid == 0) misc[0] = 0.f;
   // the adjoint leaving this segment, from the later segments' local adjoints
   seg_combine<true, S, D, P::NTH, P::FD>(dh, p.dHseg + size_t(bh) * p.NSEG * S * D,
                                          p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);
@@ -2300,7 +2273,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       cp_async_commit();
     }
     chunk_decay_grads<Tin, S, C, P::NTH, P::FS, P::LS, FUSED, RB_PRODUCTS>(p, sdc, sdb, sc, sb, Rb, g, As,
-                                                                         dAx, ddtx, n, tok0, h);
+                                                                         dAx, misc, n, tok0, h);
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {
       constexpr int NMT = S / 16, NH = (D >= 16) ? 2 : 1, NTW = D / 8 / NH;
@@ -2334,19 +2307,13 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     }
   }
   __syncthreads();
-  if constexpr (F64) {
-    for (int s = tid; s < S; s += P::NTH) p.dApartD[so * S + s] = dAx[s];
-    if (FUSED && tid == 0) p.ddtpartD[so] = *ddtx;
-  } else {
-    for (int s = tid; s < S; s += P::NTH) p.dApart[so * S + s] = dAx[s];
-    if (FUSED && tid == 0) p.ddtpart[so] = *ddtx;
-  }
+  for (int s = tid; s < S; s += P::NTH) p.dApart[so * S + s] = dAx[s];
+  if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
 }
 
 // Parameter-gradient reductions: one CTA (128 threads) per output value, FP64,
 // a fixed order per thread and a fixed tree: deterministic.
-// (F64: the dA_s and ddt_bias partials are the FP32 variant's FP64 ones, HYMO_GDN_F32_DPART)
-template <bool FUSED, bool F64 = false>
+template <bool FUSED>
 __global__ void __launch_bounds__(128) param_grad_kernel(KParams p, int S, int D) {
   pdl_enter();
   __shared__ double red[128];
@@ -2357,14 +2324,12 @@ __global__ void __launch_bounds__(128) param_grad_kernel(KParams p, int S, int D
     const int h = i / S, s = i % S;
     for (int k = tid; k < B * NSEG; k += 128) {
       const int bb = k / NSEG, seg = k % NSEG;
-      const size_t at = ((size_t(bb) * H + h) * NSEG + seg) * S + s;
-      acc += F64 ? p.dApartD[at] : double(p.dApart[at]);
+      acc += p.dApart[((size_t(bb) * H + h) * NSEG + seg) * S + s];
     }
   } else if (i < H * S + H) {
     const int h = i - H * S;
     for (int k = tid; k < B * NSEG; k += 128)
-      acc += F64 ? p.ddtpartD[(size_t(k / NSEG) * H + h) * NSEG + k % NSEG]
-                 : double(p.ddtpart[(size_t(k / NSEG) * H + h) * NSEG + k % NSEG]);
+      acc += p.ddtpart[(size_t(k / NSEG) * H + h) * NSEG + k % NSEG];
   } else if (i < H * S + 2 * H) {
     const int h = i - H * S - H;
     for (int k = tid; k < B * NSEG; k += 128)

@@ -159,7 +159,7 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st, true));
   }
   const int nout = p.H * S + 2 * p.H + D;
-  return launch(param_grad_kernel<FUSED, f32_dpart<Tin>()>, dim3(nout), 128, 0, st, true, p, S, D);
+  return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D);
 }
 
 // One entry point per (dtype, S): dispatches D and fused (instantiated in gdn_inst_*.cu).
