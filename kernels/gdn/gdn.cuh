@@ -1800,15 +1800,9 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
             reinterpret_cast<Tin*>(p.db)[gi + e] = IO<Tin>::mk(dbv[e]);
           }
         }
-      } else if constexpr (sizeof(Tin) == 2) {
+      } else {
         st16(reinterpret_cast<Tin*>(p.dc) + gi, dcv);
         st16(reinterpret_cast<Tin*>(p.db) + gi, dbv);
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          reinterpret_cast<Tin*>(p.dc)[gi + e] = IO<Tin>::mk(dcv[e]);
-          reinterpret_cast<Tin*>(p.db)[gi + e] = IO<Tin>::mk(dbv[e]);
-        }
       }
     }
     if constexpr (WQ) {
