@@ -74,9 +74,17 @@ struct Case {
 static void run_case(const Case& k, uint64_t seed) {
   const bool bf = k.dt == DType::BF16;
   g_dtype_tag = bf ? "bf16" : "f32";
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log_max=%.2f cps=%s%s%s%s\n", k.B,
-              k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean,
-              k.alog_max < 0 ? std::log(28.0) : k.alog_max == 0 ? -1.0 : k.alog_max,
+  // A_log: "log28" everywhere (alog_max < 0), "mixed" (log 28 on even s, U(0, log 4) on odd,
+  // alog_max = 0), else "U(0,x)"
+  char alog_desc[32];
+  if (k.alog_max < 0)
+    std::snprintf(alog_desc, sizeof alog_desc, "log28");
+  else if (k.alog_max == 0)
+    std::snprintf(alog_desc, sizeof alog_desc, "mixed");
+  else
+    std::snprintf(alog_desc, sizeof alog_desc, "U(0,%.2f)", k.alog_max);
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s\n", k.B,
+              k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean, alog_desc,
               k.cps ? std::to_string(k.cps).c_str() : "auto",
               (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
               (k.tail >= 0 ? " tail=" + std::to_string(k.tail) : std::string()).c_str(),
