@@ -491,7 +491,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* misc = dAx + S;
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
-#if   HYMO_GDN_BWD_REV
+#if HYMO_GDN_BWD_REV
   const int seg = gridDim.x - 1 - blockIdx.x, bh = gridDim.y - 1 - blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
 #else
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
