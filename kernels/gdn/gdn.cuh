@@ -1071,6 +1071,14 @@ __device__ __forceinline__ void st2(float* p, float x, float y) {
 #ifndef HYMO_GDN_F32_QOFF
 #define HYMO_GDN_F32_QOFF 1
 #endif
+// HYMO_GDN_F32_TAIL64 (session 24): the FP32 variant's decay-gradient tail in FP64 from q on: q =
+// c dc - b db formed in FP64 (then rounded once), the suffix sums dl and each block's dA share
+// accumulated in FP64, and dgate = sum_s A_s dl[s] too. The BF16 kernels are unchanged.
+#ifndef HYMO_GDN_F32_TAIL64
+#define HYMO_GDN_F32_TAIL64 1
+#endif
+template <typename Tin>
+using TailAcc = std::conditional_t<HYMO_GDN_F32_TAIL64 && sizeof(Tin) == 4, double, float>;
 
 // Shared-memory plan (offsets in bytes), same on host and device.
 template <typename Tin, int S, int D, int C>
@@ -1808,7 +1816,12 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
     if constexpr (WQ) {
       float q[8];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
+      for (int e = 0; e < 8; ++e) {
+        if constexpr (sizeof(TailAcc<Tin>) == 8)  // (HYMO_GDN_F32_TAIL64) one rounding
+          q[e] = float(double(cv[e]) * dcv[e] - double(bv[e]) * dbv[e]);
+        else
+          q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
+      }
       *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
       *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
     }
@@ -1825,18 +1838,19 @@ __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, 
   // dg_t = sum_s A_s dl_t[s] (TPT threads a token); dgate = dg (or dg g (1-g) for gate_raw)
   {
     const int t = tid / TPT, hs0 = (tid % TPT) * (S / TPT);
-    float dg = 0.f;
+    using Acc = TailAcc<Tin>;
+    Acc dg = 0;
     if (t < n) {
 #pragma unroll 8
-      for (int s = hs0; s < hs0 + S / TPT; ++s) dg = fmaf(As[s], sdc[t * FS + s], dg);
+      for (int s = hs0; s < hs0 + S / TPT; ++s) dg = fma(Acc(As[s]), Acc(sdc[t * FS + s]), dg);
     }
     dg += __shfl_xor_sync(0xffffffffu, dg, 1);
     if (TPT == 4) dg += __shfl_xor_sync(0xffffffffu, dg, 2);
-    if (FUSED) dg *= g[t] * (1.f - g[t]);
+    if (FUSED) dg *= Acc(g[t] * (1.f - g[t]));
     const bool lead = tid % TPT == 0;
-    if (t < n && lead) reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(dg);
+    if (t < n && lead) reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(float(dg));
     if (FUSED) {
-      float sum = (t < n && lead) ? dg : 0.f;
+      float sum = (t < n && lead) ? float(dg) : 0.f;
 #pragma unroll
       for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
       if (lane == 0) atomicAdd(&misc[0], sum);
@@ -1881,16 +1895,17 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
   // the block's share of dA_s = sum_t g_t dl_t[s] goes back into Rb (read once above).
   for (int it = tid; it < NW * S; it += NTH) {
     const int blk = it / S, s = it % S, tb = 16 * blk;
-    float x = 0.f;
+    using Acc = TailAcc<Tin>;  // (HYMO_GDN_F32_TAIL64: FP64 in the FP32 variant)
+    Acc x = 0;
     if (tb < n) {
-      float run = Rb[it];
+      Acc run = Rb[it];
       for (int t = min(tb + 15, n - 1); t >= tb; --t) {
         run += sdc[t * FS + s];
-        sdc[t * FS + s] = run;
-        x = fmaf(g[t], run, x);
+        sdc[t * FS + s] = float(run);
+        x = fma(Acc(g[t]), run, x);
       }
     }
-    Rb[it] = x;
+    Rb[it] = float(x);
   }
   __syncthreads();
   for (int s = tid; s < S; s += NTH) {
