@@ -138,14 +138,18 @@ void cpu_backward(const CpuShape& s, const CpuInputs& in, const std::vector<doub
   gr.A_log.assign(size_t(s.H) * S, 0.0);
   gr.D_skip.assign(s.H, 0.0);
   gr.w_y.assign(D, 0.0);
+  gr.dt_bias_mag.assign(s.H, 0.0);
+  gr.A_log_mag.assign(size_t(s.H) * S, 0.0);
+  gr.D_skip_mag.assign(s.H, 0.0);
   const int CK = 64;  // checkpoint interval
   const int nck = (T + CK - 1) / CK;
-  std::vector<double> A(S), dA(S), ck(size_t(nck) * S * D), blk(size_t(CK + 1) * S * D),
+  std::vector<double> A(S), dA(S), dAm(S), ck(size_t(nck) * S * D), blk(size_t(CK + 1) * S * D),
       dh(size_t(S) * D), o(D), yp(D), dn(D), dop(D), a(S), dl(S);
   for (int b = 0; b < s.B; ++b)
     for (int h = 0; h < s.H; ++h) {
       for (int k = 0; k < S; ++k) A[k] = -std::exp(in.A_log[size_t(h) * S + k]);
       std::fill(dA.begin(), dA.end(), 0.0);
+      std::fill(dAm.begin(), dAm.end(), 0.0);
       // forward pass storing checkpoints (state before each block)
       std::vector<double> st(size_t(S) * D, 0.0);
       for (int t = 0; t < T; ++t) {
@@ -208,6 +212,7 @@ void cpu_backward(const CpuShape& s, const CpuInputs& in, const std::vector<doub
               dop[d] = r * (dn[d] - yp[d] * r * m);
               gr.v[vi + d] += in.D_skip[h] * dop[d];
               gr.D_skip[h] += dop[d] * in.v[vi + d];
+              gr.D_skip_mag[h] += std::abs(dop[d] * in.v[vi + d]);
             }
           } else {
             for (int d = 0; d < D; ++d) dop[d] = dout[vi + d];
@@ -238,18 +243,23 @@ void cpu_backward(const CpuShape& s, const CpuInputs& in, const std::vector<doub
             const double dlk = da * aa;
             dg += A[k] * dlk;
             dA[k] += g * dlk;
+            dAm[k] += std::abs(g * dlk);
             for (int d = 0; d < D; ++d) dh[size_t(k) * D + d] *= aa;
           }
           if (s.fused) {
             const double dx = dg * g * (1 - g);
             gr.gate[gi] = dx;
             gr.dt_bias[h] += dx;
+            gr.dt_bias_mag[h] += std::abs(dx);
           } else {
             gr.gate[gi] = dg;
           }
         }
       }
-      for (int k = 0; k < S; ++k) gr.A_log[size_t(h) * S + k] += dA[k] * A[k];
+      for (int k = 0; k < S; ++k) {
+        gr.A_log[size_t(h) * S + k] += dA[k] * A[k];
+        gr.A_log_mag[size_t(h) * S + k] += dAm[k] * std::abs(A[k]);
+      }
     }
 }
 

@@ -27,8 +27,50 @@ static std::string g_dtype_tag;
 // nothing to act on and RMSNorm makes dyp orthogonal to v, so db, dc, dgate are 0;
 // log-decay -28 everywhere: dg ~ e^-28), the RMS error against the unit scale of
 // the inputs is checked instead, and the line says so.
+// --explain: where a failed check's error sits (--explain all: every check's). For a
+// [B,T,H,X] tensor, the share of the squared error by row position within a 64-token
+// chunk (four 16-row blocks) and by the parity of the last index (the test's "mixed"
+// A_log puts log 28 on even s), then the largest elements with out, ref and the error
+static int g_explain = 0;  // 0 off, 1 failed checks, 2 every check
+struct Dims {
+  int B = 0, T = 0, H = 0, X = 0;  // X: the last dimension (D or S); B = 0: not per token
+};
+
+static void explain(const std::vector<double>& out, const std::vector<double>& ref, const Dims& dm) {
+  std::vector<size_t> idx(out.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  auto e2 = [&](size_t i) { return (out[i] - ref[i]) * (out[i] - ref[i]); };
+  double tot = 0;
+  for (size_t i = 0; i < out.size(); ++i) tot += e2(i);
+  if (tot == 0) return;
+  if (dm.B > 0) {
+    double blk[4] = {0, 0, 0, 0}, par[2] = {0, 0};
+    for (size_t i = 0; i < out.size(); ++i) {
+      const int t = int(i / (size_t(dm.H) * dm.X) % dm.T), x = int(i % dm.X);
+      blk[(t % 64) / 16] += e2(i);
+      par[x % 2] += e2(i);
+    }
+    std::printf("      error share by chunk rows 0-15/16-31/32-47/48-63: %.2f %.2f %.2f %.2f;"
+                " last index even/odd: %.2f %.2f\n",
+                blk[0] / tot, blk[1] / tot, blk[2] / tot, blk[3] / tot, par[0] / tot, par[1] / tot);
+  }
+  const size_t k = std::min<size_t>(5, idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](size_t a, size_t b) { return e2(a) > e2(b); });
+  for (size_t j = 0; j < k; ++j) {
+    const size_t i = idx[j];
+    if (dm.B > 0)
+      std::printf("      b=%d t=%d h=%d x=%d", int(i / (size_t(dm.T) * dm.H * dm.X)),
+                  int(i / (size_t(dm.H) * dm.X) % dm.T), int(i / dm.X % dm.H), int(i % dm.X));
+    else
+      std::printf("      i=%zu", i);
+    std::printf("  out %+.9e ref %+.9e err %+.3e (%.2f of the squared error)\n", out[i], ref[i],
+                out[i] - ref[i], e2(i) / tot);
+  }
+}
+
 static void check(const std::string& what, const std::vector<double>& out,
-                  const std::vector<double>& ref, double tol, double tol_abs) {
+                  const std::vector<double>& ref, double tol, double tol_abs, const Dims& dm = Dims(),
+                  const std::vector<double>* mag = nullptr) {
   ++g_checks;
   double num = 0, den = 0;
   bool finite = true;
@@ -47,9 +89,20 @@ static void check(const std::string& what, const std::vector<double>& out,
     double& wst = g_worst[g_dtype_tag + " " + what];
     wst = std::isfinite(err) ? std::max(wst, err) : INFINITY;
   }
-  std::printf("  %-4s %-14s %s %.3e (tol %.0e)%s\n", ok ? "ok" : "FAIL", what.c_str(),
+  // a per-head sum over tokens: its condition number (the terms' magnitudes over the sum)
+  // and the error against the terms' magnitudes, for reading a failure (not checked)
+  char cond[96] = "";
+  if (mag && !floored) {
+    double mm = 0;
+    for (double x : *mag) mm += x * x;
+    if (mm > 0 && std::isfinite(err))
+      std::snprintf(cond, sizeof cond, "  [cond %.0f; error vs the terms' magnitudes %.2e]",
+                    std::sqrt(mm / den), std::sqrt(num / mm));
+  }
+  std::printf("  %-4s %-14s %s %.3e (tol %.0e)%s%s\n", ok ? "ok" : "FAIL", what.c_str(),
               floored ? "abs" : "rel", err, floored ? tol_abs : tol,
-              floored ? "  [exact gradient ~0: RMS error vs unit scale]" : "");
+              floored ? "  [exact gradient ~0: RMS error vs unit scale]" : "", cond);
+  if (g_explain == 2 || (g_explain == 1 && !ok)) explain(out, ref, dm);
 }
 
 struct Case {
@@ -171,16 +224,17 @@ static void run_case(const Case& k, uint64_t seed) {
   GDN_CUDA(e);
   GDN_CUDA(cudaDeviceSynchronize());
   const double tol = bf ? 1e-2 : 1e-5, tabs = bf ? 1e-2 : 1e-3;
-  check(k.fused ? "y" : "o", out.download(), yref, tol, tabs);
-  check("dv", dv.download(), gref.v, tol, tabs);
-  check("db", db.download(), gref.b, tol, tabs);
-  check("dc", dc.download(), gref.c, tol, tabs);
-  check(k.fused ? "dgate_raw" : "dg", dgate.download(), gref.gate, tol, tabs);
-  check("dA_log", galog.download(), gref.A_log, tol, tabs);
+  const Dims dd{k.B, k.T, k.H, k.D}, ds{k.B, k.T, k.H, k.S}, dg{k.B, k.T, k.H, 1};
+  check(k.fused ? "y" : "o", out.download(), yref, tol, tabs, dd);
+  check("dv", dv.download(), gref.v, tol, tabs, dd);
+  check("db", db.download(), gref.b, tol, tabs, ds);
+  check("dc", dc.download(), gref.c, tol, tabs, ds);
+  check(k.fused ? "dgate_raw" : "dg", dgate.download(), gref.gate, tol, tabs, dg);
+  check("dA_log", galog.download(), gref.A_log, tol, tabs, Dims(), &gref.A_log_mag);
   if (k.fused) {
-    check("dz", dz.download(), gref.z, tol, tabs);
-    check("ddt_bias", gdtb.download(), gref.dt_bias, tol, tabs);
-    check("dD_skip", gdsk.download(), gref.D_skip, tol, tabs);
+    check("dz", dz.download(), gref.z, tol, tabs, dd);
+    check("ddt_bias", gdtb.download(), gref.dt_bias, tol, tabs, Dims(), &gref.dt_bias_mag);
+    check("dD_skip", gdsk.download(), gref.D_skip, tol, tabs, Dims(), &gref.D_skip_mag);
     check("dw_y", gwy.download(), gref.w_y, tol, tabs);
   }
   GDN_CUDA(cudaFree(ws));
@@ -192,7 +246,8 @@ int main(int argc, char** argv) {
   // which are slow); --from N: skip the first N cases of the list (each case keeps its seed),
   // e.g. to run a sanitizer on the cases appended last
   // --seed N: the first case's seed (default 12345; case i gets N + i, skipped cases included),
-  // for fresh inputs; --dtype bf16|f32: only that dtype's cases
+  // for fresh inputs; --dtype bf16|f32: only that dtype's cases; --explain [all]: where
+  // a failed (every) check's error sits
   long max_t = -1, max_bh = -1, from = 0, seed0 = 12345, only_dt = -1;
   // a line at a time even into a file: a run cut short by a timeout (compute-sanitizer) still
   // shows how far it got (run 134's racecheck printed nothing in 230 s)
@@ -217,6 +272,8 @@ int main(int argc, char** argv) {
       from = count("--from", argv[++i]);
     } else if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
       seed0 = count("--seed", argv[++i]);
+    } else if (std::strcmp(argv[i], "--explain") == 0) {
+      g_explain = (i + 1 < argc && std::strcmp(argv[i + 1], "all") == 0) ? (++i, 2) : 1;
     } else if (std::strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
       const char* d = argv[++i];
       if (std::strcmp(d, "bf16") == 0) {
@@ -228,7 +285,8 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N] [--seed N] [--dtype bf16|f32]\n",
+      std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N] [--seed N] [--dtype bf16|f32]\n"
+                   "       [--explain [all]]\n",
                    argv[0]);
       return 2;
     }
