@@ -1,4 +1,4 @@
-# Sourced by scripts/device-gdn.sh and scripts/device-gdn-ab.sh (needs ROOT and OUT).
+# Sourced by scripts/device-gdn.sh, device-gdn-ab.sh and device-gdn-seeds.sh (needs ROOT and OUT).
 # A set built beforehand on the development machine (scripts/gdn-prebuild.sh, carried as
 # .gdn-prebuilt): unpacked and used in place of the build step when it was built from
 # these sources with these flags and its benchmark runs here; else the build runs.
@@ -31,4 +31,47 @@ prebuilt() {
     return 1
   fi
   echo "$d"
+}
+
+# ensure_a_build: the default build (A) of this machine's session, recorded in /tmp/gdn-gdir
+# by `scripts/device-gdn.sh build` (which takes the prebuilt A when there is one); runs that
+# step when there is none yet. Fails with the build log's tail.
+ensure_a_build() {
+  if [ ! -s /tmp/gdn-gdir ] || [ ! -x "$(cat /tmp/gdn-gdir)/hymo_gdn_test" ]; then
+    echo "== A: no earlier build in this session; running scripts/device-gdn.sh build" >&2
+    OUT="$OUT/a-build" "$ROOT/scripts/device-gdn.sh" build > "$OUT/a-build.log" 2>&1 \
+      || { echo "A's build failed (see $OUT/a-build.log)" >&2; tail -20 "$OUT/a-build.log" >&2; return 1; }
+  fi
+}
+
+# build_variants LOG: sets VARIANT_DIRS, one folder a variant of GDN_AB_FLAGS (';'-separated
+# sets of CUDA defines), in order: the prebuilt set with those flags when there is one, else
+# a build here into build-dev-b<i> (hymo_gdn_bench and hymo_gdn_test; the builds not
+# prebuilt run at once: each is a handful of nvcc processes, and two or three fill the 16
+# cores about as fast as one). Build logs: $OUT/build-b<i>.log; "== B<i> ..." lines to LOG.
+build_variants() {
+  local log=$1 flags i=0 pi bb pn pd
+  local -a pids=() variants=()
+  VARIANT_DIRS=()
+  IFS=';' read -r -a variants <<< "${GDN_AB_FLAGS:-}"
+  for flags in "${variants[@]}"; do
+    i=$((i + 1))
+    bb=$ROOT/build-dev-b$i
+    echo "== B$i = $flags" | tee -a "$log"
+    pn=$(prebuilt_name "$flags")  # the prebuilt set with these flags, whatever its position there
+    if [ -n "$pn" ] && pd=$(prebuilt "$pn" "$flags"); then
+      echo "== B$i: prebuilt ($pn), no build here" | tee -a "$log"
+      bb=$pd
+    else
+      cmake -S "$ROOT" -B "$bb" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON \
+        -DHYMO_ENABLE_NCCL=OFF "-DCMAKE_CUDA_FLAGS=$flags" >> "$OUT/build-b$i.log" 2>&1 \
+        || { echo "B$i's configure failed" >&2; tail -20 "$OUT/build-b$i.log" >&2; return 1; }
+      ninja -C "$bb" -j16 hymo_gdn_bench hymo_gdn_test >> "$OUT/build-b$i.log" 2>&1 &
+      pids+=("$!:$i")
+    fi
+    VARIANT_DIRS+=("$bb")
+  done
+  for pi in "${pids[@]}"; do
+    wait "${pi%%:*}" || { echo "B${pi##*:}'s build failed" >&2; tail -40 "$OUT/build-b${pi##*:}.log" >&2; return 1; }
+  done
 }
