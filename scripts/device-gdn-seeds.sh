@@ -29,7 +29,8 @@ for k in $(seq "${GDN_SEEDS_N:-20}"); do
   for j in "${!TESTS[@]}"; do
     "${TESTS[$j]}" --seed $((1000 * k)) ${GDN_SEEDS_ARGS:---dtype f32} > "$OUT/seed-${NAMES[$j]}-$k.log" 2>&1
     rc=$?
-    echo "${NAMES[$j]} seed $((1000 * k)) rc=$rc $(grep '^worst relative errors' "$OUT/seed-${NAMES[$j]}-$k.log")" \
+    echo "${NAMES[$j]} seed $((1000 * k)) rc=$rc ok*=$(grep -c '^  ok\*' "$OUT/seed-${NAMES[$j]}-$k.log")" \
+      "$(grep '^worst relative errors' "$OUT/seed-${NAMES[$j]}-$k.log")" \
       | tee -a "$OUT/seeds.log"
   done
 done

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Summarise scripts/device-gdn-seeds.sh's log: per build and tensor, the largest and the
-median of the seeds' worst relative errors, and the seeds whose test failed.
+median of the seeds' worst relative errors, the seeds whose test failed and those where a
+check passed only at the FP32 variant's bound for ill-conditioned instances ("ok*").
 
-Log lines: "<build> seed <n> rc=<rc> worst relative errors (seed <n>): <dtype> <tensor> <err>; ..."
+Log lines: "<build> seed <n> rc=<rc> [ok*=<k>] worst relative errors (seed <n>): <dtype> <tensor> <err>; ..."
 Usage: gdn-seeds-summary.py seeds.log
 """
 import re
@@ -14,6 +15,7 @@ from collections import defaultdict
 def main(path):
     errs = defaultdict(lambda: defaultdict(list))  # build -> tensor -> [err per seed]
     failed = defaultdict(list)
+    cond = defaultdict(list)  # build -> [(seed, ok* checks)]
     seeds = defaultdict(int)
     pat = re.compile(r'^(\S+) seed (\d+) rc=(\d+)(.*)$')
     for line in open(path):
@@ -24,6 +26,9 @@ def main(path):
         seeds[build] += 1
         if rc != 0:
             failed[build].append(seed)
+        mc = re.match(r'\s*ok\*=(\d+)', rest)
+        if mc and int(mc.group(1)) > 0:
+            cond[build].append((seed, int(mc.group(1))))
         body = rest.split(':', 1)[1] if ':' in rest else ''
         for item in body.split(';'):
             parts = item.split()
@@ -34,6 +39,9 @@ def main(path):
         return 1
     for build in sorted(seeds):
         print(f'{build}: {seeds[build]} seeds, failed: {failed[build] or "none"}')
+        if cond[build]:
+            print('  passed only at the bound for ill-conditioned instances (seed: checks): '
+                  + ', '.join(f'{sd}: {k}' for sd, k in cond[build]))
         for t in sorted(errs[build]):
             v = errs[build][t]
             print(f'  {t:20s} max {max(v):.2e}  median {statistics.median(v):.2e}  ({len(v)} seeds)')

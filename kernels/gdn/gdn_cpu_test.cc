@@ -84,6 +84,25 @@ static void run_case(const char* name, CpuShape s, double gate_mean, double alog
   for (auto& e : dout) e = n01(rng);
   CpuGrads g;
   cpu_backward(s, in, dout, g);
+  // the per-head sums' terms' magnitudes: dt_bias's terms are the per-token dgate_raw (an
+  // independent check); every magnitude sum is at least the sum's own magnitude
+  {
+    bool bounds = true;
+    for (size_t i = 0; i < g.A_log.size(); ++i) bounds = bounds && g.A_log_mag[i] >= std::fabs(g.A_log[i]) * (1 - 1e-12);
+    if (s.fused) {
+      std::vector<double> m(s.H, 0.0);
+      for (size_t i = 0; i < g.gate.size(); ++i) m[i % s.H] += std::fabs(g.gate[i]);
+      char buf[128];
+      std::snprintf(buf, sizeof buf, "%s dt_bias_mag = sum |dgate_raw|", name);
+      CHECK_LT(rel(g.dt_bias_mag, m), 1e-12, buf);
+      for (int h = 0; h < s.H; ++h)
+        bounds = bounds && g.D_skip_mag[h] >= std::fabs(g.D_skip[h]) * (1 - 1e-12) &&
+                 g.dt_bias_mag[h] >= std::fabs(g.dt_bias[h]) * (1 - 1e-12);
+    }
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%s magnitude sums >= |sums|", name);
+    CHECK_LT(bounds ? 0.0 : 1.0, 0.5, buf);
+  }
   struct T {
     const char* nm;
     std::vector<double>* x;

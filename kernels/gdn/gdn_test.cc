@@ -68,41 +68,71 @@ static void explain(const std::vector<double>& out, const std::vector<double>& r
   }
 }
 
+// What a check knows beyond out and ref: the tensor's dims (--explain), for a per-head sum
+// the terms' magnitudes (CpuGrads::*_mag), and for the FP32 variant the reference again from
+// inputs jittered at FP32's rounding (see check()).
+struct Extra {
+  Dims dm;
+  const std::vector<double>* mag = nullptr;
+  const std::vector<double>* jit = nullptr;
+};
+
+// The FP32 variant on ill-conditioned instances (docs/kernels/gdn.md, "Parity: the FP32
+// variant's reading"). Where ||out - ref|| / ||ref|| misses tol, a check still passes
+// (printed "ok*", counted at the end) when
+//  - a per-head sum over tokens (dt_bias, A_log, D_skip) is within tol of the sum of its
+//    terms' magnitudes (||out - ref|| / ||sum_t |term_t| ||): the per-token terms held to the
+//    per-tensor tolerance, summed; its condition number (that over ||ref||) is printed;
+//  - any other tensor is within kSensFactor times the instance's sensitivity to FP32 rounding
+//    (sens = ||ref(x') - ref(x)|| / ||ref(x)||, every input and dout moved by a random relative
+//    2^-24), e.g. a token whose RMSNorm input o + D_skip v nearly cancels. kSensFactor covers
+//    PyTorch's own FP32 chunked form (bench/gdn/fp32_floor.py: at most 53 on 84 instances).
+constexpr double kSensFactor = 64;
+static int g_cond_pass = 0;
+
 static void check(const std::string& what, const std::vector<double>& out,
-                  const std::vector<double>& ref, double tol, double tol_abs, const Dims& dm = Dims(),
-                  const std::vector<double>* mag = nullptr) {
+                  const std::vector<double>& ref, double tol, double tol_abs, const Extra& ex = Extra()) {
   ++g_checks;
-  double num = 0, den = 0;
+  double num = 0, den = 0, jn = 0, mm = 0;
   bool finite = true;
   for (size_t i = 0; i < out.size(); ++i) {
     finite = finite && std::isfinite(out[i]);
     num += (out[i] - ref[i]) * (out[i] - ref[i]);
     den += ref[i] * ref[i];
+    if (ex.jit) jn += ((*ex.jit)[i] - ref[i]) * ((*ex.jit)[i] - ref[i]);
+    if (ex.mag) mm += (*ex.mag)[i] * (*ex.mag)[i];
   }
   // exact gradient ~0 (RMS < 1e-3 against O(1) inputs): compare the RMS error with
   // the inputs' unit scale instead, at tol_abs
   const bool floored = den < 1e-6 * double(out.size());
   const double err = finite ? std::sqrt(num / (floored ? double(out.size()) : den)) : INFINITY;
-  const bool ok = std::isfinite(err) && err < (floored ? tol_abs : tol);
+  const double sens = (ex.jit && !floored) ? std::sqrt(jn / den) : 0.0;
+  const double vs_mag = (ex.mag && mm > 0) ? std::sqrt(num / mm) : INFINITY;
+  bool ok = std::isfinite(err) && err < (floored ? tol_abs : tol);
+  bool by_cond = false;
+  if (!ok && std::isfinite(err) && ex.jit && !floored)
+    by_cond = ex.mag ? vs_mag < tol : err < kSensFactor * sens;
+  ok = ok || by_cond;
   if (!ok) ++g_fail;
+  if (by_cond) ++g_cond_pass;
   if (!floored) {
     double& wst = g_worst[g_dtype_tag + " " + what];
     wst = std::isfinite(err) ? std::max(wst, err) : INFINITY;
   }
-  // a per-head sum over tokens: its condition number (the terms' magnitudes over the sum)
-  // and the error against the terms' magnitudes, for reading a failure (not checked)
-  char cond[96] = "";
-  if (mag && !floored) {
-    double mm = 0;
-    for (double x : *mag) mm += x * x;
-    if (mm > 0 && std::isfinite(err))
-      std::snprintf(cond, sizeof cond, "  [cond %.0f; error vs the terms' magnitudes %.2e]",
-                    std::sqrt(mm / den), std::sqrt(num / mm));
-  }
-  std::printf("  %-4s %-14s %s %.3e (tol %.0e)%s%s\n", ok ? "ok" : "FAIL", what.c_str(),
+  char note[200] = "";
+  int nn = 0;
+  if (ex.jit && !floored)
+    nn = std::snprintf(note, sizeof note, "  [sens %.1e]", sens);
+  if (ex.mag && !floored && mm > 0 && std::isfinite(err))
+    nn += std::snprintf(note + nn, sizeof note - nn, "  [cond %.0f; vs the terms' magnitudes %.2e]",
+                        std::sqrt(mm / den), vs_mag);
+  if (by_cond)
+    std::snprintf(note + nn, sizeof note - nn, ex.mag ? "  ill-conditioned: checked against the terms' magnitudes"
+                                                      : "  ill-conditioned: checked at %.0f sens", kSensFactor);
+  std::printf("  %-4s %-14s %s %.3e (tol %.0e)%s%s\n", by_cond ? "ok*" : ok ? "ok" : "FAIL", what.c_str(),
               floored ? "abs" : "rel", err, floored ? tol_abs : tol,
-              floored ? "  [exact gradient ~0: RMS error vs unit scale]" : "", cond);
-  if (g_explain == 2 || (g_explain == 1 && !ok)) explain(out, ref, dm);
+              floored ? "  [exact gradient ~0: RMS error vs unit scale]" : "", note);
+  if (g_explain == 2 || (g_explain == 1 && (!ok || by_cond))) explain(out, ref, ex.dm);
 }
 
 struct Case {
@@ -187,6 +217,24 @@ static void run_case(const Case& k, uint64_t seed) {
   cpu_forward(cs, in, yref);
   CpuGrads gref;
   cpu_backward(cs, in, dout, gref);
+  // the FP32 variant: the reference again from every input and dout moved by a random
+  // relative 2^-24 (FP32's unit roundoff), the instance's sensitivity to FP32 rounding
+  std::vector<double> yjit;
+  CpuGrads gjit;
+  if (!bf) {
+    std::mt19937_64 jr(seed ^ 0x9e3779b97f4a7c15ull);
+    std::uniform_real_distribution<double> um(-1.0, 1.0);
+    auto jig = [&](const std::vector<double>& x) {
+      std::vector<double> y(x);
+      for (auto& e : y) e *= 1 + std::ldexp(um(jr), -24);
+      return y;
+    };
+    CpuInputs ij = in;
+    for (auto* x : {&ij.v, &ij.b, &ij.c, &ij.gate, &ij.z, &ij.dt_bias, &ij.A_log, &ij.D_skip, &ij.w_y})
+      *x = jig(*x);
+    cpu_forward(cs, ij, yjit);
+    cpu_backward(cs, ij, jig(dout), gjit);
+  }
 
   Shape s;
   s.B = k.B; s.T = k.T; s.H = k.H; s.D = k.D; s.S = k.S; s.dtype = k.dt; s.fused = k.fused;
@@ -225,17 +273,18 @@ static void run_case(const Case& k, uint64_t seed) {
   GDN_CUDA(cudaDeviceSynchronize());
   const double tol = bf ? 1e-2 : 1e-5, tabs = bf ? 1e-2 : 1e-3;
   const Dims dd{k.B, k.T, k.H, k.D}, ds{k.B, k.T, k.H, k.S}, dg{k.B, k.T, k.H, 1};
-  check(k.fused ? "y" : "o", out.download(), yref, tol, tabs, dd);
-  check("dv", dv.download(), gref.v, tol, tabs, dd);
-  check("db", db.download(), gref.b, tol, tabs, ds);
-  check("dc", dc.download(), gref.c, tol, tabs, ds);
-  check(k.fused ? "dgate_raw" : "dg", dgate.download(), gref.gate, tol, tabs, dg);
-  check("dA_log", galog.download(), gref.A_log, tol, tabs, Dims(), &gref.A_log_mag);
+  auto J = [&](const std::vector<double>& x) { return bf ? nullptr : &x; };
+  check(k.fused ? "y" : "o", out.download(), yref, tol, tabs, {dd, nullptr, J(yjit)});
+  check("dv", dv.download(), gref.v, tol, tabs, {dd, nullptr, J(gjit.v)});
+  check("db", db.download(), gref.b, tol, tabs, {ds, nullptr, J(gjit.b)});
+  check("dc", dc.download(), gref.c, tol, tabs, {ds, nullptr, J(gjit.c)});
+  check(k.fused ? "dgate_raw" : "dg", dgate.download(), gref.gate, tol, tabs, {dg, nullptr, J(gjit.gate)});
+  check("dA_log", galog.download(), gref.A_log, tol, tabs, {Dims(), &gref.A_log_mag, J(gjit.A_log)});
   if (k.fused) {
-    check("dz", dz.download(), gref.z, tol, tabs, dd);
-    check("ddt_bias", gdtb.download(), gref.dt_bias, tol, tabs, Dims(), &gref.dt_bias_mag);
-    check("dD_skip", gdsk.download(), gref.D_skip, tol, tabs, Dims(), &gref.D_skip_mag);
-    check("dw_y", gwy.download(), gref.w_y, tol, tabs);
+    check("dz", dz.download(), gref.z, tol, tabs, {dd, nullptr, J(gjit.z)});
+    check("ddt_bias", gdtb.download(), gref.dt_bias, tol, tabs, {Dims(), &gref.dt_bias_mag, J(gjit.dt_bias)});
+    check("dD_skip", gdsk.download(), gref.D_skip, tol, tabs, {Dims(), &gref.D_skip_mag, J(gjit.D_skip)});
+    check("dw_y", gwy.download(), gref.w_y, tol, tabs, {Dims(), nullptr, J(gjit.w_y)});
   }
   GDN_CUDA(cudaFree(ws));
 }
@@ -518,6 +567,10 @@ int main(int argc, char** argv) {
   }
   std::printf("worst relative errors (seed %ld):", seed0);
   for (const auto& [name, e] : g_worst) std::printf(" %s %.2e;", name.c_str(), e);
-  std::printf("\n%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
+  std::printf("\n");
+  if (g_cond_pass)
+    std::printf("%d check(s) passed only at the FP32 variant's bound for ill-conditioned instances"
+                " (\"ok*\" above; docs/kernels/gdn.md, \"Parity\")\n", g_cond_pass);
+  std::printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
   return g_fail ? 1 : 0;
 }
