@@ -154,35 +154,14 @@ struct Case {
   int tail = -1;
 };
 
-static void run_case(const Case& k, uint64_t seed) {
+// A case's inputs and output gradient, drawn from its seed (rounded to the dtype's I/O).
+static void draw_case(const Case& k, uint64_t seed, CpuInputs& in, std::vector<double>& dout) {
   const bool bf = k.dt == DType::BF16;
-  g_dtype_tag = bf ? "bf16" : "f32";
-  // A_log: "log28" everywhere (alog_max < 0), "mixed" (log 28 on even s, U(0, log 4) on odd,
-  // alog_max = 0), else "U(0,x)"
-  char alog_desc[32];
-  if (k.alog_max < 0)
-    std::snprintf(alog_desc, sizeof alog_desc, "log28");
-  else if (k.alog_max == 0)
-    std::snprintf(alog_desc, sizeof alog_desc, "mixed");
-  else
-    std::snprintf(alog_desc, sizeof alog_desc, "U(0,%.2f)", k.alog_max);
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s\n", k.B,
-              k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean, alog_desc,
-              k.cps ? std::to_string(k.cps).c_str() : "auto",
-              (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
-              (k.tail >= 0 ? " tail=" + std::to_string(k.tail) : std::string()).c_str(),
-              k.recompute ? " (bwd recomputes states)" : "");
-  gdn_set_chunks_per_segment(k.cps);
-  gdn_set_segments(k.nseg);
-  gdn_set_tail_segments(k.tail);
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01(0.0, 1.0);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
-  CpuShape cs;
-  cs.B = k.B; cs.T = k.T; cs.H = k.H; cs.D = k.D; cs.S = k.S; cs.fused = k.fused; cs.eps = 1e-6;
   const size_t nv = size_t(k.B) * k.T * k.H * k.D, ns = size_t(k.B) * k.T * k.H * k.S,
                ng = size_t(k.B) * k.T * k.H;
-  CpuInputs in;
   auto fill = [&](std::vector<double>& x, size_t n, double mean, double sc) {
     x.resize(n);
     for (auto& e : x) e = mean + sc * n01(rng);
@@ -204,9 +183,55 @@ static void run_case(const Case& k, uint64_t seed) {
   fill(in.w_y, k.D, 1, 0.2);
   for (auto* x : {&in.v, &in.z, &in.b, &in.c, &in.gate}) round_io(*x, bf);
   for (auto* x : {&in.dt_bias, &in.A_log, &in.D_skip, &in.w_y}) round_io(*x, false);
-  std::vector<double> dout;
   fill(dout, nv, 0, 1);
   round_io(dout, bf);
+}
+
+// --dump-case N FILE: case N's inputs as run_case draws them, for other evaluations of the
+// same function on the same numbers (bench/gdn/fp32_floor.py --case-file). One text line
+// "hymo-gdn-case B T H D S fused", then float64 arrays (little-endian) in the order v, b, c,
+// gate, z, dt_bias, A_log, D_skip, w_y, dout.
+static bool dump_case(const Case& k, uint64_t seed, const char* path) {
+  CpuInputs in;
+  std::vector<double> dout;
+  draw_case(k, seed, in, dout);
+  FILE* f = std::fopen(path, "wb");
+  if (!f) return false;
+  std::fprintf(f, "hymo-gdn-case %d %d %d %d %d %d\n", k.B, k.T, k.H, k.D, k.S, k.fused ? 1 : 0);
+  bool ok = true;
+  for (const auto* x : {&in.v, &in.b, &in.c, &in.gate, &in.z, &in.dt_bias, &in.A_log, &in.D_skip, &in.w_y, &dout})
+    ok = ok && std::fwrite(x->data(), sizeof(double), x->size(), f) == x->size();
+  return std::fclose(f) == 0 && ok;
+}
+
+static void run_case(const Case& k, uint64_t seed) {
+  const bool bf = k.dt == DType::BF16;
+  g_dtype_tag = bf ? "bf16" : "f32";
+  // A_log: "log28" everywhere (alog_max < 0), "mixed" (log 28 on even s, U(0, log 4) on odd,
+  // alog_max = 0), else "U(0,x)"
+  char alog_desc[32];
+  if (k.alog_max < 0)
+    std::snprintf(alog_desc, sizeof alog_desc, "log28");
+  else if (k.alog_max == 0)
+    std::snprintf(alog_desc, sizeof alog_desc, "mixed");
+  else
+    std::snprintf(alog_desc, sizeof alog_desc, "U(0,%.2f)", k.alog_max);
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s\n", k.B,
+              k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean, alog_desc,
+              k.cps ? std::to_string(k.cps).c_str() : "auto",
+              (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
+              (k.tail >= 0 ? " tail=" + std::to_string(k.tail) : std::string()).c_str(),
+              k.recompute ? " (bwd recomputes states)" : "");
+  gdn_set_chunks_per_segment(k.cps);
+  gdn_set_segments(k.nseg);
+  gdn_set_tail_segments(k.tail);
+  CpuShape cs;
+  cs.B = k.B; cs.T = k.T; cs.H = k.H; cs.D = k.D; cs.S = k.S; cs.fused = k.fused; cs.eps = 1e-6;
+  const size_t nv = size_t(k.B) * k.T * k.H * k.D, ns = size_t(k.B) * k.T * k.H * k.S,
+               ng = size_t(k.B) * k.T * k.H;
+  CpuInputs in;
+  std::vector<double> dout;
+  draw_case(k, seed, in, dout);
   if (bf && k.D == 32 && k.S <= 32) {  // the HYMO_GDN_DIAGMM and DIAG8 fast paths (gdn.cuh)
     const DiagShares sh = diag_fast_shares(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S);
     std::printf("  diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%\n",
@@ -296,8 +321,10 @@ int main(int argc, char** argv) {
   // e.g. to run a sanitizer on the cases appended last
   // --seed N: the first case's seed (default 12345; case i gets N + i, skipped cases included),
   // for fresh inputs; --dtype bf16|f32: only that dtype's cases; --explain [all]: where
-  // a failed (every) check's error sits
-  long max_t = -1, max_bh = -1, from = 0, seed0 = 12345, only_dt = -1;
+  // a failed (every) check's error sits; --dump-case N FILE: write case N's inputs (with
+  // --seed's numbering: seed + N) and exit, no device needed
+  long max_t = -1, max_bh = -1, from = 0, seed0 = 12345, only_dt = -1, dump_idx = -1;
+  const char* dump_path = nullptr;
   // a line at a time even into a file: a run cut short by a timeout (compute-sanitizer) still
   // shows how far it got (run 134's racecheck printed nothing in 230 s)
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -321,6 +348,9 @@ int main(int argc, char** argv) {
       from = count("--from", argv[++i]);
     } else if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
       seed0 = count("--seed", argv[++i]);
+    } else if (std::strcmp(argv[i], "--dump-case") == 0 && i + 2 < argc) {
+      dump_idx = count("--dump-case", argv[++i]);
+      dump_path = argv[++i];
     } else if (std::strcmp(argv[i], "--explain") == 0) {
       g_explain = (i + 1 < argc && std::strcmp(argv[i + 1], "all") == 0) ? (++i, 2) : 1;
     } else if (std::strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
@@ -335,7 +365,7 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N] [--seed N] [--dtype bf16|f32]\n"
-                   "       [--explain [all]]\n",
+                   "       [--explain [all]] [--dump-case N FILE]\n",
                    argv[0]);
       return 2;
     }
@@ -459,6 +489,19 @@ int main(int argc, char** argv) {
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
     return 2;
+  }
+  if (dump_path) {  // no device needed
+    if (dump_idx >= long(cases.size())) {
+      std::fprintf(stderr, "%s: --dump-case %ld: there are %zu cases (0..%zu)\n", argv[0], dump_idx,
+                   cases.size(), cases.size() - 1);
+      return 2;
+    }
+    if (!dump_case(cases[size_t(dump_idx)], uint64_t(seed0 + dump_idx), dump_path)) {
+      std::fprintf(stderr, "%s: cannot write %s\n", argv[0], dump_path);
+      return 1;
+    }
+    std::printf("case %ld (seed %ld) written to %s\n", dump_idx, seed0 + dump_idx, dump_path);
+    return 0;
   }
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
