@@ -15,8 +15,13 @@ the largest relative error over the seeds and how many seeds miss 1e-5; for the 
 sums also the condition number (||sum of the terms' magnitudes|| / ||sum||, median and
 largest over the seeds) and the largest error against the terms' magnitudes.
 
+With --case-file FILE it evaluates one of gdn_test.cc's cases on exactly its numbers
+(`hymo_gdn_test --seed S --dump-case N FILE`, no GPU needed), so that a kernel's error on a
+fresh seed can be set beside PyTorch's FP32 on the same inputs.
+
 Usage: /usr/bin/python3 bench/gdn/fp32_floor.py [--seeds 12] [--cases all|quick]
-(CPU; about a minute for --cases quick at 12 seeds on two cores.)
+       /usr/bin/python3 bench/gdn/fp32_floor.py --case-file FILE
+(CPU; about 8 minutes for --cases all at 12 seeds on two cores.)
 """
 import argparse
 import math
@@ -99,6 +104,30 @@ def terms(ins, dout):
             "A_log": alog_t.grad.abs().sum((0, 1))}
 
 
+def read_case(path):
+    """A case written by `hymo_gdn_test --dump-case N FILE` (the inputs, then dout)."""
+    with open(path, "rb") as f:
+        head = f.readline().split()
+        if len(head) != 7 or head[0] != b"hymo-gdn-case":
+            sys.exit(f"{path}: not a case file from hymo_gdn_test --dump-case")
+        B, T, H, D, S, fused = (int(x) for x in head[1:])
+        if not fused:
+            sys.exit(f"{path}: an unfused case (this script evaluates the fused function)")
+        sizes = [B * T * H * D, B * T * H * S, B * T * H * S, B * T * H, B * T * H * D, H, H * S, H, D,
+                 B * T * H * D]
+        shapes = [(B, T, H, D), (B, T, H, S), (B, T, H, S), (B, T, H), (B, T, H, D), (H,), (H, S), (H,), (D,),
+                  (B, T, H, D)]
+        data = f.read()
+    if len(data) != 8 * sum(sizes):
+        sys.exit(f"{path}: {len(data)} bytes of arrays, expected {8 * sum(sizes)} for B={B} T={T} H={H} D={D} S={S}")
+    flat = torch.frombuffer(bytearray(data), dtype=torch.float64)
+    arrs, o = [], 0
+    for n, sh in zip(sizes, shapes):
+        arrs.append(flat[o:o + n].reshape(sh).clone())
+        o += n
+    return (B, T, H, D, S), arrs[:9], arrs[9]
+
+
 def rel(x, r):
     return (x - r).norm().item() / max(r.norm().item(), 1e-300)
 
@@ -108,10 +137,14 @@ def main():
     ap.add_argument("--seeds", type=int, default=12)
     ap.add_argument("--cases", choices=["all", "quick"], default="quick")
     ap.add_argument("--no-chunked", action="store_true", help="the definition only")
+    ap.add_argument("--case-file", help="evaluate one case written by hymo_gdn_test --dump-case instead")
     a = ap.parse_args()
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     torch.backends.cuda.matmul.allow_tf32 = False
     impls = [("naive", gdn_naive)] + ([] if a.no_chunked else [("chunked", gdn_chunked)])
+    if a.case_file:
+        print(f"FP32 PyTorch (CPU, no TF32) against FP64; relative errors (tol {TOL:g})")
+        return one_case(a.case_file, impls)
     print(f"FP32 PyTorch (CPU, no TF32) against FP64, {a.seeds} seeds a case; tol {TOL:g}")
     worst_all = {}
     for case in (CASES if a.cases == "all" else QUICK):
@@ -153,6 +186,29 @@ def main():
             worst_all[(name, k)] = max(worst_all.get((name, k), 0.0), w)
     print("worst over all cases: " + ", ".join(f"{n}:{'d' + k if k != 'y' else k} {w:.1e}"
                                                for (n, k), w in sorted(worst_all.items())))
+
+
+def one_case(path, impls):
+    (B, T, H, D, S), ins, dout = read_case(path)
+    print(f"case file {path}: B={B} T={T} H={H} D={D} S={S} (fused)")
+    ref = grads(gdn_naive, ins, dout, torch.float64)
+    mags = terms(ins, dout)
+    pg = torch.Generator().manual_seed(99)
+    jig = lambda x: x * (1 + 2.0 ** -24 * (2 * torch.rand(x.shape, generator=pg, dtype=torch.float64) - 1))
+    refp = grads(gdn_naive, [jig(x) for x in ins], jig(dout), torch.float64)
+    print("  sensitivity to FP32 rounding: " + "; ".join(
+        f"{'d' + k if k != 'y' else 'y'} {rel(refp[k], ref[k]):.1e}" for k in ["y"] + GRADS))
+    for name, fn in impls:
+        got = grads(fn, ins, dout, torch.float32)
+        line = []
+        for k in ["y"] + GRADS:
+            e = rel(got[k], ref[k])
+            extra = ""
+            if k in mags:
+                extra = f" (vs terms' magnitudes {(got[k] - ref[k]).norm().item() / mags[k].norm().item():.1e})"
+            line.append(f"{'d' + k if k != 'y' else 'y'} {e:.2e}{extra}")
+        print(f"  {name:8s} " + "; ".join(line))
+    return 0
 
 
 if __name__ == "__main__":
