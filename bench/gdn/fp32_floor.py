@@ -17,7 +17,9 @@ largest over the seeds) and the largest error against the terms' magnitudes.
 
 With --case-file FILE it evaluates one of gdn_test.cc's cases on exactly its numbers
 (`hymo_gdn_test --seed S --dump-case N FILE`, no GPU needed), so that a kernel's error on a
-fresh seed can be set beside PyTorch's FP32 on the same inputs.
+fresh seed can be set beside PyTorch's on the same inputs: FP32 for the FP32 cases; for the
+BF16 cases the kernel's contract (v, b, c, gate, z, dout and the gradients of the first five in
+BF16, parameters and compute in FP32).
 
 Usage: /usr/bin/python3 bench/gdn/fp32_floor.py [--seeds 12] [--cases all|quick]
        /usr/bin/python3 bench/gdn/fp32_floor.py --case-file FILE
@@ -73,9 +75,15 @@ def draw(B, T, H, D, S, gate_mean, alog, gen):
 
 
 def grads(fn, ins, dout, dtype):
-    xs = [x.detach().to(dtype).clone().requires_grad_() for x in ins]
+    """dtype torch.bfloat16: the kernel's BF16 contract, v b c gate z and dout in BF16, the
+    parameters in FP32 (bench_gdn.py's functions then compute in FP32 and return y in BF16)."""
+    if dtype == torch.bfloat16:
+        xs = [x.detach().to(torch.bfloat16 if i < 5 else torch.float32).clone().requires_grad_()
+              for i, x in enumerate(ins)]
+    else:
+        xs = [x.detach().to(dtype).clone().requires_grad_() for x in ins]
     y = fn(*xs)
-    y.backward(dout.to(dtype))
+    y.backward(dout.to(y.dtype))
     out = {k: x.grad.double() for k, x in zip(NAMES, xs)}
     out["y"] = y.detach().double()
     return out
@@ -108,9 +116,10 @@ def read_case(path):
     """A case written by `hymo_gdn_test --dump-case N FILE` (the inputs, then dout)."""
     with open(path, "rb") as f:
         head = f.readline().split()
-        if len(head) != 7 or head[0] != b"hymo-gdn-case":
+        if len(head) != 8 or head[0] != b"hymo-gdn-case" or head[7] not in (b"bf16", b"f32"):
             sys.exit(f"{path}: not a case file from hymo_gdn_test --dump-case")
-        B, T, H, D, S, fused = (int(x) for x in head[1:])
+        B, T, H, D, S, fused = (int(x) for x in head[1:7])
+        dtype = torch.bfloat16 if head[7] == b"bf16" else torch.float32
         if not fused:
             sys.exit(f"{path}: an unfused case (this script evaluates the fused function)")
         sizes = [B * T * H * D, B * T * H * S, B * T * H * S, B * T * H, B * T * H * D, H, H * S, H, D,
@@ -125,7 +134,7 @@ def read_case(path):
     for n, sh in zip(sizes, shapes):
         arrs.append(flat[o:o + n].reshape(sh).clone())
         o += n
-    return (B, T, H, D, S), arrs[:9], arrs[9]
+    return (B, T, H, D, S), dtype, arrs[:9], arrs[9]
 
 
 def rel(x, r):
@@ -143,7 +152,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     impls = [("naive", gdn_naive)] + ([] if a.no_chunked else [("chunked", gdn_chunked)])
     if a.case_file:
-        print(f"FP32 PyTorch (CPU, no TF32) against FP64; relative errors (tol {TOL:g})")
+        print("PyTorch (CPU, no TF32) against FP64; relative errors")
         return one_case(a.case_file, impls)
     print(f"FP32 PyTorch (CPU, no TF32) against FP64, {a.seeds} seeds a case; tol {TOL:g}")
     worst_all = {}
@@ -189,8 +198,10 @@ def main():
 
 
 def one_case(path, impls):
-    (B, T, H, D, S), ins, dout = read_case(path)
-    print(f"case file {path}: B={B} T={T} H={H} D={D} S={S} (fused)")
+    (B, T, H, D, S), dtype, ins, dout = read_case(path)
+    tol = 1e-2 if dtype == torch.bfloat16 else TOL
+    print(f"case file {path}: B={B} T={T} H={H} D={D} S={S} (fused), "
+          f"{'BF16 I/O, FP32 compute' if dtype == torch.bfloat16 else 'FP32'}; tol {tol:g}")
     ref = grads(gdn_naive, ins, dout, torch.float64)
     mags = terms(ins, dout)
     pg = torch.Generator().manual_seed(99)
@@ -199,7 +210,7 @@ def one_case(path, impls):
     print("  sensitivity to FP32 rounding: " + "; ".join(
         f"{'d' + k if k != 'y' else 'y'} {rel(refp[k], ref[k]):.1e}" for k in ["y"] + GRADS))
     for name, fn in impls:
-        got = grads(fn, ins, dout, torch.float32)
+        got = grads(fn, ins, dout, dtype)
         line = []
         for k in ["y"] + GRADS:
             e = rel(got[k], ref[k])
