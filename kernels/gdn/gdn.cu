@@ -303,6 +303,11 @@ size_t gdn_workspace_bytes(const Shape& s) {
   return layout(s).total;
 }
 
+const float* gdn_saved_o(const Shape& s, const void* workspace) {
+  if (*gdn_check_shape(s) || !workspace || !staged(s)) return nullptr;
+  return reinterpret_cast<const float*>(static_cast<const char*>(workspace) + layout(s).dObuf);
+}
+
 // stream operations: the state pass and the output pass, plus the segment scan between
 // them in the staged BF16 variants (with HYMO_GDN_FUSED_STATE, the staged forward is a
 // memset of its flags and one kernel: 2)

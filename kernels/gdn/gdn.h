@@ -102,6 +102,12 @@ int gdn_segments(const Shape& s);
 size_t gdn_clocks_bytes();
 cudaError_t gdn_clocks_arm(void* buf);
 
+// Testing (hymo_gdn_test): the FP32 o ([B,T,H,D], before the epilogue) that a forward with
+// save_for_backward leaves in the workspace for the backward (the staged BF16 kernels: S, D <=
+// 64), or nullptr where the shape's kernels keep none (they recompute o in the backward). Valid
+// from that forward until the next backward on the workspace, which overwrites it with dO.
+const float* gdn_saved_o(const Shape& s, const void* workspace);
+
 // Kernel launches each call makes (for the benchmark's report).
 int gdn_forward_launches(const Shape& s);
 int gdn_backward_launches(const Shape& s, bool states_from_forward);

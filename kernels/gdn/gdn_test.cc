@@ -88,6 +88,10 @@ struct Extra {
 //    2^-24), e.g. a token whose RMSNorm input o + D_skip v nearly cancels. kSensFactor covers
 //    PyTorch's own FP32 chunked form (bench/gdn/fp32_floor.py: at most 53 on 84 instances).
 constexpr double kSensFactor = 64;
+// The BF16 training forward's saved FP32 o (gdn_saved_o), which the backward's decay-parameter
+// gradients rest on: its operands are BF16 high + low pairs (about 16 bits), so it is held to
+// FP32-like accuracy, far inside the BF16 outputs' 1e-2.
+constexpr double kSavedOTol = 1e-4;
 static int g_cond_pass = 0;
 
 static void check(const std::string& what, const std::vector<double>& out,
@@ -288,6 +292,14 @@ static void run_case(const Case& k, uint64_t seed) {
   if (e != cudaSuccess) std::printf("  forward: %s %s\n", cudaGetErrorString(e), gdn_last_error());
   GDN_CUDA(e);
   GDN_CUDA(cudaDeviceSynchronize());
+  // the FP32 o the training forward leaves for the backward (staged BF16 kernels): the
+  // decay-parameter gradients rest on it, so it must be FP32-accurate, not BF16
+  std::vector<double> osaved;
+  if (const float* so = k.recompute ? nullptr : gdn_saved_o(s, ws)) {
+    std::vector<float> of(nv);
+    GDN_CUDA(cudaMemcpy(of.data(), so, nv * sizeof(float), cudaMemcpyDeviceToHost));
+    osaved.assign(of.begin(), of.end());
+  }
   BwdArgs ba;
   ba.in = fa;
   ba.dout = dO.p; ba.dv = dv.p; ba.db = db.p; ba.dc = dc.p; ba.dgate = dgate.p; ba.dz = dz.p;
@@ -302,6 +314,20 @@ static void run_case(const Case& k, uint64_t seed) {
   const Dims dd{k.B, k.T, k.H, k.D}, ds{k.B, k.T, k.H, k.S}, dg{k.B, k.T, k.H, 1};
   auto J = [&](const std::vector<double>& x) { return bf ? nullptr : &x; };
   check(k.fused ? "y" : "o", out.download(), yref, tol, tabs, {dd, nullptr, J(yjit)});
+  if (!osaved.empty()) {
+    std::vector<double> oref;
+    if (k.fused) {  // o itself: the unfused function of g = sigmoid(gate_raw + dt_bias)
+      CpuShape cu = cs;
+      cu.fused = false;
+      CpuInputs iu = in;
+      for (size_t i = 0; i < iu.gate.size(); ++i)
+        iu.gate[i] = 1 / (1 + std::exp(-(in.gate[i] + in.dt_bias[i % k.H])));
+      cpu_forward(cu, iu, oref);
+    } else {
+      oref = yref;
+    }
+    check("o_saved", osaved, oref, kSavedOTol, kSavedOTol, {dd, nullptr, nullptr});
+  }
   check("dv", dv.download(), gref.v, tol, tabs, {dd, nullptr, J(gjit.v)});
   check("db", db.download(), gref.b, tol, tabs, {ds, nullptr, J(gjit.b)});
   check("dc", dc.download(), gref.c, tol, tabs, {ds, nullptr, J(gjit.c)});
