@@ -86,6 +86,19 @@
 #define HYMO_GDN_BWD_KLAST 0
 #endif
 
+// HYMO_GDN_BWD_QOFF (session 25; default on): dc and db accumulate without their diagonal
+// (tau = t) terms dP_tt b_t and dP_tt c_t; the query warps keep dP_tt (a C-float tile, dpt) and
+// chunk_store_dcdb_q adds the terms back only where dc and db are written out. The decay
+// gradient's q = c dc - b db then has no c_t b_t dP_tt in either half: those cancel exactly, but
+// the diagonal blocks' one-product paths (HYMO_GDN_DIAG8_BWD, DIAG16, DIAGMM_BWD) compute each
+// through its reference factors with BF16 high + low operands, about 2^-16 relative, not FP32's
+// 2^-24, and what they left of it, times A_s in dgate, was most of the BF16 path's dA_log and
+// ddt_bias error (run 144: dA_log 5.9e-3 with DIAG8_BWD, 2.2e-4 without). gdn.cuh's
+// HYMO_GDN_F32_QOFF is the FP32 variant's twin.
+#ifndef HYMO_GDN_BWD_QOFF
+#define HYMO_GDN_BWD_QOFF 1
+#endif
+
 // HYMO_GDN_BWD_HN_EARLY (session 20): the query warps load the next segment's entering state
 // (for the last chunk's end sensitivity, rb_end) into registers before the segment's leaving
 // adjoint is read and combined, so that the two DRAM round trips of the prologue overlap
@@ -143,7 +156,9 @@ struct PlanB {
   // (+ HYMO_GDN_DIAG_FLAGS_BWD with a diagonal-block switch: two buffers of 4 flags, amax2)
   static constexpr bool DF = HYMO_GDN_DIAG_FLAGS_BWD && (HYMO_GDN_DIAGMM_BWD || HYMO_GDN_DIAG8_BWD);
   static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4 + (DF ? 12 : 0);
-  static constexpr size_t bytes = al(o_vec + 4 * vec_floats);
+  // HYMO_GDN_BWD_QOFF: dP's diagonal, dP_tt, a float a row of the chunk
+  static constexpr size_t o_dpt = al(o_vec + 4 * vec_floats);
+  static constexpr size_t bytes = al(o_dpt + (HYMO_GDN_BWD_QOFF ? 4 * C : 0));
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
@@ -190,6 +205,18 @@ __device__ __forceinline__ void mm_split3(float (&acc)[NT][4], const uint32_t (&
   mm_regA<NT>(acc, ah, B + lo, ldb);
 }
 
+// HYMO_GDN_BWD_QOFF: the diagonal of a 16x16 block of dP (mma accumulator layout) to dst[0..15].
+__device__ __forceinline__ void keep_diag(const float (&dp)[2][4], float* dst) {
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+#pragma unroll
+  for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = gq + (e >> 1) * 8, col = nt * 8 + 2 * tq + (e & 1);
+      if (row == col) dst[row] = dp[nt][e];
+    }
+}
+
 // HYMO_GDN_DIAGMM_BWD: a diagonal block (rows r0 .. r0 + 15) as one product. dp is the
 // block of dP (LOWER: rows t, columns tau; kept where tau <= t) or of dP^T (rows tau,
 // columns t; kept where t >= tau); B the other side's operand for all 16 rows, referenced to
@@ -197,7 +224,7 @@ __device__ __forceinline__ void mm_split3(float (&acc)[NT][4], const uint32_t (&
 // parts, the low parts lo elements later). Row x of the result is scaled by
 // exp((G_x - G_m) A) (LOWER) or exp((G_m - G_x) A), added to acc and stored to dst (FP32 rows
 // of stride fs).
-template <int NS, bool LOWER>
+template <int NS, bool LOWER, bool NODIAG = false>
 __device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const float (&acc)[NS][4], const bf16* B,
                                                    int ldb, int lo, const float* G, const float* A2, int r0,
                                                    float* dst, int fs, float gm) {
@@ -207,7 +234,7 @@ __device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const floa
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int row = gq + (e >> 1) * 8, col = nt * 8 + 2 * tq + (e & 1);
-      if (LOWER ? col > row : col < row) dp[nt][e] = 0.f;
+      if ((LOWER ? col > row : col < row) || (NODIAG && col == row)) dp[nt][e] = 0.f;
     }
   uint32_t ah[4], alo[4];
   frag_split(dp, ah, alo);
@@ -237,7 +264,7 @@ __device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const floa
 // to row 7: each step keeps the values in range, where the factors' product alone could be
 // below FP32's normal range (diag8_fast bounds each 4-row span, not their sums; with
 // HYMO_GDN_DIAG8_MID a column factor may itself flush: gdn_diag.h bounds what that drops).
-template <int NS, bool LOWER>
+template <int NS, bool LOWER, bool NODIAG = false>
 __device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], const float (&acc)[NS][4],
                                                     const bf16* B, int ldb, int lo, const float* G,
                                                     const float* A2, int r0, float* dst, int fs) {
@@ -248,7 +275,8 @@ __device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], con
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int row = gq + (e >> 1) * 8, col = nt * 8 + 2 * tq + (e & 1);
-      const bool keep = LOWER ? col <= row : col >= row, same = (row < 8) == (col < 8);
+      const bool keep = (LOWER ? col <= row : col >= row) && !(NODIAG && col == row),
+                 same = (row < 8) == (col < 8);
       dh[nt][e] = keep && same ? dp[nt][e] : 0.f;
       ds[nt][e] = keep && !same ? dp[nt][e] : 0.f;
     }
@@ -337,7 +365,7 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
                                                        const float* rbend, float* gs, const float* g,
                                                        const float* As, float& dA_acc,
                                                        float& ddt_acc, int n, size_t tok0, int h,
-                                                       BCDead bc_dead) {
+                                                       BCDead bc_dead, const float* dpt = nullptr) {
   constexpr int NG = NTH / S, TG = C / NG;
   static_assert(NG * S == NTH && TG * NG == C && (S == 16 || S == 32) && TG <= S / 4,
                 "thread layout: a group's S threads are a warp or a half-warp");
@@ -346,7 +374,7 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
   // tiles as the products left them (complete since the CTA barrier before this tail):
   // no barrier between writing q and reading it back; dc and db go out as before
   constexpr bool QREG = HYMO_GDN_DG_WARP == 2;
-  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, !QREG>(p, sdc, sdb, sc, sb, n, tok0, h);
+  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, !QREG>(p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0);
   if constexpr (!QREG) {
     __syncthreads();
     bc_dead();  // sc and sb are not read below
@@ -418,11 +446,11 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
                                                        const float* rbend, float* gs, float* dap,
                                                        const float* g, const float* As, float* dAx,
                                                        float* misc, int n, size_t tok0, int h,
-                                                       BCDead bc_dead) {
+                                                       BCDead bc_dead, const float* dpt = nullptr) {
   constexpr int NG = NTH / S, TG = C / NG;
   static_assert(NG * S == NTH && TG * NG == C, "thread layout");
   const int tid = threadIdx.x;
-  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS>(p, sdc, sdb, sc, sb, n, tok0, h);
+  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS>(p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0);
   __syncthreads();
   bc_dead();  // sc and sb are not read below
   const int gg = tid / S, s = tid % S, tb = gg * TG;
@@ -489,6 +517,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* rbp = rbend + S;
   float* dAx = rbp + 2 * S;
   float* misc = dAx + S;
+  constexpr bool QO = HYMO_GDN_BWD_QOFF;
+  [[maybe_unused]] float* dpt = reinterpret_cast<float*>(sm + P::o_dpt);  // (QO) dP_tt
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
 #if HYMO_GDN_BWD_REV
@@ -820,12 +850,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
+        if constexpr (QO) keep_diag(dp, dpt + r0);
         if (B16 && fast16)
-          diag_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS, diag16_ref(G, r0));
+          diag_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS, diag16_ref(G, r0));
         else if constexpr (B8)
-          diag8_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
+          diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
         else
-          diag_block_product<NS, true>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS, G[r0 + 7]);
+          diag_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS, G[r0 + 7]);
       } else {
         // the diagonal block of dP: its lower triangle (FP32) for the elementwise
         // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
@@ -834,12 +865,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           zero(dp);
           warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
           warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
+          if constexpr (QO) keep_diag(dp, dpt + r0);
 #pragma unroll
           for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int tl = gq + (e >> 1) * 8, kl = nt * 8 + 2 * tq + (e & 1);
-              dpd[tl * LT + kl] = kl <= tl ? dp[nt][e] : 0.f;
+              dpd[tl * LT + kl] = (QO ? kl < tl : kl <= tl) ? dp[nt][e] : 0.f;
             }
           uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
           split2(dp[0][2], dp[0][3], ah[1], alo[1]);
@@ -987,17 +1019,17 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float sq[2][4];
         zero(sq);
         if (B16 && fast16) {
-          diag_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, diag16_ref(G, r0));
+          diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, diag16_ref(G, r0));
           warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         } else if constexpr (B8) {
-          diag8_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
+          diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
           float sq8[4] = {0.f, 0.f, 0.f, 0.f};
           diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
                             diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
           sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
           sq[1][1] = sq8[1];
         } else {
-          diag_block_product<NS, false>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, G[r0 + 7]);
+          diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, G[r0 + 7]);
           warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         }
 #pragma unroll
@@ -1021,7 +1053,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
-              dpd[kl * LT + tl] = tl >= kl ? dp[nt][e] : 0.f;
+              dpd[kl * LT + tl] = (QO ? tl > kl : tl >= kl) ? dp[nt][e] : 0.f;
             }
           uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
           split2(dp[1][0], dp[1][1], ah[2], alo[2]);
@@ -1177,10 +1209,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       };
       if constexpr (DGW)
         chunk_decay_grads_warp<S, C, NTH, FS, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
-                                                         dA_acc, ddt_acc, n, tok0, h, bc_dead);
+                                                         dA_acc, ddt_acc, n, tok0, h, bc_dead,
+                                                         QO ? dpt : nullptr);
       else
         chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, scr + NTH,
-                                                         g, As, dAx, misc, n, tok0, h, bc_dead);
+                                                         g, As, dAx, misc, n, tok0, h, bc_dead,
+                                                         QO ? dpt : nullptr);
     }
   }
   pdl_release<HYMO_GDN_BWD_PDL_LATE>();  // (gdn.cuh)
