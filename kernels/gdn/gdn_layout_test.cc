@@ -1,5 +1,6 @@
 // The segment rule (gdn.cu's layout(), read through gdn_segments): the counts the benchmarks
-// measured best (docs/kernels/gdn.md, "Segment length"), and the overrides. Host code only:
+// measured best (docs/kernels/gdn.md, "Segment length"), and the overrides; where gdn_saved_o
+// points. Host code only:
 // runs without a GPU, where the rule assumes 132 SMs (H100, H200); on a device with another SM
 // count the HYMO_GDN_CPS_FILL cases are skipped.
 #include <cstdio>
@@ -56,6 +57,28 @@ int main() {
   expect("gdn_set_chunks_per_segment(3)", mk(1, 1000, 2, 32, 32), 6);
   gdn_set_chunks_per_segment(0);
   expect("a rejected shape: 0", mk(1, 64, 2, 24, 32), 0);
+  // gdn_saved_o: inside the workspace for the staged BF16 kernels, none elsewhere
+  {
+    alignas(16) static char ws[1];  // only its address is used
+    auto saved = [&](const char* what, Shape s, bool want) {
+      const float* o = gdn_saved_o(s, ws);
+      const bool inside = o && reinterpret_cast<const char*>(o) >= ws &&
+                          reinterpret_cast<const char*>(o) + sizeof(float) * size_t(s.B) * s.T * s.H * s.D <=
+                              ws + gdn_workspace_bytes(s);
+      const bool ok = want ? inside : o == nullptr;
+      std::printf("  %-4s gdn_saved_o %-32s %s\n", ok ? "ok" : "FAIL", what, o ? "inside the workspace" : "none");
+      g_fail += !ok;
+    };
+    saved("BF16 D = S = 32", mk(2, 300, 3, 32, 32), true);
+    saved("BF16 D = 64, S = 16", mk(1, 100, 2, 64, 16), true);
+    saved("BF16 D = S = 128 (generic)", mk(1, 100, 2, 128, 128), false);
+    Shape f = mk(1, 100, 2, 32, 32);
+    f.dtype = DType::F32;
+    saved("FP32 (generic)", f, false);
+    saved("a rejected shape", mk(1, 64, 2, 24, 32), false);
+    std::printf("  %-4s gdn_saved_o without a workspace: none\n", gdn_saved_o(mk(1, 64, 2, 32, 32), nullptr) ? "FAIL" : "ok");
+    g_fail += gdn_saved_o(mk(1, 64, 2, 32, 32), nullptr) != nullptr;
+  }
   std::printf("%s: %d failed\n", g_fail ? "FAILED" : "PASSED", g_fail);
   return g_fail ? 1 : 0;
 }

@@ -640,7 +640,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, e] : g_worst) std::printf(" %s %.2e;", name.c_str(), e);
   std::printf("\n");
   if (g_cond_pass)
-    std::printf("%d check(s) passed only at the FP32 variant's bound for ill-conditioned instances"
+    std::printf("%d check(s) passed only at the bound for ill-conditioned instances"
                 " (\"ok*\" above; docs/kernels/gdn.md, \"Parity\")\n", g_cond_pass);
   std::printf("%s: %d of %d checks failed\n", g_fail ? "FAILED" : "PASSED", g_fail, g_checks);
   return g_fail ? 1 : 0;
