@@ -205,16 +205,22 @@ __device__ __forceinline__ void mm_split3(float (&acc)[NT][4], const uint32_t (&
   mm_regA<NT>(acc, ah, B + lo, ldb);
 }
 
-// HYMO_GDN_BWD_QOFF: the diagonal of a 16x16 block of dP (mma accumulator layout) to dst[0..15].
-__device__ __forceinline__ void keep_diag(const float (&dp)[2][4], float* dst) {
+// f(nt, e, row, col) for each element this lane holds of a 16x16 mma accumulator (two n8
+// tiles: element [nt][e] sits at row, col of the block).
+template <class F>
+__device__ __forceinline__ void for_frag16(F&& f) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
 #pragma unroll
   for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int row = gq + (e >> 1) * 8, col = nt * 8 + 2 * tq + (e & 1);
-      if (row == col) dst[row] = dp[nt][e];
-    }
+    for (int e = 0; e < 4; ++e) f(nt, e, gq + (e >> 1) * 8, nt * 8 + 2 * tq + (e & 1));
+}
+
+// HYMO_GDN_BWD_QOFF: the diagonal of a 16x16 block of dP (mma accumulator layout) to dst[0..15].
+__device__ __forceinline__ void keep_diag(const float (&dp)[2][4], float* dst) {
+  for_frag16([&](int nt, int e, int row, int col) {
+    if (row == col) dst[row] = dp[nt][e];
+  });
 }
 
 // HYMO_GDN_DIAGMM_BWD: a diagonal block (rows r0 .. r0 + 15) as one product. dp is the
@@ -229,13 +235,9 @@ __device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const floa
                                                    int ldb, int lo, const float* G, const float* A2, int r0,
                                                    float* dst, int fs, float gm) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-#pragma unroll
-  for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int row = gq + (e >> 1) * 8, col = nt * 8 + 2 * tq + (e & 1);
-      if ((LOWER ? col > row : col < row) || (NODIAG && col == row)) dp[nt][e] = 0.f;
-    }
+  for_frag16([&](int nt, int e, int row, int col) {
+    if ((LOWER ? col > row : col < row) || (NODIAG && col == row)) dp[nt][e] = 0.f;
+  });
   uint32_t ah[4], alo[4];
   frag_split(dp, ah, alo);
   float tmp[NS][4];
@@ -270,16 +272,12 @@ __device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], con
                                                     const float* A2, int r0, float* dst, int fs) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   float dh[2][4], ds[2][4];
-#pragma unroll
-  for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int row = gq + (e >> 1) * 8, col = nt * 8 + 2 * tq + (e & 1);
-      const bool keep = (LOWER ? col <= row : col >= row) && !(NODIAG && col == row),
-                 same = (row < 8) == (col < 8);
-      dh[nt][e] = keep && same ? dp[nt][e] : 0.f;
-      ds[nt][e] = keep && !same ? dp[nt][e] : 0.f;
-    }
+  for_frag16([&](int nt, int e, int row, int col) {
+    const bool keep = (LOWER ? col <= row : col >= row) && !(NODIAG && col == row),
+               same = (row < 8) == (col < 8);
+    dh[nt][e] = keep && same ? dp[nt][e] : 0.f;
+    ds[nt][e] = keep && !same ? dp[nt][e] : 0.f;
+  });
   float th[NS][4], ts[NS][4];
   zero(th);
   zero(ts);
