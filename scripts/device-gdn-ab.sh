@@ -20,7 +20,7 @@ mkdir -p "$OUT"
 ROOT=$(pwd)
 . "$ROOT/scripts/gdn-prebuilt-lib.sh"  # prebuilt(): variants from scripts/gdn-prebuild.sh
 : "${GDN_AB_FLAGS:?set GDN_AB_FLAGS to the CUDA defines of the variants}"
-ensure_a_build || { echo "device-gdn-ab: no A" >&2; exit 1; }
+ensure_a_build "$OUT/ab.log" || { echo "device-gdn-ab: no A" >&2; exit 1; }
 A_BENCH="$(cat /tmp/gdn-gdir)/hymo_gdn_bench"
 [ -x "$A_BENCH" ] || { echo "device-gdn-ab: A's benchmark $A_BENCH is missing" >&2; exit 1; }
 BINS=("$A_BENCH")

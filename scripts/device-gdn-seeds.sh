@@ -15,7 +15,7 @@ OUT=${OUT:-/tmp/gdn-out}
 mkdir -p "$OUT"
 ROOT=$(pwd)
 . "$ROOT/scripts/gdn-prebuilt-lib.sh"
-ensure_a_build || { echo "device-gdn-seeds: no A" >&2; exit 1; }
+ensure_a_build "$OUT/seeds.log" || { echo "device-gdn-seeds: no A" >&2; exit 1; }
 TESTS=("$(cat /tmp/gdn-gdir)/hymo_gdn_test")
 NAMES=(A)
 build_variants "$OUT/seeds.log" || { echo "device-gdn-seeds: a variant's build failed" >&2; exit 1; }

@@ -36,9 +36,10 @@ prebuilt() {
 # ensure_a_build: the default build (A) of this machine's session, recorded in /tmp/gdn-gdir
 # by `scripts/device-gdn.sh build` (which takes the prebuilt A when there is one); runs that
 # step when there is none yet. Fails with the build log's tail.
-ensure_a_build() {
-  if [ ! -s /tmp/gdn-gdir ] || [ ! -x "$(cat /tmp/gdn-gdir)/hymo_gdn_test" ]; then
-    echo "== A: no earlier build in this session; running scripts/device-gdn.sh build" >&2
+ensure_a_build() {  # [LOG]
+  if [ ! -s /tmp/gdn-gdir ] || [ ! -x "$(cat /tmp/gdn-gdir)/hymo_gdn_test" ] ||
+     [ ! -x "$(cat /tmp/gdn-gdir)/hymo_gdn_bench" ]; then
+    echo "== A: no earlier build in this session; running scripts/device-gdn.sh build" | tee -a "${1:-/dev/null}" >&2
     OUT="$OUT/a-build" "$ROOT/scripts/device-gdn.sh" build > "$OUT/a-build.log" 2>&1 \
       || { echo "A's build failed (see $OUT/a-build.log)" >&2; tail -20 "$OUT/a-build.log" >&2; return 1; }
   fi
@@ -65,7 +66,8 @@ build_variants() {
     else
       cmake -S "$ROOT" -B "$bb" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON \
         -DHYMO_ENABLE_NCCL=OFF "-DCMAKE_CUDA_FLAGS=$flags" >> "$OUT/build-b$i.log" 2>&1 \
-        || { echo "B$i's configure failed" >&2; tail -20 "$OUT/build-b$i.log" >&2; return 1; }
+        || { echo "B$i's configure failed" >&2; tail -20 "$OUT/build-b$i.log" >&2
+             for pi in "${pids[@]}"; do kill "${pi%%:*}" 2> /dev/null; done; return 1; }
       ninja -C "$bb" -j16 hymo_gdn_bench hymo_gdn_test >> "$OUT/build-b$i.log" 2>&1 &
       pids+=("$!:$i")
     fi

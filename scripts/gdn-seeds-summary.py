@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarise scripts/device-gdn-seeds.sh's log: per build and tensor, the largest and the
 median of the seeds' worst relative errors, the seeds whose test failed and those where a
-check passed only at the FP32 variant's bound for ill-conditioned instances ("ok*").
+check passed only at the bound for ill-conditioned instances ("ok*"; docs/kernels/gdn.md,
+"Parity").
 
 Log lines: "<build> seed <n> rc=<rc> [ok*=<k>] worst relative errors (seed <n>): <dtype> <tensor> <err>; ..."
 Usage: gdn-seeds-summary.py seeds.log

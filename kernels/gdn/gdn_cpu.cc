@@ -208,12 +208,14 @@ void cpu_backward(const CpuShape& s, const CpuInputs& in, const std::vector<doub
               m += dn[d] * nn;
             }
             m /= D;
+            double dsk = 0;  // this token's term dyp . v
             for (int d = 0; d < D; ++d) {
               dop[d] = r * (dn[d] - yp[d] * r * m);
               gr.v[vi + d] += in.D_skip[h] * dop[d];
-              gr.D_skip[h] += dop[d] * in.v[vi + d];
-              gr.D_skip_mag[h] += std::abs(dop[d] * in.v[vi + d]);
+              dsk += dop[d] * in.v[vi + d];
             }
+            gr.D_skip[h] += dsk;
+            gr.D_skip_mag[h] += std::abs(dsk);
           } else {
             for (int d = 0; d < D; ++d) dop[d] = dout[vi + d];
           }

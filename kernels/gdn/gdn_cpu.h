@@ -27,7 +27,8 @@ struct CpuInputs {
 struct CpuGrads {
   std::vector<double> v, b, c, gate, z, dt_bias, A_log, D_skip, w_y;
   // For the three per-head sums over tokens (dt_bias, A_log, D_skip): the sum of the
-  // magnitudes of the per-token terms they add up (same shape). mag / |grad| is the sum's
+  // magnitudes of the per-token terms they add up (same shape; a token's terms: dgate_raw_t,
+  // g_t dl_t[s] A_s and dyp_t . v_t). mag / |grad| is the sum's
   // condition number: an evaluation whose terms are accurate to e relative can be off by
   // e * mag, however small the sum itself (docs/kernels/gdn.md, "Parity").
   std::vector<double> dt_bias_mag, A_log_mag, D_skip_mag;

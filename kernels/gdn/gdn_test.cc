@@ -28,9 +28,10 @@ static std::string g_dtype_tag;
 // log-decay -28 everywhere: dg ~ e^-28), the RMS error against the unit scale of
 // the inputs is checked instead, and the line says so.
 // --explain: where a failed check's error sits (--explain all: every check's). For a
-// [B,T,H,X] tensor, the share of the squared error by row position within a 64-token
-// chunk (four 16-row blocks) and by the parity of the last index (the test's "mixed"
-// A_log puts log 28 on even s), then the largest elements with out, ref and the error
+// [B,T,H,X] tensor, the share of the squared error by t mod 64 (the four 16-row blocks of a
+// chunk where S, D <= 32; where the chunk is 32 tokens a bin spans two chunks' halves) and by
+// the parity of the last index (the test's "mixed" A_log puts log 28 on even s), then the
+// largest elements with out, ref and the error
 static int g_explain = 0;  // 0 off, 1 failed checks, 2 every check
 struct Dims {
   int B = 0, T = 0, H = 0, X = 0;  // X: the last dimension (D or S); B = 0: not per token
@@ -42,6 +43,12 @@ static void explain(const std::vector<double>& out, const std::vector<double>& r
   auto e2 = [&](size_t i) { return (out[i] - ref[i]) * (out[i] - ref[i]); };
   double tot = 0;
   for (size_t i = 0; i < out.size(); ++i) tot += e2(i);
+  if (!std::isfinite(tot)) {
+    size_t bad = 0;
+    for (double x : out) bad += !std::isfinite(x);
+    std::printf("      %zu of %zu values are not finite\n", bad, out.size());
+    return;
+  }
   if (tot == 0) return;
   if (dm.B > 0) {
     double blk[4] = {0, 0, 0, 0}, par[2] = {0, 0};
@@ -50,7 +57,7 @@ static void explain(const std::vector<double>& out, const std::vector<double>& r
       blk[(t % 64) / 16] += e2(i);
       par[x % 2] += e2(i);
     }
-    std::printf("      error share by chunk rows 0-15/16-31/32-47/48-63: %.2f %.2f %.2f %.2f;"
+    std::printf("      error share by t mod 64 in 0-15/16-31/32-47/48-63: %.2f %.2f %.2f %.2f;"
                 " last index even/odd: %.2f %.2f\n",
                 blk[0] / tot, blk[1] / tot, blk[2] / tot, blk[3] / tot, par[0] / tot, par[1] / tot);
   }
