@@ -864,13 +864,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
           warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
           if constexpr (QO) keep_diag(dp, dpt + r0);
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int tl = gq + (e >> 1) * 8, kl = nt * 8 + 2 * tq + (e & 1);
-              dpd[tl * LT + kl] = (QO ? kl < tl : kl <= tl) ? dp[nt][e] : 0.f;
-            }
+          for_frag16([&](int nt, int e, int tl, int kl) {
+            dpd[tl * LT + kl] = (QO ? kl < tl : kl <= tl) ? dp[nt][e] : 0.f;
+          });
           uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
           split2(dp[0][2], dp[0][3], ah[1], alo[1]);
           zero(tmp);
@@ -1030,13 +1026,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, G[r0 + 7]);
           warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         }
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
-            pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f;
-          }
+        for_frag16([&](int nt, int e, int kl, int tl) { pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f; });
         __syncwarp();  // pd
       } else {
         {
@@ -1046,13 +1036,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           zero(dp);
           warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
           warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int kl = gq + (e >> 1) * 8, tl = nt * 8 + 2 * tq + (e & 1);
-              dpd[kl * LT + tl] = (QO ? tl > kl : tl >= kl) ? dp[nt][e] : 0.f;
-            }
+          for_frag16([&](int nt, int e, int kl, int tl) {
+            dpd[kl * LT + tl] = (QO ? tl > kl : tl >= kl) ? dp[nt][e] : 0.f;
+          });
           uint32_t ah[4] = {0u, 0u, 0u, 0u}, alo[4] = {0u, 0u, 0u, 0u};
           split2(dp[1][0], dp[1][1], ah[2], alo[2]);
           zero(tmp);
