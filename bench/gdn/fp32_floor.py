@@ -137,6 +137,19 @@ def read_case(path):
     return (B, T, H, D, S), dtype, arrs[:9], arrs[9]
 
 
+def sensitivity(ins, dout, ref, seed):
+    """The function's sensitivity to FP32 rounding, per output: the FP64 reference again from
+    the inputs (and dout) each moved by a random relative 2^-24 (FP32's unit roundoff)."""
+    pg = torch.Generator().manual_seed(seed)
+    jig = lambda x: x * (1 + 2.0 ** -24 * (2 * torch.rand(x.shape, generator=pg, dtype=torch.float64) - 1))
+    refp = grads(gdn_naive, [jig(x) for x in ins], jig(dout), torch.float64)
+    return {k: rel(refp[k], ref[k]) for k in ref}
+
+
+def label(k):
+    return k if k == "y" else "d" + k
+
+
 def rel(x, r):
     return (x - r).norm().item() / max(r.norm().item(), 1e-300)
 
@@ -166,12 +179,7 @@ def main():
             gen = torch.Generator().manual_seed(1000 * (sd + 1) + 7 * T + H)
             ins, dout = draw(*case, gen)
             ref = grads(gdn_naive, ins, dout, torch.float64)
-            # the function's sensitivity to FP32 rounding: the FP64 reference again from the
-            # inputs (and dout) each moved by a random relative 2^-24 (FP32's unit roundoff)
-            pg = torch.Generator().manual_seed(sd + 99)
-            jig = lambda x: x * (1 + 2.0 ** -24 * (2 * torch.rand(x.shape, generator=pg, dtype=torch.float64) - 1))
-            refp = grads(gdn_naive, [jig(x) for x in ins], jig(dout), torch.float64)
-            spread = {k: rel(refp[k], ref[k]) for k in ref}
+            spread = sensitivity(ins, dout, ref, sd + 99)
             mags = terms(ins, dout)
             for k in conds:
                 conds[k].append(mags[k].norm().item() / max(ref[k].norm().item(), 1e-300))
@@ -190,10 +198,10 @@ def main():
             if k in conds:
                 cs = sorted(conds[k])
                 cond = f"  cond median {cs[len(cs) // 2]:.0f} max {cs[-1]:.0f}; vs terms' magnitudes worst {wm:.1e}"
-            print(f"  {name:8s} {'d' + k if k != 'y' else 'y':10s} worst {w:.2e}  seeds >= 1e-5: {nf}/{a.seeds}"
+            print(f"  {name:8s} {label(k):10s} worst {w:.2e}  seeds >= 1e-5: {nf}/{a.seeds}"
                   f"  error/sensitivity worst {ws:.1f}{cond}")
             worst_all[(name, k)] = max(worst_all.get((name, k), 0.0), w)
-    print("worst over all cases: " + ", ".join(f"{n}:{'d' + k if k != 'y' else k} {w:.1e}"
+    print("worst over all cases: " + ", ".join(f"{n}:{label(k)} {w:.1e}"
                                                for (n, k), w in sorted(worst_all.items())))
 
 
@@ -204,11 +212,8 @@ def one_case(path, impls):
           f"{'BF16 I/O, FP32 compute' if dtype == torch.bfloat16 else 'FP32'}; tol {tol:g}")
     ref = grads(gdn_naive, ins, dout, torch.float64)
     mags = terms(ins, dout)
-    pg = torch.Generator().manual_seed(99)
-    jig = lambda x: x * (1 + 2.0 ** -24 * (2 * torch.rand(x.shape, generator=pg, dtype=torch.float64) - 1))
-    refp = grads(gdn_naive, [jig(x) for x in ins], jig(dout), torch.float64)
-    print("  sensitivity to FP32 rounding: " + "; ".join(
-        f"{'d' + k if k != 'y' else 'y'} {rel(refp[k], ref[k]):.1e}" for k in ["y"] + GRADS))
+    spread = sensitivity(ins, dout, ref, 99)
+    print("  sensitivity to FP32 rounding: " + "; ".join(f"{label(k)} {spread[k]:.1e}" for k in ["y"] + GRADS))
     for name, fn in impls:
         got = grads(fn, ins, dout, dtype)
         line = []
@@ -217,7 +222,7 @@ def one_case(path, impls):
             extra = ""
             if k in mags:
                 extra = f" (vs terms' magnitudes {(got[k] - ref[k]).norm().item() / mags[k].norm().item():.1e})"
-            line.append(f"{'d' + k if k != 'y' else 'y'} {e:.2e}{extra}")
+            line.append(f"{label(k)} {e:.2e}{extra}")
         print(f"  {name:8s} " + "; ".join(line))
     return 0
 
