@@ -219,6 +219,11 @@ def main():
     ap.add_argument('--sweep-json', help='output of hymo_gdn_bench --json (skip re-running the sweep)')
     ap.add_argument('--shape', action='append', metavar='B,T,H,D,S',
                     help='compare on this shape only (repeatable; replaces --quick\'s and the full list, no sweep)')
+    ap.add_argument('--impls', metavar='A,B,...',
+                    help='time only these baselines (ours always runs): torch_chunked_eager, '
+                         'torch_chunked_compile, fla_chunk_gla_eager, fla_chunk_gla_compile, '
+                         'fla_chunk_gla_core_only, torch_naive_loop (default: all; at D = S = 128 the '
+                         'chunked form\'s [B,H,N,C,C,S] decay tensor alone is 15 GB at the default B, T, H)')
     args = ap.parse_args()
     custom = []
     for sh in args.shape or []:
@@ -228,6 +233,14 @@ def main():
             ap.error(f'--shape {sh}: five integers B,T,H,D,S')
         if len(custom[-1]) != 5 or min(custom[-1]) < 1:
             ap.error(f'--shape {sh}: five positive integers B,T,H,D,S')
+    known = ('torch_chunked_eager', 'torch_chunked_compile', 'fla_chunk_gla_eager',
+             'fla_chunk_gla_compile', 'fla_chunk_gla_core_only', 'torch_naive_loop')
+    want = set(known)
+    if args.impls:
+        want = set(x for x in args.impls.split(',') if x)
+        bad = sorted(want - set(known))
+        if bad:
+            ap.error(f'--impls: unknown {", ".join(bad)} (known: {", ".join(known)})')
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.cuda.get_device_name()
     print(f'device: {dev}, torch {torch.__version__}')
@@ -291,22 +304,25 @@ def main():
     for sh in base_shapes:
         us = o[sh]
         entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'])}
-        entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5)
-        print(f'{sh}: eager {entry["torch_chunked_eager"]}', flush=True)
-        if sh in (default, small):
+        if 'torch_chunked_eager' in want:
+            entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5)
+            print(f'{sh}: eager {entry["torch_chunked_eager"]}', flush=True)
+        if sh in (default, small) and 'torch_chunked_compile' in want:
             try:
                 entry['torch_chunked_compile'] = time_impl(compiled, sh, 5)
             except Exception as e:  # keep the run going
                 print('torch.compile failed:', repr(e)[:200])
         if fla:
-            entry['fla_chunk_gla_eager'] = time_impl(gdn_fla, sh, 5)
-            if sh in (default, small):
+            if 'fla_chunk_gla_eager' in want:
+                entry['fla_chunk_gla_eager'] = time_impl(gdn_fla, sh, 5)
+            if sh in (default, small) and 'fla_chunk_gla_compile' in want:
                 try:
                     entry['fla_chunk_gla_compile'] = time_impl(fla_compiled, sh, 5)
                 except Exception as e:
                     print('torch.compile around FLA failed:', repr(e)[:200])
-            entry['fla_chunk_gla_core_only'] = time_fla_core(sh, 5)
-        if sh[1] <= 256:
+            if 'fla_chunk_gla_core_only' in want:
+                entry['fla_chunk_gla_core_only'] = time_fla_core(sh, 5)
+        if sh[1] <= 256 and 'torch_naive_loop' in want:
             entry['torch_naive_loop'] = time_impl(gdn_naive, sh, 3)
         rows.append(entry)
         print(json.dumps({'shape': sh, **{k: v for k, v in entry.items() if k != 'shape'}}))
