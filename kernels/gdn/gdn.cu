@@ -82,7 +82,7 @@ bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 struct Layout {
   int C, NC, cps, cpsx, NSEG;  // NSEG segments a (b, h): cpsx of cps + 1 chunks, the rest cps
   int cpsl;                    // (HYMO_GDN_SEG_TAIL: cpsx of cpsl chunks, the rest cps)
-  size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, segflag, total;
+  size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, total;
 };
 
 Layout layout(const Shape& s) {
@@ -187,7 +187,6 @@ Layout layout(const Shape& s) {
   L.dwpart = take(BH * L.NSEG * s.D);
   L.dDpart = take(2 * BH * L.NSEG);  // doubles
   L.ddtpart = take(BH * L.NSEG);
-  L.segflag = HYMO_GDN_FUSED_STATE ? take(2 * BH * L.NSEG) : 0;  // 64-bit flags
   L.total = off;
   return L;
 }
@@ -208,7 +207,6 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.dwpart = reinterpret_cast<float*>(w + L.dwpart);
   p.dDpart = reinterpret_cast<double*>(w + L.dDpart);
   p.ddtpart = reinterpret_cast<float*>(w + L.ddtpart);
-  p.segflag = HYMO_GDN_FUSED_STATE ? reinterpret_cast<unsigned long long*>(w + L.segflag) : nullptr;
   p.clocks = g_clocks;
   return p;
 }
@@ -309,8 +307,7 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 }
 
 // stream operations: the state pass and the output pass, plus the segment scan between
-// them in the staged BF16 variants (with HYMO_GDN_FUSED_STATE, the staged forward is a
-// memset of its flags and one kernel: 2)
+// them in the staged BF16 variants
 int gdn_forward_launches(const Shape& s) {
   return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }

@@ -40,13 +40,9 @@
 #ifndef HYMO_GDN_PDL
 #define HYMO_GDN_PDL 1
 #endif
-// HYMO_GDN_FUSED_STATE (experimental, default off: 7% slower forward, run 40): the staged
-// BF16 forward in one kernel. Each output-pass CTA first computes its segment's local
-// state (the state pass's work) and publishes it with a flag per (b, h, segment) (the
-// launcher zeroes the flags in the stream first: safe under graph replay), then waits
-// for the flags of the earlier segments of its (b, h) before the segment combine. Saves
-// the state pass and its DRAM reads of b, v and the gate (the output phase reads them
-// again from L2), for a memset of the flags.
+// HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
+// segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
+// 5a8abdc has it.
 // Prologue orders (session 21; each DRAM round trip a CTA waits for before its first chunk is
 // one its SM's other CTAs must cover, run 124's clock stamps): HYMO_GDN_OUT_A2_LATE (the output
 // passes), HYMO_GDN_ADJ_EARLY (the adjoint pass), HYMO_GDN_BWD_PRO (the backward main kernel);
@@ -62,9 +58,6 @@
 #endif
 #ifndef HYMO_GDN_SEG_TAIL  // (segment layout and launch order: see seg_c0 below)
 #define HYMO_GDN_SEG_TAIL 0
-#endif
-#ifndef HYMO_GDN_FUSED_STATE
-#define HYMO_GDN_FUSED_STATE 0
 #endif
 
 // HYMO_GDN_SEG_SCAN (default on since run 45: -1..-2% at the default shape, forward -12%
@@ -476,7 +469,7 @@
 #endif
 
 // HYMO_GDN_STATE_REG (session 12; default on since run 77, 0 turns it off): the state
-// pass (state_bf16_kernel, not the fused output pass's phase 1) scales each chunk's keys,
+// pass (state_bf16_kernel) scales each chunk's keys,
 // b_t exp((G_last - G_t) A), into the state update's A fragments in registers
 // (ldmatrix.trans of the raw b tile, the factors by ex2, then the BF16 high and low parts)
 // instead of into high and low tiles in shared memory: one CTA barrier a chunk instead of
@@ -633,20 +626,6 @@ __device__ __forceinline__ int cta_seg_fresh() {
   return x;
 }
 
-// A flag written by another CTA of the same kernel (acquire: what its writer wrote
-// before releasing it is visible after).
-__device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* f) {
-  unsigned long long x;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(x) : "l"(f) : "memory");
-  return x;
-}
-// The segment states: through the read-only path when a previous kernel wrote them, from
-// L2 when another CTA of the same kernel did (HYMO_GDN_FUSED_STATE).
-template <bool SAME_KERNEL, typename T>
-__device__ __forceinline__ T ld_seg(const T* x) {
-  if constexpr (SAME_KERNEL) return __ldcg(x);
-  else return __ldg(x);
-}
 
 // HYMO_GDN_SEG_BAL (session 20; measured slower, default off): balanced segments. The first
 // chunk of segment seg (with the switch seg_c0(p, NSEG) = NC): segments differ in length by at most one chunk,
@@ -716,7 +695,6 @@ struct KParams {
   float* dwpart;    // [BH*NSEG][D]
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)
   float* ddtpart;   // [BH*NSEG]
-  unsigned long long* segflag;  // [BH][NSEG]: HYMO_GDN_FUSED_STATE's "state published"
   // HYMO_GDN_SEG_BAL: the first cpsx segments are cps + 1 chunks long, the rest cps (seg_c0);
   // HYMO_GDN_SEG_TAIL: the first cpsx are cpsl chunks long, the rest cps
   int cpsx;

@@ -30,13 +30,8 @@ using bf16 = __nv_bfloat16;
 // the layout the chosen backward reads.
 __host__ __device__ constexpr bool staged_bwd(int S, int D) { return S <= 32 && D <= 32; }
 
-// HYMO_GDN_FUSED_STATE (gdn.cuh) serves S, D <= 32: at S = 64 the output pass is at 255
-// registers, and phase 1 made it spill.
 // HYMO_GDN_OUT_RUNS (session 22, run 128: the output passes as one wave of CTAs each walking
 // runs of segments; forward +5..+9%) was removed in session 24; commit fec08ba has it.
-__host__ __device__ constexpr bool fused_state_fwd(int S, int D) {
-  return HYMO_GDN_FUSED_STATE && S <= 32 && D <= 32;
-}
 
 // acc (16 x 8*NT) += A (16 x K, row-major) * Bt^T, Bt (8*NT x K) row-major: the
 // B operand read from its transpose with ldmatrix (no .trans). NT even.
@@ -229,11 +224,10 @@ struct PlanF {
   static constexpr size_t o_hh = al(o_mid + (MR ? 0 : M * 2 * C * LS));
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
   static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
-  // (+ 1 float with fused_state_fwd: the last segment's gate sum)
   // (+ 2 C floats with HYMO_GDN_GATE_AHEAD: g and G of the odd chunks; not in the plain
   // pass at D = 16 or S = D = 64, which spill 16 and 24 bytes with it)
-  static constexpr bool GA = HYMO_GDN_GATE_AHEAD && !fused_state_fwd(S, D) && (TR || (S <= 32 && D == 32));
-  static constexpr size_t o_g1 = o_vec + 4 * (2 * C + 2 * S + R * C + (fused_state_fwd(S, D) ? 1 : 0));
+  static constexpr bool GA = HYMO_GDN_GATE_AHEAD && (TR || (S <= 32 && D == 32));
+  static constexpr size_t o_g1 = o_vec + 4 * (2 * C + 2 * S + R * C);
   // HYMO_GDN_DIAG_FLAGS (with a diagonal-block switch): two buffers of 4 flags, then amax2
   static constexpr bool DF = HYMO_GDN_DIAG_FLAGS && (HYMO_GDN_DIAGMM || HYMO_GDN_DIAG8 ||
                                                     HYMO_GDN_DIAGMM_TRAIN || HYMO_GDN_DIAG8_TRAIN);
@@ -297,11 +291,8 @@ __host__ __device__ constexpr bool state_ksplit(int S, int D) {
 #define HYMO_GDN_STATE_REV 1
 #endif
 
-// The staged forward's segment scan (HYMO_GDN_SEG_SCAN; not with HYMO_GDN_FUSED_STATE,
-// whose output pass publishes the local states itself).
-__host__ __device__ constexpr bool seg_scan_fwd(int S, int D) {
-  return HYMO_GDN_SEG_SCAN && !fused_state_fwd(S, D);
-}
+// The staged forward's segment scan (HYMO_GDN_SEG_SCAN).
+__host__ __device__ constexpr bool seg_scan_fwd(int, int) { return HYMO_GDN_SEG_SCAN; }
 // ... and the staged backward's reverse scan (its main kernel is staged_bwd's).
 __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return HYMO_GDN_SEG_SCAN && staged_bwd(S, D);
@@ -486,8 +477,7 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // the even and the odd chunks, so that a warp's gate loads have two chunks to land (one
 // warp would need a second register set, and handing it on in the rolled loop waits for
 // the load a chunk early); the keys' high part overwrites b in place (kh unused), whose
-// buffer stays the chunk's until the state update has read it. The state pass, and
-// phase 1 of the output pass with HYMO_GDN_FUSED_STATE (AHEAD = 1).
+// buffer stays the chunk's until the state update has read it. The state pass.
 // KREG (HYMO_GDN_STATE_REG; AHEAD 1 or 2): the keys go straight into the A fragments of the
 // state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
 // KS (HYMO_GDN_STATE_KSPLIT, with KREG): acc is [1][D / 8][4], warp wid's rows mt = wid %
@@ -756,7 +746,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // R warps a row block (role r: output columns r D / R ..); the state items are dealt
   // over all NWT warps
   constexpr int R = P::R, NWT = NW * R, NTH = P::NTHO, DR = D / R, ND = DR / 8;
-  constexpr bool FSF = fused_state_fwd(S, D);  // the state pass fused in (phase 1)
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   extern __shared__ __align__(16) char sm[];
@@ -845,34 +834,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cp_async_commit();
   };
   float graw[C / 32];
-  if constexpr (FSF) {
-    // Phase 1 (the state pass's work, for every segment but the last of its (b, h)): this
-    // segment's local end state from zero, published for the later segments (segstate,
-    // seggsum, then the flag, which the launcher zeroes before the kernel). Tiles: b in
-    // the c and b tiles (two buffers), v in the two v buffers, the chunk-end keys' high
-    // and low parts in Qs and Qi. Phase 2 then fetches its first chunk again (from L2).
-    for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
-    pdl_wait();  // phase 1 writes global memory (this kernel is the call's first, or a slice)
-    if (seg + 1 < p.NSEG) {  // (then c0 < c1)
-      float acc[IPW][NTW][4];
-#pragma unroll
-      for (int it = 0; it < IPW; ++it) zero(acc[it]);
-      const float gseg = segment_local_state<S, D, C, FUSED, NTH, NWT, LS, LD, 1>(
-          p, acc, [&](int k) { return k ? sc : sb; }, svb, P::QR ? qi : qs, P::QR ? kr : qi, g, G,
-          A2, graw, bb, h, c0, c1, dtb);  // (P4 has no Qs tile; its Kend tile has C rows)
-      const size_t so = size_t(bh) * p.NSEG + seg;
-      float* dst = p.segstate + so * S * D;
-      for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
-        __stcg(reinterpret_cast<float2*>(dst + s * D + d), make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]));
-      });
-      if (tid == 0) __stcg(p.seggsum + so, gseg);
-      __syncthreads();  // every thread's share is written (and phase 1's tiles are dead)
-      if (tid == 0) {   // release: the fence after the barrier orders the CTA's writes first
-        __threadfence();
-        atomicExch(p.segflag + so, 1ull);
-      }
-    }
-  }
   if (c0 < c1) {
     fetch_bc(c0);
     fetch_v(c0, svb(0));
@@ -880,11 +841,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   }
   // HYMO_GDN_OUT_A2_LATE: A_log loaded here, A2 written after the entering state's loads are
   // issued (one DRAM round trip before the loop instead of two)
-  constexpr bool A2L = HYMO_GDN_OUT_A2_LATE && !FSF && S <= NTH;
+  constexpr bool A2L = HYMO_GDN_OUT_A2_LATE && S <= NTH;
   [[maybe_unused]] float alog_pre = 0.f;
   if constexpr (A2L) {
     if (tid < S) alog_pre = p.A_log[h * S + tid];
-  } else if constexpr (!FSF) {
+  } else {
     for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
   }
   [[maybe_unused]] float2 wy[ND];
@@ -897,15 +858,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // output and writes global memory.
   pdl_wait();
   HYMO_GDN_CLK(clk.waited());
-  if constexpr (FSF) {
-    // wait for the earlier segments' phase 1 (they started before this CTA: blocks are
-    // dispatched in order of their linear index, and a phase 1 waits for nothing)
-    for (int j = tid; j < seg; j += NTH) {
-      const unsigned long long* f = p.segflag + size_t(bh) * p.NSEG + j;
-      while (ld_acquire(f) == 0ull) __nanosleep(64);
-    }
-    __syncthreads();
-  }
   // The state entering this segment, in this warp's accumulators: with the segment scan,
   // segstate holds it; else run = exp(gsum_j A) run + local_j over the earlier segments j
   // (every exponent gsum * A <= 0). Then its BF16 high and low parts into the tiles.
@@ -932,7 +884,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       const float al0 = -expf(p.A_log[h * S + mt * 16 + gq]), al1 = -expf(p.A_log[h * S + mt * 16 + gq + 8]);
 #pragma unroll 4
       for (int j = 0; j < seg; ++j) {
-        const float gj = ld_seg<FSF>(gsum + j);
+        const float gj = __ldg(gsum + j);
         const float* lj = loc + size_t(j) * S * D;
         const float e0 = __expf(gj * al0), e1 = __expf(gj * al1);
 #pragma unroll
@@ -940,7 +892,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-            const float2 x = ld_seg<FSF>(reinterpret_cast<const float2*>(lj + s * D + d));
+            const float2 x = __ldg(reinterpret_cast<const float2*>(lj + s * D + d));
             const float e = hr ? e1 : e0;
             hreg[it][nt][2 * hr] = fmaf(e, hreg[it][nt][2 * hr], x.x);
             hreg[it][nt][2 * hr + 1] = fmaf(e, hreg[it][nt][2 * hr + 1], x.y);
@@ -958,8 +910,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   };
   put_state();
 
-  float* gsum_last = ssx + R * C;  // fused_state_fwd: the last segment's gate sum
-  if (FSF && tid == 0) *gsum_last = 0.f;
   // the segment's end chunk, recomputed at each use (c1 = seg_c1(p, seg, seg_c0(p, seg)))
   const auto c1_now = [&]() {
     if constexpr (HYMO_GDN_SEG_BAL) return seg_c0(p, ctaid_x_fresh() + 1);
@@ -1035,7 +985,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     cp_async_wait_all();
     __syncthreads();
-    if (FSF && tid == 0) *gsum_last += G[C - 1];  // the last segment has no phase 1
     if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
@@ -1736,8 +1685,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       put_state();
     }
   }
-  // the backward's adjoint combine reads every segment's gate sum, the last one's too
-  if (FSF && tid == 0 && seg + 1 == p.NSEG) p.seggsum[size_t(bh) * p.NSEG + seg] = *gsum_last;
   HYMO_GDN_CLK(clk.exit(c1_now() - c0));
 }
 

@@ -98,13 +98,7 @@ template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
-  // HYMO_GDN_FUSED_STATE: the staged output pass computes the segment states itself
-  constexpr bool fused_state = staged_fwd<Tin, S, D>() && fused_state_fwd(S, D);
-  if constexpr (fused_state) {
-    HYMO_GDN_TRY(cudaMemsetAsync(p.segflag, 0, sizeof(unsigned long long) * size_t(p.B) * p.H * p.NSEG, st));
-  } else {
-    HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
-  }
+  HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
   if constexpr (staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D)) {  // local -> entering states
     HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false>, p, 128, 0, st, true, (S * D + 127) / 128));
   }
@@ -113,12 +107,12 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
       using PF = PlanF<S, D, C, true>;
       auto k = out_bf16_kernel<S, D, C, FUSED, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-      return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, !fused_state);
+      return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
     }
     using PF = PlanF<S, D, C, false>;
     auto k = out_bf16_kernel<S, D, C, FUSED, false>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, !fused_state);
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
   } else {
     auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
     HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
