@@ -212,6 +212,11 @@ def ours(binary, shapes):
     return res
 
 
+# the baselines timed beside ours, in the tables' order (--impls picks some)
+BASELINES = ('torch_chunked_eager', 'torch_chunked_compile', 'fla_chunk_gla_eager',
+             'fla_chunk_gla_compile', 'fla_chunk_gla_core_only', 'torch_naive_loop')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--ours', required=True)
@@ -220,10 +225,9 @@ def main():
     ap.add_argument('--shape', action='append', metavar='B,T,H,D,S',
                     help='compare on this shape only (repeatable; replaces --quick\'s and the full list, no sweep)')
     ap.add_argument('--impls', metavar='A,B,...',
-                    help='time only these baselines (ours always runs): torch_chunked_eager, '
-                         'torch_chunked_compile, fla_chunk_gla_eager, fla_chunk_gla_compile, '
-                         'fla_chunk_gla_core_only, torch_naive_loop (default: all; at D = S = 128 the '
-                         'chunked form\'s [B,H,N,C,C,S] decay tensor alone is 15 GB at the default B, T, H)')
+                    help=f'time only these baselines (ours always runs): {", ".join(BASELINES)} '
+                         '(default: all; at D = S = 128 the chunked form\'s [B,H,N,C,C,S] decay tensor '
+                         'alone is 15 GB at the default B, T, H)')
     args = ap.parse_args()
     custom = []
     for sh in args.shape or []:
@@ -233,14 +237,12 @@ def main():
             ap.error(f'--shape {sh}: five integers B,T,H,D,S')
         if len(custom[-1]) != 5 or min(custom[-1]) < 1:
             ap.error(f'--shape {sh}: five positive integers B,T,H,D,S')
-    known = ('torch_chunked_eager', 'torch_chunked_compile', 'fla_chunk_gla_eager',
-             'fla_chunk_gla_compile', 'fla_chunk_gla_core_only', 'torch_naive_loop')
-    want = set(known)
+    want = set(BASELINES)
     if args.impls:
         want = set(x for x in args.impls.split(',') if x)
-        bad = sorted(want - set(known))
+        bad = sorted(want - set(BASELINES))
         if bad:
-            ap.error(f'--impls: unknown {", ".join(bad)} (known: {", ".join(known)})')
+            ap.error(f'--impls: unknown {", ".join(bad)} (known: {", ".join(BASELINES)})')
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.cuda.get_device_name()
     print(f'device: {dev}, torch {torch.__version__}')
@@ -288,8 +290,7 @@ def main():
 
     header = ('| B,T,H,D,S | impl | fwd ms | fwd x ours | fwd+bwd ms | fwd+bwd x ours |\n'
               '|---|---|---|---|---|---|')
-    impls = ('ours', 'torch_chunked_eager', 'torch_chunked_compile', 'fla_chunk_gla_eager',
-             'fla_chunk_gla_compile', 'fla_chunk_gla_core_only', 'torch_naive_loop')
+    impls = ('ours',) + BASELINES
 
     def table_rows(e):
         of, ofb = e['ours']
