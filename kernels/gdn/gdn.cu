@@ -76,13 +76,17 @@ bool forward_saved(const void* ws) {
   return it != g_ws_saved.end() && it->second;
 }
 bool staged(const Shape& s) { return dev::staged_variant(s.dtype == DType::BF16, s.S, s.D); }
+// S or D = 128 in BF16: the staged forward passes on blocks of the state (gdn_split.cuh)
+bool split(const Shape& s) { return dev::split_variant(s.dtype == DType::BF16, s.S, s.D); }
 
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
 struct Layout {
   int C, NC, cps, cpsx, NSEG;  // NSEG segments a (b, h): cpsx of cps + 1 chunks, the rest cps
   int cpsl;                    // (HYMO_GDN_SEG_TAIL: cpsx of cpsl chunks, the rest cps)
-  size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart, total;
+  size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
+  size_t sp_state, sp_gsum, sp_o;  // the split path (none elsewhere)
+  size_t total;
 };
 
 Layout layout(const Shape& s) {
@@ -187,6 +191,10 @@ Layout layout(const Shape& s) {
   L.dwpart = take(BH * L.NSEG * s.D);
   L.dDpart = take(2 * BH * L.NSEG);  // doubles
   L.ddtpart = take(BH * L.NSEG);
+  const size_t nblk = split(s) ? size_t(dev::split_ns(s.S)) * dev::split_nv(s.D) : 0;
+  L.sp_state = take(nblk ? BH * L.NSEG * SD : 0);
+  L.sp_gsum = take(nblk * BH * L.NSEG);
+  L.sp_o = take(nblk ? BTH * s.D * dev::split_ns(s.S) : 0);
   L.total = off;
   return L;
 }
@@ -207,6 +215,9 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.dwpart = reinterpret_cast<float*>(w + L.dwpart);
   p.dDpart = reinterpret_cast<double*>(w + L.dDpart);
   p.ddtpart = reinterpret_cast<float*>(w + L.ddtpart);
+  p.sp_state = reinterpret_cast<float*>(w + L.sp_state);
+  p.sp_gsum = reinterpret_cast<float*>(w + L.sp_gsum);
+  p.sp_o = reinterpret_cast<float*>(w + L.sp_o);
   p.clocks = g_clocks;
   return p;
 }
@@ -307,16 +318,19 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 }
 
 // stream operations: the state pass and the output pass, plus the segment scan between
-// them in the staged BF16 variants
+// them in the staged BF16 variants; the split path (S or D = 128) adds the parts' sum and
+// epilogue (and, in a forward with save_for_backward, the states' repack)
 int gdn_forward_launches(const Shape& s) {
+  if (split(s)) return dev::seg_scan_fwd(s.S, s.D) ? 4 : 3;
   return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
   // segment scan before the staged main kernel; the staged BF16 variants recompute with
-  // the training forward, the generic ones with the state pass (1)
+  // the training forward, the generic ones with the state pass (1; the split path's state
+  // pass and repack, 2)
   const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
-  return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
+  return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : split(s) ? 2 : 1);
 }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,
@@ -347,7 +361,7 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
     return fail("gdn_backward: null pointer argument");
   if (misaligned({in.v, in.b, in.c, in.z, workspace, a.dout, a.dv, a.db, a.dc, a.dz}))
     return fail("gdn_backward: expected 16-byte aligned v, b, c, z, dout, dv, db, dc, dz and workspace");
-  if (states_from_forward && staged(s) && !forward_saved(workspace))
+  if (states_from_forward && (staged(s) || split(s)) && !forward_saved(workspace))
     return fail("gdn_backward: states_from_forward=true needs the forward to run on this "
                 "workspace with save_for_backward=true (or pass states_from_forward=false)");
   const Layout L = layout(s);

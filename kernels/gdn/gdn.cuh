@@ -700,6 +700,42 @@ struct KParams {
   int cpsx;
   unsigned long long* clocks;  // HYMO_GDN_CLOCKS: the stamps' buffer (gdn_clocks_arm), or null
   int cpsl;                    // HYMO_GDN_SEG_TAIL: the long segments' length
+  // the split path (S or D = 128, gdn_split.cuh): its blocks' segment states and gate sums, and
+  // their parts of o
+  float *sp_state, *sp_gsum, *sp_o;
+};
+
+// The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
+// the split path of S or D = 128 (gdn_impl.cuh, run_fwd_split), blocks of the caller's heads:
+// the state of head hh splits exactly into NS x NV independent blocks of S / NS rows and D / NV
+// columns (the decay is diagonal in s; only the output's sum over s and the epilogue couple the
+// blocks). The kernels then run p.H = H NS NV heads; kernel head h is block (sg, dg) =
+// ((h / NV) % NS, h % NV) of head hh = h / (NS NV), and reads b, c and A_log as
+// [.., H NS, S / NS] at head hS = hh NS + sg, v as [.., H NV, D / NV] at hD = hh NV + dg, the
+// gate and dt_bias as [.., H] at hG = hh: views of the caller's tensors, nothing copied. What a
+// kernel writes per head (segment states, o) is indexed by the kernel's own h and p.H.
+template <int NS = 1, int NV = 1>
+struct HeadMap {
+  static constexpr bool split = NS * NV > 1;
+  // head index into the S-wide tensors, the D-wide ones and the gate, of kernel head h
+  __device__ __forceinline__ static int hS(int h) { return h / NV; }
+  __device__ __forceinline__ static int hD(int h) { return (h / (NS * NV)) * NV + h % NV; }
+  __device__ __forceinline__ static int hG(int h) { return h / (NS * NV); }
+  // their head counts (a token's stride, in heads), of the kernels' H (the identity map's
+  // expressions are the caller's own: the same code as without the map)
+  __device__ __forceinline__ static int HS(int H) { return H / NV; }
+  __device__ __forceinline__ static int HD(int H) { return H / NS; }
+  __device__ __forceinline__ static int HG(int H) { return H / (NS * NV); }
+};
+template <>
+struct HeadMap<1, 1> {  // the identity, spelled out (the divisions by one gave other PTX)
+  static constexpr bool split = false;
+  __device__ __forceinline__ static int hS(int h) { return h; }
+  __device__ __forceinline__ static int hD(int h) { return h; }
+  __device__ __forceinline__ static int hG(int h) { return h; }
+  __device__ __forceinline__ static int HS(int H) { return H; }
+  __device__ __forceinline__ static int HD(int H) { return H; }
+  __device__ __forceinline__ static int HG(int H) { return H; }
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every

@@ -484,7 +484,7 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // (S / 16) of the state, every column, summed over its share of each chunk's tokens
 // the caller adds the shares (state_bf16_kernel).
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int AHEAD, class BBuf,
-          class VBuf, bool KREG = false, bool KS = false, bool REV = false, int AI, int AN>
+          class VBuf, bool KREG = false, bool KS = false, bool REV = false, class HMT = HeadMap<>, int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
@@ -496,14 +496,14 @@ __device__ __forceinline__ float segment_local_state(
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   const int tid = threadIdx.x, wid = tid >> 5, gq = (tid & 31) >> 2;
-  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
+  const size_t tsD = size_t(HMT::HD(p.H)) * D, tsS = size_t(HMT::HS(p.H)) * S, tsG = HMT::HG(p.H);
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   float* const g0 = g;
   auto fetch = [&](int chn, int buf) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, S, C, NTH>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-    load_rows_async<bf16, D, C, NTH>(vbuf(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+    load_rows_async<bf16, S, C, NTH>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * HMT::HS(p.H) + HMT::hS(h)) * S, tsS, nn);
+    load_rows_async<bf16, D, C, NTH>(vbuf(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * HMT::HD(p.H) + HMT::hD(h)) * D, tsD, nn);
     cp_async_commit();
   };
   // the chunk a chunks after ch in the walk's order, and whether there is one (REV: the
@@ -513,9 +513,9 @@ __device__ __forceinline__ float segment_local_state(
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
   if (AHEAD == 2 && has(cf, 1)) fetch(nxt(cf, 1), 1);
-  if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * p.H + h, tsG, min(C, p.T - cf * C));
+  if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - cf * C));
   if (AHEAD == 2 && wid == 1 && has(cf, 1))
-    gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(cf, 1)) * C) * p.H + h, tsG, min(C, p.T - nxt(cf, 1) * C));
+    gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(cf, 1)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - nxt(cf, 1) * C));
   float gseg = 0.f;
 
   for (int ch = cf; REV ? ch >= c0 : ch < c1; ch = nxt(ch, 1)) {
@@ -532,7 +532,7 @@ __device__ __forceinline__ float segment_local_state(
     if (wid == (AHEAD == 1 ? 0 : k & 1)) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (has(ch, AHEAD))
-        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, AHEAD)) * C) * p.H + h, tsG,
+        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, AHEAD)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG,
                       min(C, p.T - nxt(ch, AHEAD) * C));
     }
     // this chunk's b and v (AHEAD = 2: the next chunk's, committed later, may stay in flight)
@@ -594,7 +594,7 @@ __device__ __forceinline__ float segment_local_state(
 
 // State pass: the local end state of each segment (from a zero state), and the
 // segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
-template <int S, int D, int C, bool FUSED>
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
@@ -616,13 +616,13 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
-  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
+  const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
     HYMO_GDN_CLK(clk.exit(0));
     return;
   }
-  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
 
   float graw[C / 32];
   constexpr bool KS = state_ksplit(S, D) && P::SR;
@@ -633,7 +633,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   float gseg = 0.f;
   if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
-                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV>(
+                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
@@ -685,14 +685,14 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 // order and arithmetic (the output pass used __expf, seg_combine<true> expf), so the
 // results are bitwise the same. One thread per (b, h) and state element (grid: S D / 128
 // x (b, h)); the loads of U segments are in flight together.
-template <int S, int D, bool REVERSE>
+template <int S, int D, bool REVERSE, class HM = HeadMap<>>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
   pdl_enter_at_top<HYMO_GDN_SCAN_PDL_LATE>();  // (gdn.cuh)
   constexpr int N = S * D, U = HYMO_GDN_SCAN_U;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
   const int i = blockIdx.x * 128 + threadIdx.x;
   if (i >= N) return;
-  const float A = -expf(__ldg(p.A_log + h * S + i / D));
+  const float A = -expf(__ldg(p.A_log + HM::hS(h) * S + i / D));
   float* st = (REVERSE ? p.dHseg : p.segstate) + size_t(bh) * p.NSEG * N + i;
   const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
   float run = 0.f;
@@ -735,13 +735,17 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
-template <int S, int D, int C, bool FUSED, bool TRAIN>
+template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
                                   (S <= 32 && D <= 32) ? (TRAIN ? 2 : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
     out_bf16_kernel(KParams p) {
   HYMO_GDN_CLK(Clk clk(p.clocks, TRAIN ? kClkTrain : kClkOut));  // (HYMO_GDN_CLOCKS)
   pdl_launch_dependents();  // pdl_wait() below, before the segment combine
   using P = PlanF<S, D, C, TRAIN>;
+  // HM::split (S or D = 128, gdn_impl.cuh): one block of a head's state, the prologue as
+  // FUSED says, no epilogue: o in FP32 into p.dObuf ([B,T,p.H,D], the kernel's own heads)
+  static_assert(!HM::split || !TRAIN, "the split path has no training pass");
+  constexpr bool EPI = FUSED && !HM::split;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
   // R warps a row block (role r: output columns r D / R ..); the state items are dealt
   // over all NWT warps
@@ -773,7 +777,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // HYMO_GDN_OUT_ROWS: z and y as 16-byte row pieces (NU a lane: 16 rows of DR columns),
   // through the warp's P rows (C + 8 >= D columns when D <= 32); not in the plain pass at
   // D = 16, where it spills and measured 2% slower (run 65)
-  constexpr bool OR = HYMO_GDN_OUT_ROWS && FUSED && (D == 32 || (TRAIN && D == 16));
+  constexpr bool OR = HYMO_GDN_OUT_ROWS && EPI && (D == 32 || (TRAIN && D == 16));
   constexpr int NU = OR ? 16 * (DR / 8) / 32 : 1;
   static_assert(!OR || (NU >= 1 && 16 * (DR / 8) == 32 * NU), "OUT_ROWS: whole 16-byte pieces a lane");
   // OR: piece i of this lane is row rr of the warp's block, columns cb + cc .. + 7
@@ -787,9 +791,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
-  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
-  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
-  const float dsk = FUSED ? p.D_skip[h] : 0.f;
+  const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
+  const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
+  const float dsk = EPI ? p.D_skip[h] : 0.f;
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   const int r0 = 16 * w;
   // HYMO_GDN_GATE_AHEAD: warp gw (the one with the least work in the P phase: an adjacent
@@ -823,33 +827,33 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-    load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
+    load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
     cp_async_commit();
   };
   auto fetch_v = [&](int chn, bf16* dst) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+    load_rows_async<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
     cp_async_commit();
   };
   float graw[C / 32];
   if (c0 < c1) {
     fetch_bc(c0);
     fetch_v(c0, svb(0));
-    if (wid == gw) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    if (wid == gw) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
   // HYMO_GDN_OUT_A2_LATE: A_log loaded here, A2 written after the entering state's loads are
   // issued (one DRAM round trip before the loop instead of two)
   constexpr bool A2L = HYMO_GDN_OUT_A2_LATE && S <= NTH;
   [[maybe_unused]] float alog_pre = 0.f;
   if constexpr (A2L) {
-    if (tid < S) alog_pre = p.A_log[h * S + tid];
+    if (tid < S) alog_pre = p.A_log[HM::hS(h) * S + tid];
   } else {
-    for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+    for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
   }
   [[maybe_unused]] float2 wy[ND];
-  if constexpr (FUSED) {
+  if constexpr (EPI) {
 #pragma unroll
     for (int nt = 0; nt < ND; ++nt) wy[nt] = make_float2(p.w_y[cb + nt * 8 + 2 * tq], p.w_y[cb + nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
@@ -881,7 +885,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       const int item = wid + it * NWT;
       if (item >= NIT) continue;
       const int mt = item / NH, nb = (item % NH) * NTW * 8;
-      const float al0 = -expf(p.A_log[h * S + mt * 16 + gq]), al1 = -expf(p.A_log[h * S + mt * 16 + gq + 8]);
+      const float al0 = -expf(p.A_log[HM::hS(h) * S + mt * 16 + gq]), al1 = -expf(p.A_log[HM::hS(h) * S + mt * 16 + gq + 8]);
 #pragma unroll 4
       for (int j = 0; j < seg; ++j) {
         const float gj = __ldg(gsum + j);
@@ -942,8 +946,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   static_assert(!DFL || NW <= 4, "four flags a chunk");
   [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(sm + P::o_fl);
   if constexpr (DFL)
-    if (wid == gw) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
-  [[maybe_unused]] const float amax2 = (DM || DMT || D8 || DT8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
+    if (wid == gw) diag_flags_amax(p.A_log + HM::hS(h) * S, S, fl0 + 8);
+  [[maybe_unused]] const float amax2 = (DM || DMT || D8 || DT8) && !DFL ? head_amax2(p.A_log + HM::hS(h) * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     HYMO_GDN_CLK(clk.chunk(k));
@@ -965,7 +969,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const int t = r0 + rr;
         zr[i] = t < n ? __ldg(reinterpret_cast<const uint4*>(zb + (t * p.H * D + cc))) : make_uint4(0u, 0u, 0u, 0u);
       }
-    } else if constexpr (FUSED) {
+    } else if constexpr (EPI) {
       // (one 64-bit base a chunk, 32-bit offsets from it: H D C < 2^31, gdn_check_shape)
       const bf16* zb = reinterpret_cast<const bf16*>(p.z) + (tok0 * p.H + h) * D + cb + 2 * tq;
 #pragma unroll
@@ -981,7 +985,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if constexpr (DFL) diag_flags<D8 || DT8, D16 || DT16>(G, fl0 + (GA && (k & 1) ? 4 : 0), NW, fl0 + 8);
       if (ch + 1 < c1_now())
-        gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+        gate_fetch<C>(graw, gate + (tok0 + C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 1) * C));
     }
     cp_async_wait_all();
     __syncthreads();
@@ -1463,7 +1467,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       gate_finish<C, FUSED>(graw, gn, gn + C, min(C, p.T - (ch + 1) * C), dtb);
       if constexpr (DFL) diag_flags<D8 || DT8, D16 || DT16>(gn + C, fl0 + ((k & 1) ? 0 : 4), NW, fl0 + 8);
       if (ch + 2 < c1_now())
-        gate_fetch<C>(graw, gate + (tok0 + 2 * C) * p.H + h, tsG, min(C, p.T - (ch + 2) * C));
+        gate_fetch<C>(graw, gate + (tok0 + 2 * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 2) * C));
     }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
@@ -1519,6 +1523,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     if (TRAIN && !p.out) {
       // the backward's recomputation: o and the states only
+    } else if constexpr (HM::split) {
+#pragma unroll
+      for (int nt = 0; nt < ND; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
+          if (t < n)
+            *reinterpret_cast<float2*>(p.dObuf + ((tok0 + t) * p.H + h) * D + d) =
+                make_float2(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
+        }
     } else if constexpr (!FUSED) {
 #pragma unroll
       for (int nt = 0; nt < ND; ++nt)

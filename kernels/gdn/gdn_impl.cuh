@@ -3,6 +3,7 @@
 #include <algorithm>
 #include "gdn.cuh"
 #include "gdn_bwd_bf16.cuh"
+#include "gdn_split.cuh"
 
 namespace hymo::gdn::dev {
 
@@ -76,6 +77,54 @@ constexpr bool staged_variant(bool bf16, int S, int D) { return bf16 && S <= 64 
 template <typename Tin, int S, int D>
 constexpr bool staged_fwd() { return staged_variant(sizeof(Tin) == 2, S, D); }
 
+// The split path (S or D = 128 in BF16; gdn_split.cuh): the kernels' view of p, NS x NV blocks
+// a head.
+template <int S, int D>
+KParams split_params(const KParams& p) {
+  KParams q = p;
+  q.H = p.H * split_ns(S) * split_nv(D);
+  q.segstate = p.sp_state;
+  q.seggsum = p.sp_gsum;
+  q.dObuf = p.sp_o;
+  return q;
+}
+
+// The blocks' local segment states by the staged state pass; with `repack`, also in the
+// generic kernels' layout for the generic backward (split_repack_kernel).
+template <int S, int D, bool FUSED>
+cudaError_t run_split_states(const KParams& p, bool repack, cudaStream_t st) {
+  constexpr int NS = split_ns(S), NV = split_nv(D), S2 = S / NS, D2 = D / NV, C = chunk_of<S2, D2>();
+  static_assert(C == chunk_of<S, D>(), "the blocks' chunks are the generic kernels' (one layout)");
+  const KParams q = split_params<S, D>(p);
+  using PF = PlanF<S2, D2, C>;
+  auto k = state_bf16_kernel<S2, D2, C, FUSED, HeadMap<NS, NV>>;
+  HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
+  HYMO_GDN_TRY(launch_bh(k, q, PF::NTH, PF::bytes_state, st, false));
+  if (!repack) return cudaSuccess;
+  const size_t n = size_t(p.B) * p.H * p.NSEG * S * (D / 4);
+  const int blocks = int(std::min<size_t>((n + 255) / 256, 132 * 16));
+  return launch(split_repack_kernel<S, D, NS, NV>, dim3(blocks), 256, 0, st, true, p);
+}
+
+// The split forward: state pass, (train: repack), segment scan, output pass (the blocks' parts
+// of o), then their sum and the epilogue (split_out_kernel).
+template <int S, int D, bool FUSED>
+cudaError_t run_fwd_split(const KParams& p, bool train, cudaStream_t st) {
+  constexpr int NS = split_ns(S), NV = split_nv(D), S2 = S / NS, D2 = D / NV, C = chunk_of<S2, D2>();
+  using HM = HeadMap<NS, NV>;
+  HYMO_GDN_TRY((run_split_states<S, D, FUSED>(p, train, st)));
+  const KParams q = split_params<S, D>(p);
+  if constexpr (seg_scan_fwd(S2, D2))
+    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S2, D2, false, HM>, q, 128, 0, st, true, (S2 * D2 + 127) / 128));
+  using PF = PlanF<S2, D2, C, false>;
+  auto k = out_bf16_kernel<S2, D2, C, FUSED, false, HM>;
+  HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
+  HYMO_GDN_TRY(launch_bh(k, q, PF::NTHO, PF::bytes_out, st, true));
+  constexpr int RPB = 256 / (D / 4);
+  const size_t rows = size_t(p.B) * p.T * p.H;
+  return launch(split_out_kernel<D, NS, NV, FUSED>, dim3(unsigned((rows + RPB - 1) / RPB)), 256, 0, st, true, p);
+}
+
 template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_states(const KParams& p, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
@@ -96,27 +145,31 @@ cudaError_t run_states(const KParams& p, cudaStream_t st) {
 // states (h0buf) for the backward; the generic kernels recompute them there.
 template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
-  constexpr int C = chunk_of<S, D>();
-  using P = Plan<Tin, S, D, C>;
-  HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
-  if constexpr (staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D)) {  // local -> entering states
-    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false>, p, 128, 0, st, true, (S * D + 127) / 128));
-  }
-  if constexpr (staged_fwd<Tin, S, D>()) {
-    if (train) {
-      using PF = PlanF<S, D, C, true>;
-      auto k = out_bf16_kernel<S, D, C, FUSED, true>;
+  if constexpr (split_variant(sizeof(Tin) == 2, S, D)) {
+    return run_fwd_split<S, D, FUSED>(p, train, st);
+  } else {
+    constexpr int C = chunk_of<S, D>();
+    using P = Plan<Tin, S, D, C>;
+    HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+    if constexpr (staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D)) {  // local -> entering states
+      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false>, p, 128, 0, st, true, (S * D + 127) / 128));
+    }
+    if constexpr (staged_fwd<Tin, S, D>()) {
+      if (train) {
+        using PF = PlanF<S, D, C, true>;
+        auto k = out_bf16_kernel<S, D, C, FUSED, true>;
+        HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
+        return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
+      }
+      using PF = PlanF<S, D, C, false>;
+      auto k = out_bf16_kernel<S, D, C, FUSED, false>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
       return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
+    } else {
+      auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
+      HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
+      return launch_bh(k3, p, P::NTH, P::bytes_out, st, true);
     }
-    using PF = PlanF<S, D, C, false>;
-    auto k = out_bf16_kernel<S, D, C, FUSED, false>;
-    HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
-  } else {
-    auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
-    HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
-    return launch_bh(k3, p, P::NTH, P::bytes_out, st, true);
   }
 }
 
@@ -135,7 +188,12 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(set_smem(a, PA::bytes));
     HYMO_GDN_TRY(launch_bh(a, p, PA::NTH, PA::bytes, st, recompute));
   } else {
-    if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+    if (recompute) {
+      if constexpr (split_variant(sizeof(Tin) == 2, S, D))
+        HYMO_GDN_TRY((run_split_states<S, D, FUSED>(p, true, st)));
+      else
+        HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
+    }
     auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
     HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
     HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st, recompute));

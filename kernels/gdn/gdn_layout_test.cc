@@ -71,13 +71,31 @@ int main() {
     };
     saved("BF16 D = S = 32", mk(2, 300, 3, 32, 32), true);
     saved("BF16 D = 64, S = 16", mk(1, 100, 2, 64, 16), true);
-    saved("BF16 D = S = 128 (generic)", mk(1, 100, 2, 128, 128), false);
+    saved("BF16 D = S = 128 (split)", mk(1, 100, 2, 128, 128), false);
     Shape f = mk(1, 100, 2, 32, 32);
     f.dtype = DType::F32;
     saved("FP32 (generic)", f, false);
     saved("a rejected shape", mk(1, 64, 2, 24, 32), false);
     std::printf("  %-4s gdn_saved_o without a workspace: none\n", gdn_saved_o(mk(1, 64, 2, 32, 32), nullptr) ? "FAIL" : "ok");
     g_fail += gdn_saved_o(mk(1, 64, 2, 32, 32), nullptr) != nullptr;
+  }
+  // launches a call makes (the benchmark's report): the split path of S or D = 128 runs the
+  // state pass, the segment scan, the output pass and the parts' sum; its backward the generic
+  // kernels (prologue, main, parameter reduction), recomputing with the split state pass and the
+  // states' repack
+  {
+    auto launches = [&](const char* what, Shape s, int fwd, int bwd_saved, int bwd_recompute) {
+      const int f = gdn_forward_launches(s), b0 = gdn_backward_launches(s, true),
+                b1 = gdn_backward_launches(s, false);
+      const bool ok = f == fwd && b0 == bwd_saved && b1 == bwd_recompute;
+      std::printf("  %-4s launches %-28s fwd %d, bwd %d / %d recomputing (expected %d, %d / %d)\n",
+                  ok ? "ok" : "FAIL", what, f, b0, b1, fwd, bwd_saved, bwd_recompute);
+      g_fail += !ok;
+    };
+    launches("BF16 D = S = 32", mk(4, 4096, 28, 32, 32), 3, 4, 7);
+    launches("BF16 D = S = 64", mk(1, 100, 2, 64, 64), 3, 3, 6);
+    launches("BF16 D = S = 128 (split)", mk(4, 4096, 28, 128, 128), 4, 3, 5);
+    launches("BF16 D = 128, S = 32 (split)", mk(1, 100, 2, 128, 32), 4, 3, 5);
   }
   std::printf("%s: %d failed\n", g_fail ? "FAILED" : "PASSED", g_fail);
   return g_fail ? 1 : 0;

@@ -524,6 +524,22 @@ int main(int argc, char** argv) {
       {1, 4097, 2, 32, 32, DType::BF16, true, 0, lg, false, 0, 16},
       {1, 4097, 2, 32, 32, DType::BF16, false, 0, lg, true, 0, 17},
       {2, 300, 2, 16, 16, DType::BF16, true, 0, lg, false, 2, 0},
+      // (appended in session 27) the split forward of S or D = 128 (gdn_split.cuh: the staged
+      // passes on 2 x 2, 2 x 1 or 1 x 2 blocks of each head's state, the parts' sum and the
+      // epilogue): T = 1; unfused with the states recomputed; several segments at T <= 320
+      // (the sanitizers' runs), extreme decays; a long sequence in the automatic layout; every
+      // D != S pair with 128 not covered above; more blocks (b, h) than a grid's y dimension
+      // holds (the sliced launches)
+      {2, 1, 3, 128, 128, DType::BF16, true, 0, lg, false},
+      {1, 150, 2, 128, 128, DType::BF16, false, 0, lg, true},
+      {2, 300, 2, 128, 128, DType::BF16, true, 4, 0, false, 2},
+      {1, 300, 2, 128, 128, DType::BF16, false, 0, 5.0, true, 3},
+      {1, 4097, 1, 128, 128, DType::BF16, true, 0, lg, true, 0},
+      {1, 200, 2, 64, 128, DType::BF16, true, 0, lg, true, 3},
+      {1, 200, 2, 128, 64, DType::BF16, true, 0, lg, false, 2},
+      {1, 130, 2, 16, 128, DType::BF16, true, 0, lg, false},
+      {1, 200, 2, 128, 16, DType::BF16, false, 0, 5.0, true, 2},
+      {1, 3, 17000, 128, 128, DType::BF16, true, 0, lg, false},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
