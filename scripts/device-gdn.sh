@@ -59,7 +59,7 @@ CM
     GDIR=$BUILD/gdn
   fi
   log "build"
-  ( time ninja -C "$BUILD" -j16 hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test ) >>"$OUT/log" 2>&1 || {
+  ( time ninja -C "$BUILD" -j16 hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test hymo_gdn_layout_test ) >>"$OUT/log" 2>&1 || {
     tail -50 "$OUT/log"; exit 1; }
   echo "$GDIR" > /tmp/gdn-gdir
 fi
@@ -67,6 +67,10 @@ GDIR=$(cat /tmp/gdn-gdir)
 if has test; then
   log "cpu twin test"
   "$GDIR/hymo_gdn_cpu_test" 2>&1 | tail -1 | tee -a "$OUT/log"
+  if [ -x "$GDIR/hymo_gdn_layout_test" ]; then  # (sets prebuilt before session 27 lack it)
+    log "layout test (on this device's SM count)"
+    "$GDIR/hymo_gdn_layout_test" 2>&1 | tee "$OUT/layout.log" | grep -E "FAIL|PASSED|FAILED" | tee -a "$OUT/log"
+  fi
   log "gpu test"
   "$GDIR/hymo_gdn_test" 2>&1 | tee "$OUT/test.log" | grep -E "FAIL|PASSED|FAILED|^case" | tee -a "$OUT/log"
 fi

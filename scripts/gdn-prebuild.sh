@@ -39,7 +39,7 @@ build_one() {  # name flags
   mkdir -p "$bd"
   cmake -S . -B "$bd" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
     -DHYMO_GDN_SHARED=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$lg" 2>&1 || { tail -20 "$lg"; rm -rf "$OUTD"; exit 1; }
-  ninja -C "$bd" -j"$(nproc)" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test >> "$lg" 2>&1 \
+  ninja -C "$bd" -j"$(nproc)" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test hymo_gdn_layout_test >> "$lg" 2>&1 \
     || { tail -40 "$lg"; rm -rf "$OUTD"; exit 1; }  # (no partial set left to carry)
   local g=$bd/kernels/gdn extra=()
   if [ -n "$NVDISASM" ] && [ -n "$CUOBJDUMP" ]; then
@@ -51,7 +51,7 @@ build_one() {  # name flags
     fi
     rm -rf "$x"
   fi
-  tar -C "$g" -cJf "$OUTD/$name.tar.xz" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test libhymo_gdn.so "${extra[@]}"
+  tar -C "$g" -cJf "$OUTD/$name.tar.xz" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test hymo_gdn_layout_test libhymo_gdn.so "${extra[@]}"
   echo "$name $flags" >> "$OUTD/FLAGS"
   echo "== $name: $(du -h "$OUTD/$name.tar.xz" | cut -f1)"
 }

@@ -101,7 +101,14 @@ Layout layout(const Shape& s) {
     // states in each CTA (work that grows with the square of the segment count): about
     // 1400 CTAs (run 9). The power-of-two rule below made D = S = 128 7% slower (run 48:
     // fwd 4.907 ms at 8 chunks a segment against 4.591 at 10, run 43).
-    const long nseg = std::max(1L, (1400 + BH - 1) / BH);
+    // D = S = 128 (the split forward, then the generic backward, whose CTAs each combine
+    // the earlier segments' 64 KB states): ceil(1024 / B H) segments, at most 8. Session 27
+    // (`hymo_gdn_bench --nseg`, two rounds, notes/gdn-measurements.md run 154): B=4 H=28 8
+    // segments 17.28 ms forward + backward against 18.27 at the 1400-CTA rule's 13; B=1 H=16
+    // 2.56 ms against 6.70 at its 64; B=8 H=32 4 segments 38.15 against 38.69 at 6; the
+    // forward within 2% at each. With one dimension 128 the 1400-CTA rule measured best.
+    const long nseg = s.S == 128 && s.D == 128 ? std::clamp((1024 + BH - 1) / BH, 1L, 8L)
+                                               : std::max(1L, (1400 + BH - 1) / BH);
     L.cps = int((L.NC + nseg - 1) / nseg);
   } else {
     // A power-of-two number of chunks a segment: 4, doubled while a pass would have more

@@ -47,6 +47,12 @@ int main() {
   } else {
     std::printf("  skip the HYMO_GDN_CPS_FILL cases: this device has %d SMs, not 132\n", sms);
   }
+  // the generic rule (C = 32: 128 chunks at T = 4096): about 1400 CTAs, or at D = S = 128
+  // ceil(1024 / B H) segments, at most 8
+  expect("D = S = 128: 8 segments", mk(4, 4096, 28, 128, 128), 8);
+  expect("D = S = 128, B H = 16: at most 8", mk(1, 4096, 16, 128, 128), 8);
+  expect("D = S = 128, B H = 256: 4", mk(8, 4096, 32, 128, 128), 4);
+  expect("D = 128, S = 32: 1400 CTAs (13)", mk(4, 4096, 28, 128, 32), 13);
   // overrides (65 chunks at T = 4097)
   gdn_set_segments(7);
   expect("gdn_set_segments(7): 10 chunks, last 5", mk(1, 4097, 2, 32, 32), 7);
