@@ -1510,7 +1510,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TRAIN) {
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv + cb, LD);
       if constexpr (!P::QR) warp_mm_ldsm<ND>(acc, S, qs + LQ + r0 * LS, LS, hh + cb, LD);
-      // o (FP32-accurate) for the backward's adjoint pass, which turns it into dO in place
+    }
+    if constexpr (TRAIN || HM::split) {
+      // o in FP32: TRAIN, FP32-accurate for the backward's adjoint pass, which turns it into dO
+      // in place; the split path, this block's part (summed by split_out_kernel)
 #pragma unroll
       for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
@@ -1524,15 +1527,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if (TRAIN && !p.out) {
       // the backward's recomputation: o and the states only
     } else if constexpr (HM::split) {
-#pragma unroll
-      for (int nt = 0; nt < ND; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
-          if (t < n)
-            *reinterpret_cast<float2*>(p.dObuf + ((tok0 + t) * p.H + h) * D + d) =
-                make_float2(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
-        }
+      // (o's part written above; no epilogue)
     } else if constexpr (!FUSED) {
 #pragma unroll
       for (int nt = 0; nt < ND; ++nt)
