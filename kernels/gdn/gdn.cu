@@ -63,7 +63,8 @@ int sm_count() {
 
 // What the last forward on each workspace left for the backward (set when the
 // forward is enqueued): the staged BF16 variants' backward reads o and the chunk
-// states from the workspace, which only a forward with save_for_backward writes.
+// states from the workspace, and the split path's (S or D = 128) the repacked segment
+// states, which only a forward with save_for_backward writes.
 std::mutex g_ws_mu;
 std::unordered_map<const void*, bool> g_ws_saved;
 void note_forward(const void* ws, bool saved) {
@@ -327,8 +328,8 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 // stream operations: the state pass and the output pass, plus the segment scan between
 // them in the staged BF16 variants; the split path (S or D = 128) adds the parts' sum and
 // epilogue (and, in a forward with save_for_backward, the states' repack)
-int gdn_forward_launches(const Shape& s) {
-  if (split(s)) return dev::seg_scan_fwd(s.S, s.D) ? 4 : 3;
+int gdn_forward_launches(const Shape& s, bool save_for_backward) {
+  if (split(s)) return (dev::seg_scan_fwd(s.S, s.D) ? 4 : 3) + (save_for_backward ? 1 : 0);
   return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {

@@ -301,11 +301,11 @@ int main(int argc, char** argv) {
             "{\"B\": %d, \"T\": %d, \"H\": %d, \"D\": %d, \"S\": %d, \"fwd_ms\": %.4f, "
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"tail\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
-            "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"decay_scale\": %g, "
+            "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
             "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, tail, gdn_segments(s), r.fwd_ms / floor_f,
-            r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale, r.diag_share, r.diag8_share);
+            r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share);
       else
         std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d (%d segments)  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "

@@ -71,8 +71,9 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st,
   return cudaSuccess;
 }
 
-// The BF16 forward passes with staged operands (gdn_fwd_bf16.cuh) serve S, D <= 64;
-// the FP32 test variant and S or D = 128 use the generic kernels.
+// The BF16 forward passes with staged operands (gdn_fwd_bf16.cuh) serve S, D <= 64, and
+// where S or D = 128 the split forward (gdn_split.cuh) runs them on blocks of the state; the
+// FP32 test variant and the backward where S or D = 128 use the generic kernels.
 constexpr bool staged_variant(bool bf16, int S, int D) { return bf16 && S <= 64 && D <= 64; }
 template <typename Tin, int S, int D>
 constexpr bool staged_fwd() { return staged_variant(sizeof(Tin) == 2, S, D); }
