@@ -35,11 +35,12 @@ hash_sources > "$OUTD/SOURCES.sha256.pending"
 build_one() {  # name flags
   local name=$1 flags=$2 bd=$ROOT/build-prebuilt-$1
   local lg=$bd/prebuild.log
+  local targets=(hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test hymo_gdn_layout_test)  # built and carried
   echo "== $name: building (CUDA flags: '${flags}')"
   mkdir -p "$bd"
   cmake -S . -B "$bd" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
     -DHYMO_GDN_SHARED=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$lg" 2>&1 || { tail -20 "$lg"; rm -rf "$OUTD"; exit 1; }
-  ninja -C "$bd" -j"$(nproc)" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test hymo_gdn_layout_test >> "$lg" 2>&1 \
+  ninja -C "$bd" -j"$(nproc)" "${targets[@]}" >> "$lg" 2>&1 \
     || { tail -40 "$lg"; rm -rf "$OUTD"; exit 1; }  # (no partial set left to carry)
   local g=$bd/kernels/gdn extra=()
   if [ -n "$NVDISASM" ] && [ -n "$CUOBJDUMP" ]; then
@@ -51,7 +52,7 @@ build_one() {  # name flags
     fi
     rm -rf "$x"
   fi
-  tar -C "$g" -cJf "$OUTD/$name.tar.xz" hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test hymo_gdn_layout_test libhymo_gdn.so "${extra[@]}"
+  tar -C "$g" -cJf "$OUTD/$name.tar.xz" "${targets[@]}" libhymo_gdn.so "${extra[@]}"
   echo "$name $flags" >> "$OUTD/FLAGS"
   echo "== $name: $(du -h "$OUTD/$name.tar.xz" | cut -f1)"
 }

@@ -78,12 +78,20 @@ constexpr bool staged_variant(bool bf16, int S, int D) { return bf16 && S <= 64 
 template <typename Tin, int S, int D>
 constexpr bool staged_fwd() { return staged_variant(sizeof(Tin) == 2, S, D); }
 
-// The split path (S or D = 128 in BF16; gdn_split.cuh): the kernels' view of p, NS x NV blocks
-// a head.
+// The split path (S or D = 128 in BF16; gdn_split.cuh): NS x NV blocks of S2 x D2 a head, in
+// chunks of C tokens, the kernels' head map HM.
+template <int S, int D>
+struct SplitOf {
+  static constexpr int NS = split_ns(S), NV = split_nv(D), S2 = S / NS, D2 = D / NV, C = chunk_of<S2, D2>();
+  static_assert(C == chunk_of<S, D>(), "the blocks' chunks are the generic kernels' (one layout)");
+  using HM = HeadMap<NS, NV>;
+};
+
+// ... and the kernels' view of p.
 template <int S, int D>
 KParams split_params(const KParams& p) {
   KParams q = p;
-  q.H = p.H * split_ns(S) * split_nv(D);
+  q.H = p.H * SplitOf<S, D>::NS * SplitOf<S, D>::NV;
   q.segstate = p.sp_state;
   q.seggsum = p.sp_gsum;
   q.dObuf = p.sp_o;
@@ -94,25 +102,25 @@ KParams split_params(const KParams& p) {
 // generic kernels' layout for the generic backward (split_repack_kernel).
 template <int S, int D, bool FUSED>
 cudaError_t run_split_states(const KParams& p, bool repack, cudaStream_t st) {
-  constexpr int NS = split_ns(S), NV = split_nv(D), S2 = S / NS, D2 = D / NV, C = chunk_of<S2, D2>();
-  static_assert(C == chunk_of<S, D>(), "the blocks' chunks are the generic kernels' (one layout)");
+  using SP = SplitOf<S, D>;
   const KParams q = split_params<S, D>(p);
-  using PF = PlanF<S2, D2, C>;
-  auto k = state_bf16_kernel<S2, D2, C, FUSED, HeadMap<NS, NV>>;
+  using PF = PlanF<SP::S2, SP::D2, SP::C>;
+  auto k = state_bf16_kernel<SP::S2, SP::D2, SP::C, FUSED, typename SP::HM>;
   HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
   HYMO_GDN_TRY(launch_bh(k, q, PF::NTH, PF::bytes_state, st, false));
   if (!repack) return cudaSuccess;
   const size_t n = size_t(p.B) * p.H * p.NSEG * S * (D / 4);
   const int blocks = int(std::min<size_t>((n + 255) / 256, 132 * 16));
-  return launch(split_repack_kernel<S, D, NS, NV>, dim3(blocks), 256, 0, st, true, p);
+  return launch(split_repack_kernel<S, D, SP::NS, SP::NV>, dim3(blocks), 256, 0, st, true, p);
 }
 
 // The split forward: state pass, (train: repack), segment scan, output pass (the blocks' parts
 // of o), then their sum and the epilogue (split_out_kernel).
 template <int S, int D, bool FUSED>
 cudaError_t run_fwd_split(const KParams& p, bool train, cudaStream_t st) {
-  constexpr int NS = split_ns(S), NV = split_nv(D), S2 = S / NS, D2 = D / NV, C = chunk_of<S2, D2>();
-  using HM = HeadMap<NS, NV>;
+  using SP = SplitOf<S, D>;
+  constexpr int S2 = SP::S2, D2 = SP::D2, C = SP::C;
+  using HM = typename SP::HM;
   HYMO_GDN_TRY((run_split_states<S, D, FUSED>(p, train, st)));
   const KParams q = split_params<S, D>(p);
   if constexpr (seg_scan_fwd(S2, D2))
@@ -123,7 +131,7 @@ cudaError_t run_fwd_split(const KParams& p, bool train, cudaStream_t st) {
   HYMO_GDN_TRY(launch_bh(k, q, PF::NTHO, PF::bytes_out, st, true));
   constexpr int RPB = 256 / (D / 4);
   const size_t rows = size_t(p.B) * p.T * p.H;
-  return launch(split_out_kernel<D, NS, NV, FUSED>, dim3(unsigned((rows + RPB - 1) / RPB)), 256, 0, st, true, p);
+  return launch(split_out_kernel<D, SP::NS, SP::NV, FUSED>, dim3(unsigned((rows + RPB - 1) / RPB)), 256, 0, st, true, p);
 }
 
 template <typename Tin, int S, int D, bool FUSED>
