@@ -62,9 +62,9 @@ int sm_count() {
 }
 
 // What the last forward on each workspace left for the backward (set when the
-// forward is enqueued): the staged BF16 variants' backward reads o and the chunk
-// states from the workspace, and the split path's (S or D = 128) the repacked segment
-// states, which only a forward with save_for_backward writes.
+// forward is enqueued): the staged BF16 variants' backward, and the split path's (S or D =
+// 128), read o (the split path's: its blocks' parts) and the chunk states from the workspace,
+// which only a forward with save_for_backward writes.
 std::mutex g_ws_mu;
 std::unordered_map<const void*, bool> g_ws_saved;
 void note_forward(const void* ws, bool saved) {
@@ -86,7 +86,7 @@ struct Layout {
   int C, NC, cps, cpsx, NSEG;  // NSEG segments a (b, h): cpsx of cps + 1 chunks, the rest cps
   int cpsl;                    // (HYMO_GDN_SEG_TAIL: cpsx of cpsl chunks, the rest cps)
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
-  size_t sp_state, sp_gsum, sp_o;  // the split path (none elsewhere)
+  size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
   size_t total;
 };
 
@@ -94,24 +94,23 @@ Layout layout(const Shape& s) {
   Layout L{};
   L.C = (s.S <= 32 && s.D <= 32) ? 64 : 32;
   L.NC = (s.T + L.C - 1) / L.C;
-  const long BH = long(s.B) * s.H;
+  // the split path (S or D = 128 in BF16) runs the staged kernels on NS NV blocks a head: its
+  // kernels see B H NS NV heads
+  const long BH = long(s.B) * s.H * (split(s) ? dev::split_ns(s.S) * dev::split_nv(s.D) : 1);
   if (g_cps_override > 0) {
     L.cps = g_cps_override;
-  } else if (!staged(s)) {
-    // The generic kernels (FP32, S or D = 128) still combine the earlier segments'
+  } else if (!staged(s) && !split(s)) {
+    // The generic kernels (the FP32 test variant) still combine the earlier segments'
     // states in each CTA (work that grows with the square of the segment count): about
     // 1400 CTAs (run 9). The power-of-two rule below made D = S = 128 7% slower (run 48:
-    // fwd 4.907 ms at 8 chunks a segment against 4.591 at 10, run 43).
-    // D = S = 128 (the split forward, then the generic backward, whose CTAs each combine
-    // the earlier segments' 64 KB states): ceil(1024 / B H) segments, at most 8. Session 27
-    // (`hymo_gdn_bench --nseg`, two rounds, notes/gdn-measurements.md run 154): B=4 H=28 8
-    // segments 17.28 ms forward + backward against 18.27 at the 1400-CTA rule's 13; B=1 H=16
-    // 2.56 ms against 6.70 at its 64; B=8 H=32 4 segments 38.15 against 38.69 at 6; the
-    // forward within 2% at each. With one dimension 128 the 1400-CTA rule measured best.
-    const long nseg = s.S == 128 && s.D == 128 ? std::clamp((1024 + BH - 1) / BH, 1L, 8L)
-                                               : std::max(1L, (1400 + BH - 1) / BH);
+    // fwd 4.907 ms at 8 chunks a segment against 4.591 at 10, run 43; the generic kernels
+    // then ran BF16 at 128).
+    const long nseg = std::max(1L, (1400 + BH - 1) / BH);
     L.cps = int((L.NC + nseg - 1) / nseg);
   } else {
+    // (The split path, S or D = 128, by the same rule over its blocks: session 28, run 156 at B=4
+    // H=28 D=S=128, forward + backward 8.76 ms at the rule's 4 segments, 8.89 at 8, 9.26 at 16,
+    // 9.78 at 2.)
     // A power-of-two number of chunks a segment: 4, doubled while a pass would have more
     // than 3072 CTAs (B*H*segments), halved while it would have fewer than 400. Runs 46
     // and 47 (19 shapes, segment scans and the 4-CTA output pass on): 4, 8 and 16 beat
@@ -190,19 +189,25 @@ Layout layout(const Shape& s) {
     return o;
   };
   const size_t SD = size_t(s.S) * s.D, BTH = size_t(s.B) * s.T * s.H;
-  L.segstate = take(BH * L.NSEG * SD);
+  // the split path: NS x NV blocks a head (gdn_split.cuh), whose kernels keep h0buf and dHseg at
+  // their own heads in the same sizes, and per-block dApart and ddtpart (nb times the caller's)
+  const bool sp = split(s);
+  const size_t ns = sp ? dev::split_ns(s.S) : 1, nv = sp ? dev::split_nv(s.D) : 1, nb = ns * nv;
+  L.segstate = take(sp ? 0 : BH * L.NSEG * SD);  // (the split path's are sp_state)
   L.seggsum = take(BH * L.NSEG);
   L.h0buf = take(BH * L.NC * SD);
   L.dObuf = take(BTH * s.D);
   L.dHseg = take(BH * L.NSEG * SD);
-  L.dApart = take(BH * L.NSEG * s.S);
+  L.dApart = take(BH * L.NSEG * s.S * nv);
   L.dwpart = take(BH * L.NSEG * s.D);
   L.dDpart = take(2 * BH * L.NSEG);  // doubles
-  L.ddtpart = take(BH * L.NSEG);
-  const size_t nblk = split(s) ? size_t(dev::split_ns(s.S)) * dev::split_nv(s.D) : 0;
-  L.sp_state = take(nblk ? BH * L.NSEG * SD : 0);
-  L.sp_gsum = take(nblk * BH * L.NSEG);
-  L.sp_o = take(nblk ? BTH * s.D * dev::split_ns(s.S) : 0);
+  L.ddtpart = take(BH * L.NSEG * nb);
+  L.sp_state = take(sp ? BH * L.NSEG * SD : 0);
+  L.sp_gsum = take(sp ? nb * BH * L.NSEG : 0);
+  L.sp_o = take(sp ? BTH * s.D * ns : 0);
+  L.sp_dc = take(sp ? BTH * s.S * nv : 0);
+  L.sp_db = take(sp ? BTH * s.S * nv : 0);
+  L.sp_dg = take(sp ? BTH * nb : 0);
   L.total = off;
   return L;
 }
@@ -226,6 +231,9 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.sp_state = reinterpret_cast<float*>(w + L.sp_state);
   p.sp_gsum = reinterpret_cast<float*>(w + L.sp_gsum);
   p.sp_o = reinterpret_cast<float*>(w + L.sp_o);
+  p.sp_dc = reinterpret_cast<float*>(w + L.sp_dc);
+  p.sp_db = reinterpret_cast<float*>(w + L.sp_db);
+  p.sp_dg = reinterpret_cast<float*>(w + L.sp_dg);
   p.clocks = g_clocks;
   return p;
 }
@@ -327,18 +335,21 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 
 // stream operations: the state pass and the output pass, plus the segment scan between
 // them in the staged BF16 variants; the split path (S or D = 128) adds the parts' sum and
-// epilogue (and, in a forward with save_for_backward, the states' repack)
+// epilogue
 int gdn_forward_launches(const Shape& s, bool save_for_backward) {
-  if (split(s)) return (dev::seg_scan_fwd(s.S, s.D) ? 4 : 3) + (save_for_backward ? 1 : 0);
+  (void)save_for_backward;  // (the training pass replaces the output pass: as many launches)
+  if (split(s)) return dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 4 : 3;
   return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
   // segment scan before the staged main kernel; the staged BF16 variants recompute with
-  // the training forward, the generic ones with the state pass (1; the split path's state
-  // pass and repack, 2)
+  // the training forward, the generic ones with the state pass (1). The split path: the
+  // epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums, the
+  // parameter reduction, recomputing with the training forward less its parts' sum.
+  if (split(s)) return 5 + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
   const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
-  return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : split(s) ? 2 : 1);
+  return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
 }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,

@@ -700,9 +700,10 @@ struct KParams {
   int cpsx;
   unsigned long long* clocks;  // HYMO_GDN_CLOCKS: the stamps' buffer (gdn_clocks_arm), or null
   int cpsl;                    // HYMO_GDN_SEG_TAIL: the long segments' length
-  // the split path (S or D = 128, gdn_split.cuh): its blocks' segment states and gate sums, and
-  // their parts of o
+  // the split path (S or D = 128, gdn_split.cuh): its blocks' segment states and gate sums,
+  // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
+  float *sp_dc, *sp_db, *sp_dg;
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
@@ -1793,7 +1794,8 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
 // (dPd, HYMO_GDN_F32_QOFF and HYMO_GDN_BWD_QOFF: sdc and sdb hold dc and db without their
 // tau = t terms, which cancel exactly in q; dc and db are written with dPd[t (FC + 1)] b_t and
 // ... c_t added back: FC + 1 is dPd's row stride plus one, the diagonal's step.)
-template <typename Tin, int S, int C, int NTH, int FS, int LS, bool WQ = true>
+// (F32OUT: dc and db in FP32, the split backward's parts, gdn_impl.cuh run_bwd_split.)
+template <typename Tin, int S, int C, int NTH, int FS, int LS, bool WQ = true, bool F32OUT = false>
 __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc, const float* sdb,
                                                    const Tin* sc, const Tin* sb, int n, size_t tok0,
                                                    int h, const float* dPd = nullptr, int FC = 0) {
@@ -1809,7 +1811,21 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
     }
     if (t < n) {
       const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
-      if constexpr (sizeof(Tin) == 4) {
+      if constexpr (F32OUT) {
+        static_assert(sizeof(Tin) == 2, "the split path is BF16's");
+        float xc[8], xb[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          xc[e] = dPd ? fmaf(dPd[t * (FC + 1)], bv[e], dcv[e]) : dcv[e];
+          xb[e] = dPd ? fmaf(dPd[t * (FC + 1)], cv[e], dbv[e]) : dbv[e];
+        }
+        float* dc = static_cast<float*>(p.dc) + gi;
+        float* db = static_cast<float*>(p.db) + gi;
+        *reinterpret_cast<float4*>(dc) = make_float4(xc[0], xc[1], xc[2], xc[3]);
+        *reinterpret_cast<float4*>(dc + 4) = make_float4(xc[4], xc[5], xc[6], xc[7]);
+        *reinterpret_cast<float4*>(db) = make_float4(xb[0], xb[1], xb[2], xb[3]);
+        *reinterpret_cast<float4*>(db + 4) = make_float4(xb[4], xb[5], xb[6], xb[7]);
+      } else if constexpr (sizeof(Tin) == 4) {
         if (dPd) {  // the tau = t terms, added back for the outputs
           const float dpt = dPd[t * (FC + 1)];
 #pragma unroll
@@ -1855,7 +1871,7 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
 }
 
 // ... and, from the suffix sums dl in sdc, dgate and the ddt_bias partial (misc[0]).
-template <typename Tin, int S, int C, int NTH, int FS, bool FUSED>
+template <typename Tin, int S, int C, int NTH, int FS, bool FUSED, bool F32OUT = false>
 __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, const float* g,
                                             const float* As, float* misc, int n, size_t tok0, int h) {
   constexpr int TPT = NTH / C;  // threads a token
@@ -1874,7 +1890,12 @@ __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, 
     if (TPT == 4) dg += __shfl_xor_sync(0xffffffffu, dg, 2);
     if (FUSED) dg *= Acc(g[t] * (1.f - g[t]));
     const bool lead = tid % TPT == 0;
-    if (t < n && lead) reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(float(dg));
+    if (t < n && lead) {
+      if constexpr (F32OUT)
+        static_cast<float*>(p.dgate)[(tok0 + t) * p.H + h] = float(dg);
+      else
+        reinterpret_cast<Tin*>(p.dgate)[(tok0 + t) * p.H + h] = IO<Tin>::mk(float(dg));
+    }
     if (FUSED) {
       float sum = (t < n && lead) ? float(dg) : 0.f;
 #pragma unroll
@@ -1889,7 +1910,8 @@ __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, 
 // <dh', h>_s in row NW-1 (BF16) or every block's (RB_PRODUCTS): writes dc and db, turns
 // sdc into q = c dc - b db, then the suffix sums dl_t[s] (see seg_bwd_kernel), dgate,
 // and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C.
-template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS>
+template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS,
+          bool F32OUT = false>
 __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
                                                   const Tin* sc, const Tin* sb, float* Rb,
                                                   const float* g, const float* As, float* dAx,
@@ -1897,7 +1919,7 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
                                                   const float* dPd = nullptr, int FC = 0) {
   constexpr int NW = C / 16;
   const int tid = threadIdx.x;
-  chunk_store_dcdb_q<Tin, S, C, NTH, FS, LS>(p, sdc, sdb, sc, sb, n, tok0, h, dPd, FC);
+  chunk_store_dcdb_q<Tin, S, C, NTH, FS, LS, true, F32OUT>(p, sdc, sdb, sc, sb, n, tok0, h, dPd, FC);
   __syncthreads();
   if constexpr (!RB_PRODUCTS) {
     // Rb[w] = Rb[w+1] + sum of q over block w+1 (block sums, then a prefix over blocks)
@@ -1939,14 +1961,19 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
     for (int blk = 0; blk < NW; ++blk) x += Rb[blk * S + s];
     dAx[s] += x;
   }
-  chunk_dgate<Tin, S, C, NTH, FS, FUSED>(p, sdc, g, As, misc, n, tok0, h);
+  chunk_dgate<Tin, S, C, NTH, FS, FUSED, F32OUT>(p, sdc, g, As, misc, n, tok0, h);
 }
 
 // ---------------------------------------------------------------------------
 // Backward main kernel: one CTA per (b,h,segment), chunks in reverse order.
-template <typename Tin, int S, int D, int C, bool FUSED>
+// HM::split (S or D = 128, gdn_impl.cuh run_bwd_split): one block of a head's state (HeadMap);
+// b, c, v, the gate and dO (p.dObuf, the caller's [B,T,H,D]) read as views; dv, db, dc and dgate
+// are this block's parts, in FP32 at the kernel's own heads (summed by split_grad_kernel), dv
+// without its D_skip term.
+template <typename Tin, int S, int D, int C, bool FUSED, class HM = HeadMap<>>
 __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   pdl_enter();
+  constexpr bool SP = HM::split;
   using P = Plan<Tin, S, D, C>;
   constexpr bool RB_PRODUCTS = sizeof(Tin) == 4;  // see the Rb comment below
   // HYMO_GDN_F32_QOFF: the FP32 variant's dc and db without their diagonal (tau = t) terms until
@@ -1981,19 +2008,20 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
-  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
-  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
-  const float dsk = FUSED ? p.D_skip[h] : 0.f;
+  const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
+  const int hS = HM::hS(h), hD = HM::hD(h);
+  const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
+  const float dsk = FUSED && !SP ? p.D_skip[h] : 0.f;
   const size_t so = size_t(bh) * p.NSEG + seg;
 
   for (int s = tid; s < S; s += P::NTH) {
-    As[s] = -expf(p.A_log[h * S + s]);
+    As[s] = -expf(p.A_log[hS * S + s]);
     dAx[s] = 0.f;
   }
   if (tid == 0) misc[0] = 0.f;
   // the adjoint leaving this segment, from the later segments' local adjoints
   seg_combine<true, S, D, P::NTH, P::FD>(dh, p.dHseg + size_t(bh) * p.NSEG * S * D,
-                                         p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);
+                                         p.seggsum + size_t(bh) * p.NSEG, p.A_log, hS, seg, p.NSEG);
 
   for (int ch = c1 - 1; ch >= c0; --ch) {
     const int t0 = ch * C, n = min(C, p.T - t0);
@@ -2001,11 +2029,11 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     const float* h0 = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
     __syncthreads();
     // the chunk's tiles in flight together (cp.async), the gate meanwhile
-    load_rows_async<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * p.H + h) * S, tsS, n);
-    load_rows_async<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * p.H + h) * S, tsS, n);
+    load_rows_async<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * HM::HS(p.H) + hS) * S, tsS, n);
+    load_rows_async<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * HM::HS(p.H) + hS) * S, tsS, n);
     if (ch == c1 - 1)  // later chunks' v was fetched during the previous chunk
-      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * p.H + h) * D, tsD, n);
-    load_rows_async<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * p.H + h) * D, tsD, n);
+      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * HM::HD(p.H) + hD) * D, tsD, n);
+    load_rows_async<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * HM::HD(p.H) + hD) * D, tsD, n);
     if constexpr (H0S) load_rows_async<float, D, S, P::NTH>(sh0, P::FD, h0, D, S);
     cp_async_commit();
     // the next chunk's entering state (for the chunk-end decay sensitivity below), this
@@ -2018,7 +2046,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
         for (int u = 0; u < D / 4; ++u) hnr[u] = __ldg(hn + u);
       }
     }
-    load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * p.H + h, tsG, n, dtb);
+    load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * HM::HG(p.H) + HM::hG(h), tsG, n, dtb);
     cp_async_wait_all();
     __syncthreads();
     chunk_pre<Tin, S, D, C, false>(sm);
@@ -2159,7 +2187,10 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
-          if (t < n) {
+          if (SP && t < n) {
+            *reinterpret_cast<float2*>(static_cast<float*>(p.dv) + ((tok0 + t) * p.H + h) * D + d) =
+                make_float2(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
+          } else if (t < n) {
             const float2 o2 = ld2(sdo + t * P::FD + d);
             st2(reinterpret_cast<Tin*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
                 acc[nt][2 * hr] + dsk * o2.x, acc[nt][2 * hr + 1] + dsk * o2.y);
@@ -2336,10 +2367,10 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     __syncthreads();
     if (ch > c0) {  // v is dead for this chunk: fetch the next one's (chunks run backwards)
       const int tp = (ch - 1) * C;
-      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + ((size_t(bb) * p.T + tp) * p.H + h) * D, tsD, min(C, p.T - tp));
+      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + ((size_t(bb) * p.T + tp) * HM::HD(p.H) + hD) * D, tsD, min(C, p.T - tp));
       cp_async_commit();
     }
-    chunk_decay_grads<Tin, S, C, P::NTH, P::FS, P::LS, FUSED, RB_PRODUCTS>(
+    chunk_decay_grads<Tin, S, C, P::NTH, P::FS, P::LS, FUSED, RB_PRODUCTS, SP>(
         p, sdc, sdb, sc, sb, Rb, g, As, dAx, misc, n, tok0, h, QOFF ? dP : nullptr, P::FC);
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {
@@ -2379,24 +2410,31 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 }
 
 // Parameter-gradient reductions: one CTA (128 threads) per output value, FP64,
-// a fixed order per thread and a fixed tree: deterministic.
+// a fixed order per thread and a fixed tree: deterministic. p.H is the caller's; with the
+// split path's NS x NV blocks a head (ns, nv > 1), dApart and ddtpart are per block (the
+// kernels' heads, [B H NS NV][NSEG][S / NS] and [B H NS NV][NSEG]) and dA_s sums the NV blocks
+// holding row s, ddt_bias all NS NV; dDpart and dwpart stay per caller head.
 template <bool FUSED>
-__global__ void __launch_bounds__(128) param_grad_kernel(KParams p, int S, int D) {
+__global__ void __launch_bounds__(128) param_grad_kernel(KParams p, int S, int D, int ns, int nv) {
   pdl_enter();
   __shared__ double red[128];
   const int B = p.B, H = p.H, NSEG = p.NSEG, i = blockIdx.x, tid = threadIdx.x;
   if (!FUSED && i >= H * S) return;
   double acc = 0.0;
   if (i < H * S) {
-    const int h = i / S, s = i % S;
-    for (int k = tid; k < B * NSEG; k += 128) {
-      const int bb = k / NSEG, seg = k % NSEG;
-      acc += p.dApart[((size_t(bb) * H + h) * NSEG + seg) * S + s];
+    // partial k = ((bb nv + dg) NSEG + seg): kernel head (h ns + s / S2) nv + dg, row s % S2
+    const int h = i / S, s = i % S, S2 = S / ns, sg = s / S2, s2 = s % S2;
+    for (int k = tid; k < B * nv * NSEG; k += 128) {
+      const int seg = k % NSEG, bj = k / NSEG, bb = bj / nv, dg = bj % nv;
+      const size_t kh = (size_t(bb) * H + h) * ns * nv + sg * nv + dg;
+      acc += p.dApart[(kh * NSEG + seg) * S2 + s2];
     }
   } else if (i < H * S + H) {
-    const int h = i - H * S;
-    for (int k = tid; k < B * NSEG; k += 128)
-      acc += p.ddtpart[(size_t(k / NSEG) * H + h) * NSEG + k % NSEG];
+    const int h = i - H * S, nb = ns * nv;
+    for (int k = tid; k < B * nb * NSEG; k += 128) {
+      const int seg = k % NSEG, bj = k / NSEG, bb = bj / nb, j = bj % nb;
+      acc += p.ddtpart[((size_t(bb) * H + h) * nb + j) * NSEG + seg];
+    }
   } else if (i < H * S + 2 * H) {
     const int h = i - H * S - H;
     for (int k = tid; k < B * NSEG; k += 128)

@@ -108,8 +108,7 @@ cudaError_t gdn_clocks_arm(void* buf);
 // from that forward until the next backward on the workspace, which overwrites it with dO.
 const float* gdn_saved_o(const Shape& s, const void* workspace);
 
-// Kernel launches each call makes (for the benchmark's report); a forward with
-// save_for_backward makes one more where S or D = 128 (the split path's states' repack).
+// Kernel launches each call makes (for the benchmark's report).
 int gdn_forward_launches(const Shape& s, bool save_for_backward = false);
 int gdn_backward_launches(const Shape& s, bool states_from_forward);
 

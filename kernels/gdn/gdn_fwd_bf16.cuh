@@ -743,8 +743,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   pdl_launch_dependents();  // pdl_wait() below, before the segment combine
   using P = PlanF<S, D, C, TRAIN>;
   // HM::split (S or D = 128, gdn_impl.cuh): one block of a head's state, the prologue as
-  // FUSED says, no epilogue: o in FP32 into p.dObuf ([B,T,p.H,D], the kernel's own heads)
-  static_assert(!HM::split || !TRAIN, "the split path has no training pass");
+  // FUSED says, no epilogue: o in FP32 into p.dObuf ([B,T,p.H,D], the kernel's own heads;
+  // TRAIN: FP32-accurate, and the entering states in h0buf, also the kernel's own heads)
   constexpr bool EPI = FUSED && !HM::split;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, LP = P::LP, FS = P::FS;
   // R warps a row block (role r: output columns r D / R ..); the state items are dealt
@@ -1739,12 +1739,16 @@ struct PlanA {
   static constexpr size_t bytes = al(o_vec + 4 * (2 * C + S + (ROWS ? 2 : 1) * D));
 };
 
-template <int S, int D, int C, bool FUSED>
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>>
 __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB) ? HYMO_GDN_ADJ_MINB
                                        : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16 : 1)
     adj_bf16_kernel(KParams p) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkAdj));  // (HYMO_GDN_CLOCKS)
   using P = PlanA<S, D, C>;
+  // HM::split (S or D = 128, gdn_impl.cuh run_bwd_split): one block of a head's state, the
+  // prologue as FUSED says, no epilogue: the o tile is dO (FP32, the caller's [B,T,H,D] in
+  // p.dObuf, from split_dout_kernel), read as v's view; nothing is written over it
+  constexpr bool EPI = FUSED && !HM::split, LO = FUSED || HM::split;  // (LO: the o tile)
   // HYMO_GDN_ADJ_EARLY: the first chunk's input tiles (v, c) and gate are fetched before the
   // programmatic wait, o (the training forward's) after it
   constexpr bool AE = HYMO_GDN_ADJ_EARLY && !HYMO_GDN_ADJ_PDL_LATE && !P::AH;
@@ -1773,38 +1777,36 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
-  const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
-  const float dtb = FUSED ? p.dt_bias[h] : 0.f;
-  const float dsk = FUSED ? p.D_skip[h] : 0.f;
+  const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
+  const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
+  const float dsk = EPI ? p.D_skip[h] : 0.f;
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   const int r0 = 16 * w;
-  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
+  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
   for (int d = tid; d < D; d += P::NTH) {
     sdw[d] = 0.f;
-    if (FUSED && P::ROWS) swy[d] = p.w_y[d];
+    if (EPI && P::ROWS) swy[d] = p.w_y[d];
   }
   if (tid == 0) dDacc = 0.0;
 
   // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb (o and
   // c into buffer k: HYMO_GDN_ADJ_AHEAD below)
   auto load_o = [&](size_t tk, int nn, int k) {
-    load_rows_async<float, D, C, P::NTH>(so + k * (C * FD), FD, p.dObuf + (tk * p.H + h) * D, tsD, nn);
+    load_rows_async<float, D, C, P::NTH>(so + k * (C * FD), FD, p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
   };
   auto load_v = [&](size_t tk, int nn) {
-    load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
+    load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
   };
   auto load_c = [&](size_t tk, int nn, int k) {
-    load_rows_async<bf16, S, C, P::NTH>(sc + k * (C * LS), LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, P::NTH>(sc + k * (C * LS), LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
   };
   auto rows = [&](int chn) { return min(C, p.T - chn * C); };
   auto tok = [&](int chn) { return size_t(bb) * p.T + size_t(chn) * C; };
   auto fetch = [&](int chn) {
     const int nn = rows(chn);
     const size_t tk = tok(chn);
-    if constexpr (FUSED) {
-      load_o(tk, nn, 0);
-      load_v(tk, nn);
-    }
+    if constexpr (LO) load_o(tk, nn, 0);
+    if constexpr (EPI) load_v(tk, nn);
     load_c(tk, nn, 0);
     cp_async_commit();
   };
@@ -1815,7 +1817,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   // cp_async_wait_group<1> leaves only the last in flight. The caller commits.
   constexpr bool AH = P::AH;
   auto fetch_oc = [&](int chn, int k) {
-    if constexpr (FUSED) load_o(tok(chn), rows(chn), k);
+    if constexpr (LO) load_o(tok(chn), rows(chn), k);
     load_c(tok(chn), rows(chn), k);
   };
   static_assert(!AH || (P::o_o1 - P::o_o == 4 * C * FD && P::o_c1 - P::o_c == 2 * C * LS),
@@ -1824,23 +1826,23 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   if (c0 < c1) {
     if constexpr (AH) {
       fetch_oc(c0, 0);
-      if constexpr (FUSED) load_v(tok(c0), rows(c0));
+      if constexpr (EPI) load_v(tok(c0), rows(c0));
       cp_async_commit();
       if (c0 + 1 < c1) fetch_oc(c0 + 1, 1);
       cp_async_commit();
     } else if constexpr (AE) {
-      if constexpr (FUSED) load_v(tok(c0), rows(c0));
+      if constexpr (EPI) load_v(tok(c0), rows(c0));
       load_c(tok(c0), rows(c0), 0);
       cp_async_commit();
     } else {
       fetch(c0);
     }
-    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * p.H + h, tsG, min(C, p.T - c0 * C));
+    if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
   if constexpr (AE) {
     pdl_wait();
     HYMO_GDN_CLK(clk.waited());
-    if constexpr (FUSED) {
+    if constexpr (LO) {
       if (c0 < c1) load_o(tok(c0), rows(c0), 0);
       cp_async_commit();
     }
@@ -1854,7 +1856,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   // the column of pair nt, element u of this lane's epilogue values
   const auto ecol = [&](int nt, int u) { return ROWS ? cw0 + 2 * nt + u : nt * 8 + 2 * tq + u; };
   [[maybe_unused]] float2 wy[D / 8];
-  if constexpr (FUSED && !ROWS) {
+  if constexpr (EPI && !ROWS) {
 #pragma unroll
     for (int nt = 0; nt < D / 8; ++nt) wy[nt] = make_float2(p.w_y[nt * 8 + 2 * tq], p.w_y[nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
@@ -1878,7 +1880,9 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     // bytes a load
     [[maybe_unused]] uint32_t zq[D / 8][2], yq[D / 8][2];
     [[maybe_unused]] uint4 zv[2][NV], yv[2][NV];
-    if constexpr (ROWS) {
+    if constexpr (HM::split) {
+      // (dO is the o tile)
+    } else if constexpr (ROWS) {
 #pragma unroll
       for (int hr = 0; hr < 2; ++hr)
 #pragma unroll
@@ -1903,7 +1907,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     if (w == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (ch + 1 < c1)
-        gate_fetch<C>(graw, gate + (tok0 + C) * p.H + h, tsG, min(C, p.T - (ch + 1) * C));
+        gate_fetch<C>(graw, gate + (tok0 + C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 1) * C));
     }
     if constexpr (AH)
       cp_async_wait_group<1>();
@@ -1914,14 +1918,14 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       const size_t tk = tok(ch + 1);
       const int nn = rows(ch + 1);
       if (!AH) {
-        if (FUSED) prefetch_rows_l2<float, D, C, P::NTH>(p.dObuf + (tk * p.H + h) * D, tsD, nn);
-        prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+        if (LO) prefetch_rows_l2<float, D, C, P::NTH>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
+        prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
       }
-      if (FUSED) {
+      if (EPI) {
         prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
         prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h) * D, tsD, nn);
       }
-      prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.dout) + (tk * p.H + h) * D, tsD, nn);
+      if (!HM::split) prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.dout) + (tk * p.H + h) * D, tsD, nn);
     }
     // Qs = c exp(G A), high and low parts
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
@@ -1946,7 +1950,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
         split8(x, xh, xl);
         *reinterpret_cast<uint4*>(dO + t * LD + d) = xh;
         *reinterpret_cast<uint4*>(dO + C * LD + t * LD + d) = xl;
-        if (t < n) {
+        if (!HM::split && t < n) {
           float* rowf = p.dObuf + ((tok0 + t) * p.H + h) * D;
           bf16* row = reinterpret_cast<bf16*>(rowf);
           if constexpr (staged_bwd(S, D)) {
@@ -1965,7 +1969,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 #pragma unroll
           for (int k = 0; k < NV; ++k) f(hr, k, r0 + gq + hr * 8);
       };
-      if constexpr (FUSED) {
+      if constexpr (EPI) {
         float yp[2][CW], dn[2][CW], ss[2] = {0.f, 0.f}, m[2] = {0.f, 0.f};
         pieces([&](int hr, int k, int t) {
           float o8[8], v8[8];
@@ -2005,6 +2009,12 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
           emit(hr, k, x);
         });
         dsum += double(dsc);
+      } else if constexpr (HM::split) {
+        pieces([&](int hr, int k, int t) {
+          float x[8];
+          ld8(sob + t * FD + cw0 + 8 * k, x);
+          emit(hr, k, x);
+        });
       } else {
         pieces([&](int hr, int k, int) {
           float y8[8];
@@ -2014,7 +2024,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       }
     } else {
       float dyp[D / 8][4];
-      if constexpr (FUSED) {
+      if constexpr (EPI) {
         // dn = dy w_y silu(z); dyp = r (dn - n mean(dn n)), n = yp r, yp = o + D_skip v
         float yp[D / 8][4], ss[2] = {0.f, 0.f}, m[2] = {0.f, 0.f}, dn[D / 8][4];
 #pragma unroll
@@ -2059,6 +2069,15 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
             }
           }
         dsum += double(dsc);
+      } else if constexpr (HM::split) {
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int hr = 0; hr < 2; ++hr) {
+            const float2 o2 = *reinterpret_cast<const float2*>(sob + (r0 + gq + hr * 8) * FD + nt * 8 + 2 * tq);
+            dyp[nt][2 * hr] = o2.x;
+            dyp[nt][2 * hr + 1] = o2.y;
+          }
       } else {
 #pragma unroll
         for (int nt = 0; nt < D / 8; ++nt)
@@ -2079,7 +2098,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
           split2(x0, x1, hi, lo);
           *reinterpret_cast<uint32_t*>(dO + t * LD + d) = hi;
           *reinterpret_cast<uint32_t*>(dO + C * LD + t * LD + d) = lo;
-          if (t < n) {  // over o's row: for the staged backward, the D BF16 high parts,
+          if (!HM::split && t < n) {  // over o's row: for the staged backward, the D BF16 high parts,
             // then the D low parts; for the generic one, FP32
             float* rowf = p.dObuf + ((tok0 + t) * p.H + h) * D;
             bf16* row = reinterpret_cast<bf16*>(rowf);
@@ -2098,7 +2117,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     __syncthreads();
     if constexpr (AH) {  // v and buffer buf are dead for this chunk
       if (ch + 1 < c1) {
-        if constexpr (FUSED) {
+        if constexpr (EPI) {
           load_v(tok(ch + 1), rows(ch + 1));
           cp_async_commit();
         }
@@ -2136,7 +2155,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
     *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(dH[it][nt][2 * hr], dH[it][nt][2 * hr + 1]);
   });
-  if constexpr (FUSED) {
+  if constexpr (EPI) {
 #pragma unroll
     for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll

@@ -98,37 +98,35 @@ KParams split_params(const KParams& p) {
   return q;
 }
 
-// The blocks' local segment states by the staged state pass; with `repack`, also in the
-// generic kernels' layout for the generic backward (split_repack_kernel).
-template <int S, int D, bool FUSED>
-cudaError_t run_split_states(const KParams& p, bool repack, cudaStream_t st) {
-  using SP = SplitOf<S, D>;
-  const KParams q = split_params<S, D>(p);
-  using PF = PlanF<SP::S2, SP::D2, SP::C>;
-  auto k = state_bf16_kernel<SP::S2, SP::D2, SP::C, FUSED, typename SP::HM>;
-  HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
-  HYMO_GDN_TRY(launch_bh(k, q, PF::NTH, PF::bytes_state, st, false));
-  if (!repack) return cudaSuccess;
-  const size_t n = size_t(p.B) * p.H * p.NSEG * S * (D / 4);
-  const int blocks = int(std::min<size_t>((n + 255) / 256, 132 * 16));
-  return launch(split_repack_kernel<S, D, SP::NS, SP::NV>, dim3(blocks), 256, 0, st, true, p);
-}
-
-// The split forward: state pass, (train: repack), segment scan, output pass (the blocks' parts
-// of o), then their sum and the epilogue (split_out_kernel).
+// The split forward: the blocks' state pass, segment scan and output pass (their parts of o;
+// train: the training pass, which also leaves the blocks' entering states in h0buf), then the
+// parts' sum and the epilogue (split_out_kernel; not in the backward's recomputation, p.out null).
 template <int S, int D, bool FUSED>
 cudaError_t run_fwd_split(const KParams& p, bool train, cudaStream_t st) {
   using SP = SplitOf<S, D>;
   constexpr int S2 = SP::S2, D2 = SP::D2, C = SP::C;
   using HM = typename SP::HM;
-  HYMO_GDN_TRY((run_split_states<S, D, FUSED>(p, train, st)));
   const KParams q = split_params<S, D>(p);
+  {
+    using PF = PlanF<S2, D2, C>;
+    auto k = state_bf16_kernel<S2, D2, C, FUSED, HM>;
+    HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
+    HYMO_GDN_TRY(launch_bh(k, q, PF::NTH, PF::bytes_state, st, false));
+  }
   if constexpr (seg_scan_fwd(S2, D2))
     HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S2, D2, false, HM>, q, 128, 0, st, true, (S2 * D2 + 127) / 128));
-  using PF = PlanF<S2, D2, C, false>;
-  auto k = out_bf16_kernel<S2, D2, C, FUSED, false, HM>;
-  HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-  HYMO_GDN_TRY(launch_bh(k, q, PF::NTHO, PF::bytes_out, st, true));
+  if (train) {
+    using PF = PlanF<S2, D2, C, true>;
+    auto k = out_bf16_kernel<S2, D2, C, FUSED, true, HM>;
+    HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
+    HYMO_GDN_TRY(launch_bh(k, q, PF::NTHO, PF::bytes_out, st, true));
+  } else {
+    using PF = PlanF<S2, D2, C, false>;
+    auto k = out_bf16_kernel<S2, D2, C, FUSED, false, HM>;
+    HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
+    HYMO_GDN_TRY(launch_bh(k, q, PF::NTHO, PF::bytes_out, st, true));
+  }
+  if (!p.out) return cudaSuccess;
   constexpr int RPB = 256 / (D / 4);
   const size_t rows = size_t(p.B) * p.T * p.H;
   return launch(split_out_kernel<D, SP::NS, SP::NV, FUSED>, dim3(unsigned((rows + RPB - 1) / RPB)), 256, 0, st, true, p);
@@ -182,8 +180,44 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
   }
 }
 
+// The split backward (after the split training forward, or recomputing it): the epilogue's
+// backward on whole rows (split_dout_kernel: dO into p.dObuf), then per block the staged adjoint
+// pass and the generic main kernel without the epilogue (their parts of dv, dc, db and dgate in
+// FP32), the parts' sums (split_grad_kernel), the parameter reduction over the blocks.
+template <int S, int D, bool FUSED>
+cudaError_t run_bwd_split(const KParams& p, bool recompute, cudaStream_t st) {
+  using SP = SplitOf<S, D>;
+  constexpr int S2 = SP::S2, D2 = SP::D2, C = SP::C;
+  using HM = typename SP::HM;
+  if (recompute) {  // the training forward without its output
+    KParams r = p;
+    r.out = nullptr;
+    HYMO_GDN_TRY((run_fwd_split<S, D, FUSED>(r, true, st)));
+  }
+  HYMO_GDN_TRY(launch_bh(split_dout_kernel<D, SP::NS, SP::NV, C, FUSED>, p, 256, 0, st, recompute));
+  KParams q = split_params<S, D>(p);
+  q.dObuf = p.dObuf;  // dO, the caller's heads (read as v's view)
+  q.dv = p.sp_o;      // the blocks' parts (o's are dead)
+  q.dc = p.sp_dc;
+  q.db = p.sp_db;
+  q.dgate = p.sp_dg;
+  using PA = PlanA<S2, D2, C>;
+  auto a = adj_bf16_kernel<S2, D2, C, FUSED, HM>;
+  HYMO_GDN_TRY(set_smem(a, PA::bytes));
+  HYMO_GDN_TRY(launch_bh(a, q, PA::NTH, PA::bytes, st, true));
+  using P = Plan<bf16, S2, D2, C>;
+  auto b3 = seg_bwd_kernel<bf16, S2, D2, C, FUSED, HM>;
+  HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
+  HYMO_GDN_TRY(launch_bh(b3, q, P::NTH, P::bytes_bwd, st, true));
+  const size_t n = size_t(p.B) * p.T * p.H * (D / 4);
+  const int blocks = int(std::min<size_t>((n + 255) / 256, 132 * 16));
+  HYMO_GDN_TRY(launch(split_grad_kernel<S, D, SP::NS, SP::NV, FUSED>, dim3(blocks), 256, 0, st, true, p));
+  const int nout = p.H * S + 2 * p.H + D;
+  return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D, SP::NS, SP::NV);
+}
+
 template <typename Tin, int S, int D, bool FUSED>
-cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
+cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   using P = Plan<Tin, S, D, C>;
   if constexpr (staged_fwd<Tin, S, D>()) {
@@ -197,12 +231,7 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(set_smem(a, PA::bytes));
     HYMO_GDN_TRY(launch_bh(a, p, PA::NTH, PA::bytes, st, recompute));
   } else {
-    if (recompute) {
-      if constexpr (split_variant(sizeof(Tin) == 2, S, D))
-        HYMO_GDN_TRY((run_split_states<S, D, FUSED>(p, true, st)));
-      else
-        HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
-    }
+    if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
     auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
     HYMO_GDN_TRY(set_smem(b1, P::bytes_bprep));
     HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st, recompute));
@@ -220,7 +249,15 @@ cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st, true));
   }
   const int nout = p.H * S + 2 * p.H + D;
-  return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D);
+  return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D, 1, 1);
+}
+
+template <typename Tin, int S, int D, bool FUSED>
+cudaError_t run_bwd(const KParams& p, bool recompute, cudaStream_t st) {
+  if constexpr (split_variant(sizeof(Tin) == 2, S, D))
+    return run_bwd_split<S, D, FUSED>(p, recompute, st);
+  else
+    return run_bwd_whole<Tin, S, D, FUSED>(p, recompute, st);
 }
 
 // One entry point per (dtype, S): dispatches D and fused (instantiated in gdn_inst_*.cu).

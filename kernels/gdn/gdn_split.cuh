@@ -1,15 +1,19 @@
-// The split path of the BF16 forward where S or D = 128 (gdn_impl.cuh, run_fwd_split): the
-// staged forward passes run each head's state as NS x NV independent blocks (HeadMap in
-// gdn.cuh), each writing its part of o in FP32; the kernels here sum the parts and apply the
-// epilogue, and hand the blocks' local segment states to the generic backward.
+// The split path of BF16 where S or D = 128 (gdn_impl.cuh, run_fwd_split and run_bwd_split):
+// the staged forward passes, the staged adjoint pass and the generic backward main kernel run
+// each head's state as NS x NV independent blocks (HeadMap in gdn.cuh), each writing its parts
+// of o (forward) and of dv, dc, db and dgate (backward) in FP32; the kernels here do what couples
+// the blocks: the parts' sums, the epilogue and its backward.
 #pragma once
 #include "gdn_fwd_bf16.cuh"
 
 namespace hymo::gdn::dev {
 
 // The workspace the split path adds (gdn.cu's layout()): the blocks' segment states
-// (p.sp_state, [B H NS NV][NSEG][S / NS][D / NV]), their gate sums (p.sp_gsum, [B H NS NV][NSEG])
-// and their parts of o (p.sp_o, [B,T,H NS NV,D / NV] FP32).
+// (p.sp_state, [B H NS NV][NSEG][S / NS][D / NV]), their gate sums (p.sp_gsum, [B H NS NV][NSEG]),
+// their parts of o and then of dv (p.sp_o, [B,T,H NS NV,D / NV] FP32), of dc and db (p.sp_dc,
+// p.sp_db, [B,T,H NS NV,S / NS]) and of dgate (p.sp_dg, [B,T,H NS NV]); and the per-block
+// dApart and ddtpart (NS NV times the caller's). h0buf and dHseg hold the blocks' states at the
+// kernels' own heads, in the caller's sizes.
 __host__ __device__ constexpr bool split_variant(bool bf16, int S, int D) {
   return bf16 && (S == 128 || D == 128);
 }
@@ -87,28 +91,168 @@ __global__ void __launch_bounds__(256) split_out_kernel(KParams p) {
   }
 }
 
-// The blocks' local segment states (p.sp_state, from the split state pass) into the generic
-// kernels' layout (p.segstate, [B H][NSEG][S][D]), and their gate sums (every block of a head
-// has its head's) into p.seggsum: what the generic state pass leaves for the generic backward.
-// One thread a 4-column piece; the last segment's state is not needed (the kernels combine the
-// segments before a CTA's own; the state pass skips it, HYMO_GDN_STATE_LAST).
-template <int S, int D, int NS, int NV>
-__global__ void __launch_bounds__(256) split_repack_kernel(KParams p) {
+// The backward of the epilogue on whole rows (RMSNorm couples the blocks), per (segment, (b, h))
+// CTA of the caller's heads (launch_bh's grid over p, the caller's): from the training forward's
+// parts of o (p.sp_o) it forms o and writes dO = d(o + D_skip v) in FP32 into p.dObuf
+// ([B,T,H,D], which the blocks' adjoint pass and main kernel read as v's view), dz, and the
+// segment's dw_y and D_skip partials (p.dwpart, p.dDpart, as the adjoint pass leaves them);
+// unfused, dO = dout. One thread a 4-column piece of a row, 256 threads a CTA.
+template <int D, int NS, int NV, int C, bool FUSED>
+__global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
   pdl_enter();
-  constexpr int S2 = S / NS, D2 = D / NV;
-  const size_t BH = size_t(p.B) * p.H, n = BH * p.NSEG * S * (D / 4);
-  for (size_t i = size_t(blockIdx.x) * 256 + threadIdx.x; i < n; i += size_t(gridDim.x) * 256) {
-    const int d = int(i % (D / 4)) * 4, s = int((i / (D / 4)) % S);
-    const size_t bs = i / (size_t(D / 4) * S);  // bh * NSEG + seg
-    const int seg = int(bs % p.NSEG);
-    const size_t bh = bs / p.NSEG;
-    const size_t bk = (bh * NS + s / S2) * NV + d / D2;  // the block's (b, h)
-    if (d == 0 && s == 0)
-      p.seggsum[bs] = p.sp_gsum[(bh * NS * NV) * p.NSEG + seg];
-    if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) continue;
-    const float4 x = *reinterpret_cast<const float4*>(
-        p.sp_state + ((bk * p.NSEG + seg) * S2 + s % S2) * D2 + d % D2);
-    *reinterpret_cast<float4*>(p.segstate + (bs * S + s) * D + d) = x;
+  constexpr int TPR = D / 4, RPB = 256 / TPR, D2 = D / NV;
+  static_assert(TPR >= 4 && TPR <= 32 && D2 % 4 == 0, "whole pieces, a row within a warp");
+  __shared__ float red[RPB][D];
+  __shared__ double dred[8];
+  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
+  const int tb0 = c0 * C, tb1 = min(p.T, c1 * C);
+  const int r = threadIdx.x / TPR, d = (threadIdx.x % TPR) * 4, dg = d / D2, dc = d % D2;
+  const size_t Hb = size_t(p.H) * NS * NV;  // the kernels' heads
+  const float dsk = FUSED ? p.D_skip[h] : 0.f;
+  float wv[4] = {0.f, 0.f, 0.f, 0.f}, dwa[4] = {0.f, 0.f, 0.f, 0.f};
+  if constexpr (FUSED) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) wv[e] = p.w_y[d + e];
+  }
+  double dsum = 0.0;  // sum of dyp . v (FP64 across rows, as the adjoint pass)
+  for (int tb = tb0; tb < tb1; tb += RPB) {
+    const int t = tb + r;
+    const bool live = t < tb1;
+    const size_t tok = size_t(bb) * p.T + t, at = (tok * p.H + h) * D + d;
+    float dy[4] = {0.f, 0.f, 0.f, 0.f}, x[4];
+    if (live) {
+      const uint2 yr = __ldg(reinterpret_cast<const uint2*>(reinterpret_cast<const bf16*>(p.dout) + at));
+      const float2 y0 = bf16x2_f2(yr.x), y1 = bf16x2_f2(yr.y);
+      dy[0] = y0.x; dy[1] = y0.y; dy[2] = y1.x; dy[3] = y1.y;
+    }
+    if constexpr (!FUSED) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) x[e] = dy[e];
+    } else {
+      float o[4] = {0.f, 0.f, 0.f, 0.f}, vz[4] = {0.f, 0.f, 0.f, 0.f}, zz[4] = {0.f, 0.f, 0.f, 0.f};
+      if (live) {
+#pragma unroll
+        for (int sg = 0; sg < NS; ++sg) {
+          const float4 q = __ldg(reinterpret_cast<const float4*>(
+              p.sp_o + ((tok * Hb + (size_t(h) * NS + sg) * NV + dg) * D2 + dc)));
+          o[0] += q.x;
+          o[1] += q.y;
+          o[2] += q.z;
+          o[3] += q.w;
+        }
+        const uint2 vr = __ldg(reinterpret_cast<const uint2*>(reinterpret_cast<const bf16*>(p.v) + at));
+        const uint2 zr = __ldg(reinterpret_cast<const uint2*>(reinterpret_cast<const bf16*>(p.z) + at));
+        const float2 v0 = bf16x2_f2(vr.x), v1 = bf16x2_f2(vr.y), z0 = bf16x2_f2(zr.x), z1 = bf16x2_f2(zr.y);
+        vz[0] = v0.x; vz[1] = v0.y; vz[2] = v1.x; vz[3] = v1.y;
+        zz[0] = z0.x; zz[1] = z0.y; zz[2] = z1.x; zz[3] = z1.y;
+      }
+      // yp = o + D_skip v, r = rsqrt(mean yp^2 + eps), n = yp r; dn = dy w silu(z);
+      // dyp = r (dn - n mean(dn n)) (epi_bwd: dz, and dn, the dw_y term and dn n)
+      float ss = 0.f;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        o[e] = fmaf(dsk, vz[e], o[e]);
+        ss = fmaf(o[e], o[e], ss);
+      }
+#pragma unroll
+      for (int off = TPR / 2; off; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off, TPR);
+      const float rs = rsqrtf(ss * (1.f / D) + p.eps);
+      float dn[4], dz[4], m = 0.f;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dz[e] = epi_bwd(zz[e], dy[e], wv[e], o[e] * rs, dn[e], dwa[e], m);
+#pragma unroll
+      for (int off = TPR / 2; off; off >>= 1) m += __shfl_xor_sync(0xffffffffu, m, off, TPR);
+      m *= 1.f / D;
+      float dsc = 0.f;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        x[e] = live ? rs * (dn[e] - o[e] * rs * m) : 0.f;
+        dsc = fmaf(x[e], vz[e], dsc);
+      }
+      dsum += double(dsc);
+      if (live) {
+        uint2 u;
+        u.x = pack_bf16(dz[0], dz[1]);
+        u.y = pack_bf16(dz[2], dz[3]);
+        *reinterpret_cast<uint2*>(reinterpret_cast<bf16*>(p.dz) + at) = u;
+      }
+    }
+    if (live) *reinterpret_cast<float4*>(p.dObuf + at) = make_float4(x[0], x[1], x[2], x[3]);
+  }
+  if constexpr (FUSED) {
+    const size_t sgi = size_t(bh) * p.NSEG + seg;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) red[r][d + e] = dwa[e];
+#pragma unroll
+    for (int off = 16; off; off >>= 1) dsum += __shfl_xor_sync(0xffffffffu, dsum, off);
+    if ((threadIdx.x & 31) == 0) dred[threadIdx.x >> 5] = dsum;
+    __syncthreads();
+    for (int dd = threadIdx.x; dd < D; dd += 256) {
+      float x = 0.f;
+      for (int k = 0; k < RPB; ++k) x += red[k][dd];
+      p.dwpart[sgi * D + dd] = x;
+    }
+    if (threadIdx.x == 0) {
+      double x = 0.0;
+      for (int k = 0; k < 8; ++k) x += dred[k];
+      p.dDpart[sgi] = x;
+    }
+  }
+}
+
+// The blocks' parts of the input gradients summed (FP32) into the caller's BF16 tensors: dv over
+// the NS row blocks (p.sp_o, [B,T,H NS NV,D / NV]) plus the D_skip term D_skip dO (fused; dO in
+// p.dObuf), dc and db over the NV column blocks (p.sp_dc, p.sp_db, [B,T,H NS NV,S / NS]), dgate
+// over all NS NV (p.sp_dg, [B,T,H NS NV]). p is the caller's (p.H = H); a grid-stride loop a
+// tensor, one thread a 4-element piece.
+template <int S, int D, int NS, int NV, bool FUSED>
+__global__ void __launch_bounds__(256) split_grad_kernel(KParams p) {
+  pdl_enter();
+  constexpr int S2 = S / NS, D2 = D / NV, NB = NS * NV;
+  const size_t rows = size_t(p.B) * p.T * p.H, Hb = size_t(p.H) * NB;
+  const size_t i0 = size_t(blockIdx.x) * 256 + threadIdx.x, step = size_t(gridDim.x) * 256;
+  auto st4 = [](void* dst, size_t at, const float (&x)[4]) {
+    uint2 u;
+    u.x = pack_bf16(x[0], x[1]);
+    u.y = pack_bf16(x[2], x[3]);
+    *reinterpret_cast<uint2*>(static_cast<bf16*>(dst) + at) = u;
+  };
+  for (size_t i = i0; i < rows * (D / 4); i += step) {
+    const size_t row = i / (D / 4), tok = row / p.H;
+    const int h = int(row % p.H), d = int(i % (D / 4)) * 4, dg = d / D2, dc = d % D2;
+    float x[4] = {0.f, 0.f, 0.f, 0.f};
+    if constexpr (FUSED) {
+      const float dsk = p.D_skip[h];
+      const float4 o = *reinterpret_cast<const float4*>(p.dObuf + row * D + d);
+      x[0] = dsk * o.x; x[1] = dsk * o.y; x[2] = dsk * o.z; x[3] = dsk * o.w;
+    }
+#pragma unroll
+    for (int sg = 0; sg < NS; ++sg) {
+      const float4 q = *reinterpret_cast<const float4*>(p.sp_o + ((tok * Hb + (size_t(h) * NS + sg) * NV + dg) * D2 + dc));
+      x[0] += q.x; x[1] += q.y; x[2] += q.z; x[3] += q.w;
+    }
+    st4(p.dv, row * D + d, x);
+  }
+  for (size_t i = i0; i < rows * (S / 4); i += step) {
+    const size_t row = i / (S / 4), tok = row / p.H;
+    const int h = int(row % p.H), s = int(i % (S / 4)) * 4, sg = s / S2, sc = s % S2;
+    float xc[4] = {0.f, 0.f, 0.f, 0.f}, xb[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int dg = 0; dg < NV; ++dg) {
+      const size_t at = (tok * Hb + (size_t(h) * NS + sg) * NV + dg) * S2 + sc;
+      const float4 c = *reinterpret_cast<const float4*>(p.sp_dc + at), b = *reinterpret_cast<const float4*>(p.sp_db + at);
+      xc[0] += c.x; xc[1] += c.y; xc[2] += c.z; xc[3] += c.w;
+      xb[0] += b.x; xb[1] += b.y; xb[2] += b.z; xb[3] += b.w;
+    }
+    st4(p.dc, row * S + s, xc);
+    st4(p.db, row * S + s, xb);
+  }
+  for (size_t i = i0; i < rows; i += step) {
+    float x = 0.f;
+#pragma unroll
+    for (int j = 0; j < NB; ++j) x += p.sp_dg[i * NB + j];  // (tok Hb + h NB + j = row NB + j)
+    static_cast<bf16*>(p.dgate)[i] = __float2bfloat16_rn(x);
   }
 }
 
