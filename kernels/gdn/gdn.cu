@@ -30,6 +30,7 @@ thread_local std::string g_err;
 int g_cps_override = 0;
 int g_nseg_override = 0;
 int g_tail_override = -1;  // gdn_set_tail_segments
+int g_grid_slice = 0;      // gdn_set_grid_slice
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
@@ -269,6 +270,8 @@ cudaError_t dispatch(const Shape& s, int what, bool recompute, const dev::KParam
 }
 }  // namespace
 
+int dev::grid_slice() { return g_grid_slice > 0 && g_grid_slice < 65535 ? g_grid_slice : 65535; }
+
 const char* gdn_check_shape(const Shape& s) {
   static thread_local std::string msg;
   char buf[256];
@@ -302,6 +305,7 @@ const char* gdn_last_error() { return g_err.c_str(); }
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
 void gdn_set_tail_segments(int k) { g_tail_override = k; }
+void gdn_set_grid_slice(int n) { g_grid_slice = n; }
 
 size_t gdn_clocks_bytes() {
   return size_t(dev::kClkKernels) * dev::kClkCtas * dev::kClkWords * sizeof(unsigned long long);

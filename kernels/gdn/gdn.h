@@ -89,6 +89,10 @@ void gdn_set_segments(int nseg);
 // With HYMO_GDN_SEG_TAIL (a build switch, docs/kernels/gdn.md): how many of each (b, h)'s last
 // segments split in two halves (-1 = the switch's default; 0 = none). No effect without it.
 void gdn_set_tail_segments(int k);
+// Test hook: the kernels over (segment, (b, h)) grids launch in slices of at most n (b, h) pairs
+// (0 = the grid's limit, 65535), as more pairs than that launch anyway; lets a small case cover
+// the slices' offsets.
+void gdn_set_grid_slice(int n);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

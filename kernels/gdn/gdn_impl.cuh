@@ -52,6 +52,10 @@ cudaError_t launch(void (*k)(KArgs...), dim3 grid, int threads, size_t smem, cud
   return cudaGetLastError();
 }
 
+// The most (b, h) pairs a segment grid takes: 65535 (gridDim.y's limit), or fewer under the test
+// hook gdn_set_grid_slice (gdn.cu).
+int grid_slice();
+
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
 // that start at p.bh0 (each slice after the first follows the one before). With
@@ -60,11 +64,11 @@ cudaError_t launch(void (*k)(KArgs...), dim3 grid, int threads, size_t smem, cud
 template <typename K>
 cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows,
                       int gridx = 0) {
-  constexpr int kMaxGridY = 65535;
+  const int slice = grid_slice();
   const int BH = p.B * p.H;
-  for (int bh0 = 0; bh0 < BH; bh0 += kMaxGridY) {
+  for (int bh0 = 0; bh0 < BH; bh0 += slice) {
     p.bh0 = bh0;
-    const int nbh = std::min(kMaxGridY, BH - bh0);
+    const int nbh = std::min(slice, BH - bh0);
     const dim3 grid = gridx > 0 ? dim3(gridx, nbh) : HYMO_GDN_SEG_TAIL ? dim3(nbh, p.NSEG) : dim3(p.NSEG, nbh);
     HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bh0 > 0, p));
   }

@@ -167,6 +167,8 @@ struct Case {
   // with HYMO_GDN_SEG_TAIL: how many of the last segments split in two (gdn_set_tail_segments;
   // -1: the switch's default); no effect without the switch
   int tail = -1;
+  // the segment grids' slices (gdn_set_grid_slice; 0: only where the grid's limit needs them)
+  int slice = 0;
 };
 
 // A case's inputs and output gradient, drawn from its seed (rounded to the dtype's I/O).
@@ -233,15 +235,17 @@ static void run_case(const Case& k, uint64_t seed) {
     std::snprintf(alog_desc, sizeof alog_desc, "mixed");
   else
     std::snprintf(alog_desc, sizeof alog_desc, "U(0,%.2f)", k.alog_max);
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s\n", k.B,
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s%s\n", k.B,
               k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean, alog_desc,
               k.cps ? std::to_string(k.cps).c_str() : "auto",
               (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
               (k.tail >= 0 ? " tail=" + std::to_string(k.tail) : std::string()).c_str(),
+              (k.slice ? " slices of " + std::to_string(k.slice) : std::string()).c_str(),
               k.recompute ? " (bwd recomputes states)" : "");
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
   gdn_set_tail_segments(k.tail);
+  gdn_set_grid_slice(k.slice);
   CpuShape cs;
   cs.B = k.B; cs.T = k.T; cs.H = k.H; cs.D = k.D; cs.S = k.S; cs.fused = k.fused; cs.eps = 1e-6;
   const size_t nv = size_t(k.B) * k.T * k.H * k.D, ns = size_t(k.B) * k.T * k.H * k.S,
@@ -540,6 +544,15 @@ int main(int argc, char** argv) {
       {1, 130, 2, 16, 128, DType::BF16, true, 0, lg, false},
       {1, 200, 2, 128, 16, DType::BF16, false, 0, 5.0, true, 2},
       {1, 3, 17000, 128, 128, DType::BF16, true, 0, lg, false},
+      // (appended in session 28) the segment grids in slices of a few (b, h) pairs
+      // (gdn_set_grid_slice) with several segments, on real data: the split path (12 blocks in
+      // slices of 2, the row kernels' 3 heads too; 5 segments; and D = 128 with S = 32
+      // recomputing), the staged kernels (6 heads in slices of 4, recomputing), the generic FP32
+      // ones (3 heads in slices of 2)
+      {1, 300, 3, 128, 128, DType::BF16, true, 0, lg, false, 2, 0, -1, 2},
+      {1, 200, 3, 128, 32, DType::BF16, false, 0, 5.0, true, 2, 0, -1, 4},
+      {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 1, 0, -1, 4},
+      {1, 130, 3, 32, 32, DType::F32, true, 0, lg, false, 1, 0, -1, 2},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
