@@ -1986,6 +1986,12 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   Tin* sPt = reinterpret_cast<Tin*>(sm + P::o_x);  // P (io dtype); dc aliases it
   // h0 staged (FP32, S x FD) in the same region at the start of a chunk, where it fits
   constexpr bool H0S = size_t(S) * P::FD * 4 <= P::o_do - P::o_x;
+  // ... or, where it does not (S = 64 with C = 32: D = 64, the split path's blocks), in two halves:
+  // rows s < S / 2 there, the rest in db's region (written only in the db phase). Session 28
+  // (run 160's profile of the split path's blocks: the inter-chunk part of dc with h0 read from
+  // global memory element by element was 12% of the instructions and 16% of the stall samples)
+  constexpr size_t H0HALF = size_t(S / 2) * P::FD * 4;
+  constexpr bool H0S2 = !H0S && H0HALF <= P::o_do - P::o_x && H0HALF <= sizeof(float) * C * P::FS;
   // BF16: the chunk-end <dh, h_next> takes one (s, quarter of D) item a thread
   constexpr bool HNPF = !RB_PRODUCTS && 4 * S <= P::NTH && D / 4 <= 16;
   float* sh0 = reinterpret_cast<float*>(sm + P::o_x);
@@ -2035,6 +2041,10 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * HM::HD(p.H) + hD) * D, tsD, n);
     load_rows_async<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * HM::HD(p.H) + hD) * D, tsD, n);
     if constexpr (H0S) load_rows_async<float, D, S, P::NTH>(sh0, P::FD, h0, D, S);
+    if constexpr (H0S2) {
+      load_rows_async<float, D, S / 2, P::NTH>(sh0, P::FD, h0, D, S / 2);
+      load_rows_async<float, D, S / 2, P::NTH>(sdb, P::FD, h0 + (S / 2) * D, D, S / 2);
+    }
     cp_async_commit();
     // the next chunk's entering state (for the chunk-end decay sensitivity below), this
     // thread's share, into registers while the tiles are in flight
@@ -2060,6 +2070,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           acc, D, [&](int m, int k) { return sdo[(r0 + m) * P::FD + k]; },
           [&](int k, int nn) {
             if constexpr (H0S) return sh0[nn * P::FD + k];
+            else if constexpr (H0S2) return nn < S / 2 ? sh0[nn * P::FD + k] : sdb[(nn - S / 2) * P::FD + k];
             else return __ldg(h0 + nn * D + k);
           });
 #pragma unroll
@@ -2071,7 +2082,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
         }
     };
     [[maybe_unused]] float dci[S / 8][4];
-    if constexpr (H0S) {
+    if constexpr (H0S || H0S2) {
       dc_inter(dci);
       __syncthreads();  // h0's staging is P's region, written below
     }
@@ -2201,7 +2212,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     // dc rows of block w: exp(G_t A) (h0 dO_t) + sum_{j<w} exp((G_t - Gend_j) A) (dP_wj K_end_j)
     {
       float acc[S / 8][4];
-      if constexpr (H0S) {
+      if constexpr (H0S || H0S2) {
 #pragma unroll
         for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
