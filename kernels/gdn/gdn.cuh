@@ -718,6 +718,7 @@ struct KParams {
 template <int NS = 1, int NV = 1>
 struct HeadMap {
   static constexpr bool split = NS * NV > 1;
+  static constexpr int ns = NS, nv = NV;
   // head index into the S-wide tensors, the D-wide ones and the gate, of kernel head h
   __device__ __forceinline__ static int hS(int h) { return h / NV; }
   __device__ __forceinline__ static int hD(int h) { return (h / (NS * NV)) * NV + h % NV; }
@@ -731,6 +732,7 @@ struct HeadMap {
 template <>
 struct HeadMap<1, 1> {  // the identity, spelled out (the divisions by one gave other PTX)
   static constexpr bool split = false;
+  static constexpr int ns = 1, nv = 1;
   __device__ __forceinline__ static int hS(int h) { return h; }
   __device__ __forceinline__ static int hD(int h) { return h; }
   __device__ __forceinline__ static int hG(int h) { return h; }
@@ -1968,8 +1970,8 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
 // Backward main kernel: one CTA per (b,h,segment), chunks in reverse order.
 // HM::split (S or D = 128, gdn_impl.cuh run_bwd_split): one block of a head's state (HeadMap);
 // b, c, v, the gate and dO (p.dObuf, the caller's [B,T,H,D]) read as views; dv, db, dc and dgate
-// are this block's parts, in FP32 at the kernel's own heads (summed by split_grad_kernel), dv
-// without its D_skip term.
+// are this block's parts, in FP32 at the kernel's own heads (summed by split_grad_kernel); the
+// D_skip term of dv is in the parts of the blocks of row group sg = 0.
 template <typename Tin, int S, int D, int C, bool FUSED, class HM = HeadMap<>>
 __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   pdl_enter();
@@ -2017,7 +2019,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
   const int hS = HM::hS(h), hD = HM::hD(h);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
-  const float dsk = FUSED && !SP ? p.D_skip[h] : 0.f;
+  const float dsk = FUSED && (!SP || (h / HM::nv) % HM::ns == 0) ? p.D_skip[HM::hG(h)] : 0.f;
   const size_t so = size_t(bh) * p.NSEG + seg;
 
   for (int s = tid; s < S; s += P::NTH) {
@@ -2199,8 +2201,9 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
           if (SP && t < n) {
+            const float2 o2 = ld2(sdo + t * P::FD + d);
             *reinterpret_cast<float2*>(static_cast<float*>(p.dv) + ((tok0 + t) * p.H + h) * D + d) =
-                make_float2(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
+                make_float2(fmaf(dsk, o2.x, acc[nt][2 * hr]), fmaf(dsk, o2.y, acc[nt][2 * hr + 1]));
           } else if (t < n) {
             const float2 o2 = ld2(sdo + t * P::FD + d);
             st2(reinterpret_cast<Tin*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,

@@ -215,7 +215,7 @@ cudaError_t run_bwd_split(const KParams& p, bool recompute, cudaStream_t st) {
   HYMO_GDN_TRY(launch_bh(b3, q, P::NTH, P::bytes_bwd, st, true));
   const size_t n = size_t(p.B) * p.T * p.H * (D / 4);
   const int blocks = int(std::min<size_t>((n + 255) / 256, 132 * 16));
-  HYMO_GDN_TRY(launch(split_grad_kernel<S, D, SP::NS, SP::NV, FUSED>, dim3(blocks), 256, 0, st, true, p));
+  HYMO_GDN_TRY(launch(split_grad_kernel<S, D, SP::NS, SP::NV>, dim3(blocks), 256, 0, st, true, p));
   const int nout = p.H * S + 2 * p.H + D;
   return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D, SP::NS, SP::NV);
 }

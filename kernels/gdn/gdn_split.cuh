@@ -202,11 +202,11 @@ __global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
 }
 
 // The blocks' parts of the input gradients summed (FP32) into the caller's BF16 tensors: dv over
-// the NS row blocks (p.sp_o, [B,T,H NS NV,D / NV]) plus the D_skip term D_skip dO (fused; dO in
-// p.dObuf), dc and db over the NV column blocks (p.sp_dc, p.sp_db, [B,T,H NS NV,S / NS]), dgate
+// the NS row blocks (p.sp_o, [B,T,H NS NV,D / NV]; the sg = 0 blocks' parts carry the D_skip term
+// D_skip dO), dc and db over the NV column blocks (p.sp_dc, p.sp_db, [B,T,H NS NV,S / NS]), dgate
 // over all NS NV (p.sp_dg, [B,T,H NS NV]). p is the caller's (p.H = H); a grid-stride loop a
 // tensor, one thread a 4-element piece.
-template <int S, int D, int NS, int NV, bool FUSED>
+template <int S, int D, int NS, int NV>
 __global__ void __launch_bounds__(256) split_grad_kernel(KParams p) {
   pdl_enter();
   constexpr int S2 = S / NS, D2 = D / NV, NB = NS * NV;
@@ -222,11 +222,6 @@ __global__ void __launch_bounds__(256) split_grad_kernel(KParams p) {
     const size_t row = i / (D / 4), tok = row / p.H;
     const int h = int(row % p.H), d = int(i % (D / 4)) * 4, dg = d / D2, dc = d % D2;
     float x[4] = {0.f, 0.f, 0.f, 0.f};
-    if constexpr (FUSED) {
-      const float dsk = p.D_skip[h];
-      const float4 o = *reinterpret_cast<const float4*>(p.dObuf + row * D + d);
-      x[0] = dsk * o.x; x[1] = dsk * o.y; x[2] = dsk * o.z; x[3] = dsk * o.w;
-    }
 #pragma unroll
     for (int sg = 0; sg < NS; ++sg) {
       const float4 q = *reinterpret_cast<const float4*>(p.sp_o + ((tok * Hb + (size_t(h) * NS + sg) * NV + dg) * D2 + dc));
