@@ -108,6 +108,14 @@
 #define HYMO_GDN_ADJ_AHEAD 0
 #endif
 
+// HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
+// chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight
+// at once, 16 bytes a load, instead of scalar loads item by item (run 160: 6.8% of the main
+// kernel's stall samples at D = S = 128 for 2.9% of its instructions). Run 163's A/B.
+#ifndef HYMO_GDN_RB_VEC
+#define HYMO_GDN_RB_VEC 1
+#endif
+
 // HYMO_GDN_L2PF (session 12; default 2, 0 turns it off): the adjoint pass asks L2 for
 // chunk ch + 1's o, v, c, dy and z (prefetch.global.L2, one a 128-byte line, no registers
 // or shared memory) at the top of chunk ch; its cp.async of o, v and c at chunk ch's middle
@@ -2099,22 +2107,56 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     if constexpr (!RB_PRODUCTS) {
       const float* hn = p.h0buf + (size_t(bh) * p.NC + ch + 1) * S * D;
       const bool last = ch + 1 >= p.NC;  // nothing after: dh = 0
-      for (int r = tid; r < 4 * S; r += P::NTH) {
-        const int s = r >> 2, q = r & 3;
-        float x = 0.f;
-        if (!last) {
-          if constexpr (HNPF) {
+      if constexpr (HNPF || !HYMO_GDN_RB_VEC) {
+        for (int r = tid; r < 4 * S; r += P::NTH) {
+          const int s = r >> 2, q = r & 3;
+          float x = 0.f;
+          if (!last) {
+            if constexpr (HNPF) {
 #pragma unroll
-            for (int u = 0; u < D / 4; ++u) x = fmaf(dh[s * P::FD + q * (D / 4) + u], hnr[u], x);
-          } else {
+              for (int u = 0; u < D / 4; ++u) x = fmaf(dh[s * P::FD + q * (D / 4) + u], hnr[u], x);
+            } else {
 #pragma unroll
-            for (int d = q * (D / 4); d < (q + 1) * (D / 4); ++d)
-              x = fmaf(dh[s * P::FD + d], __ldg(hn + s * D + d), x);
+              for (int d = q * (D / 4); d < (q + 1) * (D / 4); ++d)
+                x = fmaf(dh[s * P::FD + d], __ldg(hn + s * D + d), x);
+            }
           }
+          x += __shfl_xor_sync(0xffffffffu, x, 1);
+          x += __shfl_xor_sync(0xffffffffu, x, 2);
+          if (q == 0) Rb[(P::NW - 1) * S + s] = x;
         }
-        x += __shfl_xor_sync(0xffffffffu, x, 1);
-        x += __shfl_xor_sync(0xffffffffu, x, 2);
-        if (q == 0) Rb[(P::NW - 1) * S + s] = x;
+      } else {
+        // every item's h_next in flight at once, 16 bytes a load (session 28: the scalar loads,
+        // item by item, were 6.8% of the split path's stall samples for 2.9% of its
+        // instructions, run 160); the same sums in the same order
+        constexpr int IT = (4 * S + P::NTH - 1) / P::NTH, NQ = D / 16;
+        static_assert(D % 16 == 0, "whole 16-byte pieces a quarter row");
+        float4 y[IT][NQ];
+#pragma unroll
+        for (int i = 0; i < IT; ++i) {
+          const int r = tid + i * P::NTH, s = r >> 2, q = r & 3;
+          const float4* hv = reinterpret_cast<const float4*>(hn + s * D + q * (D / 4));
+#pragma unroll
+          for (int u = 0; u < NQ; ++u) y[i][u] = (!last && r < 4 * S) ? __ldg(hv + u) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+#pragma unroll
+        for (int i = 0; i < IT; ++i) {
+          const int r = tid + i * P::NTH, s = r >> 2, q = r & 3;
+          float x = 0.f;
+          if (r < 4 * S) {
+            const float* dr = dh + s * P::FD + q * (D / 4);
+#pragma unroll
+            for (int u = 0; u < NQ; ++u) {
+              x = fmaf(dr[4 * u], y[i][u].x, x);
+              x = fmaf(dr[4 * u + 1], y[i][u].y, x);
+              x = fmaf(dr[4 * u + 2], y[i][u].z, x);
+              x = fmaf(dr[4 * u + 3], y[i][u].w, x);
+            }
+          }
+          x += __shfl_xor_sync(0xffffffffu, x, 1);
+          x += __shfl_xor_sync(0xffffffffu, x, 2);
+          if (r < 4 * S && q == 0) Rb[(P::NW - 1) * S + s] = x;
+        }
       }
     } else {
       const float gew = Gend[w], gl = G[C - 1];
