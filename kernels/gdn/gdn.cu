@@ -95,9 +95,10 @@ Layout layout(const Shape& s) {
   Layout L{};
   L.C = (s.S <= 32 && s.D <= 32) ? 64 : 32;
   L.NC = (s.T + L.C - 1) / L.C;
-  // the split path (S or D = 128 in BF16) runs the staged kernels on NS NV blocks a head: its
-  // kernels see B H NS NV heads
-  const long BH = long(s.B) * s.H * (split(s) ? dev::split_ns(s.S) * dev::split_nv(s.D) : 1);
+  // the split path (S or D = 128 in BF16) runs the staged kernels on NS NV blocks a head: the
+  // segment rule counts its kernels' B H NS NV heads (the buffers below are sized from B H)
+  const long BH = long(s.B) * s.H;
+  const long BHk = BH * (split(s) ? dev::split_ns(s.S) * dev::split_nv(s.D) : 1);
   if (g_cps_override > 0) {
     L.cps = g_cps_override;
   } else if (!staged(s) && !split(s)) {
@@ -106,7 +107,7 @@ Layout layout(const Shape& s) {
     // 1400 CTAs (run 9). The power-of-two rule below made D = S = 128 7% slower (run 48:
     // fwd 4.907 ms at 8 chunks a segment against 4.591 at 10, run 43; the generic kernels
     // then ran BF16 at 128).
-    const long nseg = std::max(1L, (1400 + BH - 1) / BH);
+    const long nseg = std::max(1L, (1400 + BHk - 1) / BHk);
     L.cps = int((L.NC + nseg - 1) / nseg);
   } else {
     // (The split path, S or D = 128, by the same rule over its blocks: session 28, run 156 at B=4
@@ -120,7 +121,7 @@ Layout layout(const Shape& s) {
     // overhead (3584 at B*H = 224), too few to idle SMs (224 at T = 512). This rule is
     // within 1.1% (forward) and 0.7% (forward + backward) of each shape's best length
     // in the geometric mean, and no shape is more than 5% off (notes/gdn-measurements.md).
-    auto ctas = [&](int c) { return BH * ((L.NC + c - 1) / c); };
+    auto ctas = [&](int c) { return BHk * ((L.NC + c - 1) / c); };
     int cps = 4;
     while (cps < L.NC && ctas(cps) > 3072) cps *= 2;
     // HYMO_GDN_CPS_LONG (session 14; default on since run 92, 0 turns it off): at D = 32,
@@ -191,11 +192,13 @@ Layout layout(const Shape& s) {
   };
   const size_t SD = size_t(s.S) * s.D, BTH = size_t(s.B) * s.T * s.H;
   // the split path: NS x NV blocks a head (gdn_split.cuh), whose kernels keep h0buf and dHseg at
-  // their own heads in the same sizes, and per-block dApart and ddtpart (nb times the caller's)
+  // their own heads in the same sizes (B H NS NV blocks of S D / (NS NV) values), and per-block
+  // dApart and ddtpart (nb times the caller's); its segment states and gate sums are sp_state and
+  // sp_gsum
   const bool sp = split(s);
   const size_t ns = sp ? dev::split_ns(s.S) : 1, nv = sp ? dev::split_nv(s.D) : 1, nb = ns * nv;
-  L.segstate = take(sp ? 0 : BH * L.NSEG * SD);  // (the split path's are sp_state)
-  L.seggsum = take(BH * L.NSEG);
+  L.segstate = take(sp ? 0 : BH * L.NSEG * SD);
+  L.seggsum = take(sp ? 0 : BH * L.NSEG);
   L.h0buf = take(BH * L.NC * SD);
   L.dObuf = take(BTH * s.D);
   L.dHseg = take(BH * L.NSEG * SD);
@@ -388,6 +391,9 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
     return fail("gdn_backward: states_from_forward=true needs the forward to run on this "
                 "workspace with save_for_backward=true (or pass states_from_forward=false)");
   const Layout L = layout(s);
+  // the BF16 backward consumes the saved forward (dO over o, dv's parts over o's): a second one
+  // needs another saving forward
+  if (staged(s) || split(s)) note_forward(workspace, false);
   dev::KParams p = make_params(s, L, in, workspace);
   p.dout = a.dout; p.dv = a.dv; p.db = a.db; p.dc = a.dc; p.dgate = a.dgate; p.dz = a.dz;
   p.ddt_bias = a.ddt_bias; p.dA_log = a.dA_log; p.dD_skip = a.dD_skip; p.dw_y = a.dw_y;

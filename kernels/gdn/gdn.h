@@ -67,12 +67,14 @@ const char* gdn_last_error();
 
 // Device workspace (bytes) the forward and backward need; one workspace
 // serves both. A forward with save_for_backward leaves what the backward needs in
-// it (the per-segment states and, in the BF16 variants with S, D <= 64, o in FP32
-// and the per-chunk states, computed FP32-accurately: a slower forward that spares
-// the backward recomputing o); the backward reuses it when states_from_forward is
+// it (the per-segment states and, in the BF16 variants, o in FP32 (S or D = 128: its
+// blocks' parts) and the per-chunk states, computed FP32-accurately: a slower forward that
+// spares the backward recomputing o); the backward reuses it when states_from_forward is
 // true (same inputs, untouched workspace, a forward with save_for_backward just
 // before; without such a forward on that workspace the backward returns
-// cudaErrorInvalidValue and says so), else recomputes it.
+// cudaErrorInvalidValue and says so), else recomputes it. The BF16 backward consumes what
+// it reuses (it writes dO over o), so a second backward needs another such forward first
+// (or states_from_forward = false).
 size_t gdn_workspace_bytes(const Shape& s);
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace,

@@ -624,8 +624,13 @@ int main(int argc, char** argv) {
     const cudaError_t e2 = gdn_backward(s, ba, ws, true, 0);
     const bool ok2 = e2 == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
     std::printf("%-4s backward after a saving forward runs\n", ok2 ? "ok" : "FAIL");
-    g_checks += 2;
-    g_fail += !ok1 + !ok2;
+    // the backward consumed the saved forward (dO over o): a second one is refused
+    const cudaError_t e3 = gdn_backward(s, ba, ws, true, 0);
+    const bool ok3 = e3 == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "save_for_backward");
+    std::printf("%-4s a second backward on the same saved forward refused: \"%s\"\n",
+                ok3 ? "ok" : "FAIL", gdn_last_error());
+    g_checks += 3;
+    g_fail += !ok1 + !ok2 + !ok3;
     // clock stamps (gdn_clocks_arm): a build without HYMO_GDN_CLOCKS refuses to arm and names
     // the flag; a profiling build fills one record a CTA (one CTA a kernel here: one chunk)
     {
