@@ -20,6 +20,30 @@ __host__ __device__ constexpr bool split_variant(bool bf16, int S, int D) {
 __host__ __device__ constexpr int split_ns(int S) { return S == 128 ? 2 : 1; }
 __host__ __device__ constexpr int split_nv(int D) { return D == 128 ? 2 : 1; }
 
+// o[0..3] += the NS row blocks' parts of o (p.sp_o) at token tok, the caller's head h, columns
+// d .. d + 3 (of column block dg = d / D2, at dc = d % D2 in it)
+template <int NS, int NV, int D2>
+__device__ __forceinline__ void add_o_parts(const KParams& p, size_t tok, int h, int dg, int dc,
+                                            float (&o)[4]) {
+  const size_t Hb = size_t(p.H) * NS * NV;  // the kernels' heads
+#pragma unroll
+  for (int sg = 0; sg < NS; ++sg) {
+    const float4 x = __ldg(reinterpret_cast<const float4*>(
+        p.sp_o + ((tok * Hb + (size_t(h) * NS + sg) * NV + dg) * D2 + dc)));
+    o[0] += x.x;
+    o[1] += x.y;
+    o[2] += x.z;
+    o[3] += x.w;
+  }
+}
+
+// Four BF16 values at element `at` of x (8-byte aligned), as floats.
+__device__ __forceinline__ void ld4_bf16(const void* x, size_t at, float (&y)[4]) {
+  const uint2 r = __ldg(reinterpret_cast<const uint2*>(static_cast<const bf16*>(x) + at));
+  const float2 a = bf16x2_f2(r.x), b = bf16x2_f2(r.y);
+  y[0] = a.x; y[1] = a.y; y[2] = b.x; y[3] = b.y;
+}
+
 // o = sum over the NS row blocks of the parts of o; out = o (unfused) or the epilogue's
 // y = RMSNorm_D(o + D_skip v; w_y, eps) * silu(z) (fused), BF16. One thread a 4-column piece of
 // a row (D / 4 threads a row, rows of D / NV columns: a piece never straddles two blocks),
@@ -35,19 +59,8 @@ __global__ void __launch_bounds__(256) split_out_kernel(KParams p) {
   const bool live = row < rows;
   const size_t tok = row / p.H;
   const int h = int(row % p.H), dg = d / D2, dc = d % D2;
-  const size_t Hb = size_t(p.H) * NS * NV;  // the kernels' heads
   float o[4] = {0.f, 0.f, 0.f, 0.f};
-  if (live) {
-#pragma unroll
-    for (int sg = 0; sg < NS; ++sg) {
-      const float4 x = __ldg(reinterpret_cast<const float4*>(
-          p.sp_o + ((tok * Hb + (size_t(h) * NS + sg) * NV + dg) * D2 + dc)));
-      o[0] += x.x;
-      o[1] += x.y;
-      o[2] += x.z;
-      o[3] += x.w;
-    }
-  }
+  if (live) add_o_parts<NS, NV, D2>(p, tok, h, dg, dc, o);
   const size_t at = row * D + d;  // [B,T,H,D]
   if constexpr (!FUSED) {
     if (live) {
@@ -59,11 +72,8 @@ __global__ void __launch_bounds__(256) split_out_kernel(KParams p) {
   } else {
     float vz[4] = {0.f, 0.f, 0.f, 0.f}, zz[4] = {0.f, 0.f, 0.f, 0.f};
     if (live) {
-      const uint2 vr = __ldg(reinterpret_cast<const uint2*>(reinterpret_cast<const bf16*>(p.v) + at));
-      const uint2 zr = __ldg(reinterpret_cast<const uint2*>(reinterpret_cast<const bf16*>(p.z) + at));
-      const float2 v0 = bf16x2_f2(vr.x), v1 = bf16x2_f2(vr.y), z0 = bf16x2_f2(zr.x), z1 = bf16x2_f2(zr.y);
-      vz[0] = v0.x; vz[1] = v0.y; vz[2] = v1.x; vz[3] = v1.y;
-      zz[0] = z0.x; zz[1] = z0.y; zz[2] = z1.x; zz[3] = z1.y;
+      ld4_bf16(p.v, at, vz);
+      ld4_bf16(p.z, at, zz);
     }
     const float dsk = live ? p.D_skip[h] : 0.f;
     float ss = 0.f;
@@ -108,7 +118,6 @@ __global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const int tb0 = c0 * C, tb1 = min(p.T, c1 * C);
   const int r = threadIdx.x / TPR, d = (threadIdx.x % TPR) * 4, dg = d / D2, dc = d % D2;
-  const size_t Hb = size_t(p.H) * NS * NV;  // the kernels' heads
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
   float wv[4] = {0.f, 0.f, 0.f, 0.f}, dwa[4] = {0.f, 0.f, 0.f, 0.f};
   if constexpr (FUSED) {
@@ -121,31 +130,16 @@ __global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
     const bool live = t < tb1;
     const size_t tok = size_t(bb) * p.T + t, at = (tok * p.H + h) * D + d;
     float dy[4] = {0.f, 0.f, 0.f, 0.f}, x[4];
-    if (live) {
-      const uint2 yr = __ldg(reinterpret_cast<const uint2*>(reinterpret_cast<const bf16*>(p.dout) + at));
-      const float2 y0 = bf16x2_f2(yr.x), y1 = bf16x2_f2(yr.y);
-      dy[0] = y0.x; dy[1] = y0.y; dy[2] = y1.x; dy[3] = y1.y;
-    }
+    if (live) ld4_bf16(p.dout, at, dy);
     if constexpr (!FUSED) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) x[e] = dy[e];
     } else {
       float o[4] = {0.f, 0.f, 0.f, 0.f}, vz[4] = {0.f, 0.f, 0.f, 0.f}, zz[4] = {0.f, 0.f, 0.f, 0.f};
       if (live) {
-#pragma unroll
-        for (int sg = 0; sg < NS; ++sg) {
-          const float4 q = __ldg(reinterpret_cast<const float4*>(
-              p.sp_o + ((tok * Hb + (size_t(h) * NS + sg) * NV + dg) * D2 + dc)));
-          o[0] += q.x;
-          o[1] += q.y;
-          o[2] += q.z;
-          o[3] += q.w;
-        }
-        const uint2 vr = __ldg(reinterpret_cast<const uint2*>(reinterpret_cast<const bf16*>(p.v) + at));
-        const uint2 zr = __ldg(reinterpret_cast<const uint2*>(reinterpret_cast<const bf16*>(p.z) + at));
-        const float2 v0 = bf16x2_f2(vr.x), v1 = bf16x2_f2(vr.y), z0 = bf16x2_f2(zr.x), z1 = bf16x2_f2(zr.y);
-        vz[0] = v0.x; vz[1] = v0.y; vz[2] = v1.x; vz[3] = v1.y;
-        zz[0] = z0.x; zz[1] = z0.y; zz[2] = z1.x; zz[3] = z1.y;
+        add_o_parts<NS, NV, D2>(p, tok, h, dg, dc, o);
+        ld4_bf16(p.v, at, vz);
+        ld4_bf16(p.z, at, zz);
       }
       // yp = o + D_skip v, r = rsqrt(mean yp^2 + eps), n = yp r; dn = dy w silu(z);
       // dyp = r (dn - n mean(dn n)) (epi_bwd: dz, and dn, the dw_y term and dn n)
