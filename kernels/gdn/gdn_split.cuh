@@ -44,6 +44,22 @@ __device__ __forceinline__ void ld4_bf16(const void* x, size_t at, float (&y)[4]
   y[0] = a.x; y[1] = a.y; y[2] = b.x; y[3] = b.y;
 }
 
+// The epilogue's yp = o + D_skip v, in place in o, and rsqrt(mean of yp^2 over the row + eps):
+// the row's D / 4 threads (lanes of one warp) sum their squares by shuffles.
+template <int D>
+__device__ __forceinline__ float yp_rsqrt(float (&o)[4], const float (&v)[4], float dsk, float eps) {
+  constexpr int TPR = D / 4;
+  float ss = 0.f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    o[e] = fmaf(dsk, v[e], o[e]);
+    ss = fmaf(o[e], o[e], ss);
+  }
+#pragma unroll
+  for (int off = TPR / 2; off; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off, TPR);
+  return rsqrtf(ss * (1.f / D) + eps);
+}
+
 // o = sum over the NS row blocks of the parts of o; out = o (unfused) or the epilogue's
 // y = RMSNorm_D(o + D_skip v; w_y, eps) * silu(z) (fused), BF16. One thread a 4-column piece of
 // a row (D / 4 threads a row, rows of D / NV columns: a piece never straddles two blocks),
@@ -75,16 +91,7 @@ __global__ void __launch_bounds__(256) split_out_kernel(KParams p) {
       ld4_bf16(p.v, at, vz);
       ld4_bf16(p.z, at, zz);
     }
-    const float dsk = live ? p.D_skip[h] : 0.f;
-    float ss = 0.f;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      o[e] = fmaf(dsk, vz[e], o[e]);
-      ss = fmaf(o[e], o[e], ss);
-    }
-#pragma unroll
-    for (int off = TPR / 2; off; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off, TPR);
-    const float r = rsqrtf(ss * (1.f / D) + p.eps);
+    const float r = yp_rsqrt<D>(o, vz, live ? p.D_skip[h] : 0.f, p.eps);
     if (live) {
       float y[4];
 #pragma unroll
@@ -143,15 +150,7 @@ __global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
       }
       // yp = o + D_skip v, r = rsqrt(mean yp^2 + eps), n = yp r; dn = dy w silu(z);
       // dyp = r (dn - n mean(dn n)) (epi_bwd: dz, and dn, the dw_y term and dn n)
-      float ss = 0.f;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        o[e] = fmaf(dsk, vz[e], o[e]);
-        ss = fmaf(o[e], o[e], ss);
-      }
-#pragma unroll
-      for (int off = TPR / 2; off; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off, TPR);
-      const float rs = rsqrtf(ss * (1.f / D) + p.eps);
+      const float rs = yp_rsqrt<D>(o, vz, dsk, p.eps);
       float dn[4], dz[4], m = 0.f;
 #pragma unroll
       for (int e = 0; e < 4; ++e) dz[e] = epi_bwd(zz[e], dy[e], wv[e], o[e] * rs, dn[e], dwa[e], m);
