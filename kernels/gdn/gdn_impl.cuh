@@ -102,54 +102,54 @@ KParams split_params(const KParams& p) {
   return q;
 }
 
-// The split forward: the blocks' state pass, segment scan and output pass (their parts of o;
-// train: the training pass, which also leaves the blocks' entering states in h0buf), then the
-// parts' sum and the epilogue (split_out_kernel; not in the backward's recomputation, p.out null).
+// The output pass of the staged BF16 forward (TRAIN: the training pass) over p's heads.
+template <int S, int D, int C, bool FUSED, bool TRAIN, class HM>
+cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
+  using PF = PlanF<S, D, C, TRAIN>;
+  auto k = out_bf16_kernel<S, D, C, FUSED, TRAIN, HM>;
+  HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
+  return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
+}
+
+// The staged BF16 forward passes (S, D <= 64) over p's heads: the state pass, the segment scan
+// (local -> entering states) and the output pass; train: the training pass, which also leaves o
+// in FP32 (in dObuf) and the per-chunk entering states (h0buf) for the backward. HM: the split
+// path's blocks of the caller's heads (p is then split_params' view).
+template <int S, int D, bool FUSED, class HM = HeadMap<>>
+cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
+  constexpr int C = chunk_of<S, D>();
+  {
+    using PF = PlanF<S, D, C>;
+    auto k = state_bf16_kernel<S, D, C, FUSED, HM>;
+    HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
+    HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
+  }
+  if constexpr (seg_scan_fwd(S, D))
+    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, (S * D + 127) / 128));
+  return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st);
+}
+
+// The split forward: the staged passes on the blocks (their parts of o; train: also the blocks'
+// entering states in h0buf), then the parts' sum and the epilogue (split_out_kernel; not in the
+// backward's recomputation, p.out null).
 template <int S, int D, bool FUSED>
 cudaError_t run_fwd_split(const KParams& p, bool train, cudaStream_t st) {
   using SP = SplitOf<S, D>;
-  constexpr int S2 = SP::S2, D2 = SP::D2, C = SP::C;
-  using HM = typename SP::HM;
-  const KParams q = split_params<S, D>(p);
-  {
-    using PF = PlanF<S2, D2, C>;
-    auto k = state_bf16_kernel<S2, D2, C, FUSED, HM>;
-    HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
-    HYMO_GDN_TRY(launch_bh(k, q, PF::NTH, PF::bytes_state, st, false));
-  }
-  if constexpr (seg_scan_fwd(S2, D2))
-    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S2, D2, false, HM>, q, 128, 0, st, true, (S2 * D2 + 127) / 128));
-  if (train) {
-    using PF = PlanF<S2, D2, C, true>;
-    auto k = out_bf16_kernel<S2, D2, C, FUSED, true, HM>;
-    HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-    HYMO_GDN_TRY(launch_bh(k, q, PF::NTHO, PF::bytes_out, st, true));
-  } else {
-    using PF = PlanF<S2, D2, C, false>;
-    auto k = out_bf16_kernel<S2, D2, C, FUSED, false, HM>;
-    HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-    HYMO_GDN_TRY(launch_bh(k, q, PF::NTHO, PF::bytes_out, st, true));
-  }
+  HYMO_GDN_TRY((run_fwd_staged<SP::S2, SP::D2, FUSED, typename SP::HM>(split_params<S, D>(p), train, st)));
   if (!p.out) return cudaSuccess;
   constexpr int RPB = 256 / (D / 4);
   const size_t rows = size_t(p.B) * p.T * p.H;
   return launch(split_out_kernel<D, SP::NS, SP::NV, FUSED>, dim3(unsigned((rows + RPB - 1) / RPB)), 256, 0, st, true, p);
 }
 
+// The generic kernels' (the FP32 test variant's) state pass.
 template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_states(const KParams& p, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
-  if constexpr (staged_fwd<Tin, S, D>()) {
-    using PF = PlanF<S, D, C>;
-    auto k = state_bf16_kernel<S, D, C, FUSED>;
-    HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
-    return launch_bh(k, p, PF::NTH, PF::bytes_state, st, false);
-  } else {
-    using P = Plan<Tin, S, D, C>;
-    auto k1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_STATE>;
-    HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
-    return launch_bh(k1, p, P::NTH, P::bytes_state, st, false);
-  }
+  using P = Plan<Tin, S, D, C>;
+  auto k1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_STATE>;
+  HYMO_GDN_TRY(set_smem(k1, P::bytes_state));
+  return launch_bh(k1, p, P::NTH, P::bytes_state, st, false);
 }
 
 // train: the staged variants also leave o (FP32, in dObuf) and the per-chunk entering
@@ -158,29 +158,15 @@ template <typename Tin, int S, int D, bool FUSED>
 cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
   if constexpr (split_variant(sizeof(Tin) == 2, S, D)) {
     return run_fwd_split<S, D, FUSED>(p, train, st);
+  } else if constexpr (staged_fwd<Tin, S, D>()) {
+    return run_fwd_staged<S, D, FUSED>(p, train, st);
   } else {
     constexpr int C = chunk_of<S, D>();
     using P = Plan<Tin, S, D, C>;
     HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
-    if constexpr (staged_fwd<Tin, S, D>() && seg_scan_fwd(S, D)) {  // local -> entering states
-      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false>, p, 128, 0, st, true, (S * D + 127) / 128));
-    }
-    if constexpr (staged_fwd<Tin, S, D>()) {
-      if (train) {
-        using PF = PlanF<S, D, C, true>;
-        auto k = out_bf16_kernel<S, D, C, FUSED, true>;
-        HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-        return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
-      }
-      using PF = PlanF<S, D, C, false>;
-      auto k = out_bf16_kernel<S, D, C, FUSED, false>;
-      HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
-      return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
-    } else {
-      auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
-      HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
-      return launch_bh(k3, p, P::NTH, P::bytes_out, st, true);
-    }
+    auto k3 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_OUT>;
+    HYMO_GDN_TRY(set_smem(k3, P::bytes_out));
+    return launch_bh(k3, p, P::NTH, P::bytes_out, st, true);
   }
 }
 

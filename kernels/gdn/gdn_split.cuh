@@ -20,7 +20,7 @@ __host__ __device__ constexpr bool split_variant(bool bf16, int S, int D) {
 __host__ __device__ constexpr int split_ns(int S) { return S == 128 ? 2 : 1; }
 __host__ __device__ constexpr int split_nv(int D) { return D == 128 ? 2 : 1; }
 
-// o[0..3] += the NS row blocks' parts of o (p.sp_o) at token tok, the caller's head h, columns
+// o[0..3] += the NS row blocks' parts of o (p.sp_o; in the backward, of dv) at token tok, the caller's head h, columns
 // d .. d + 3 (of column block dg = d / D2, at dc = d % D2 in it)
 template <int NS, int NV, int D2>
 __device__ __forceinline__ void add_o_parts(const KParams& p, size_t tok, int h, int dg, int dc,
@@ -42,6 +42,14 @@ __device__ __forceinline__ void ld4_bf16(const void* x, size_t at, float (&y)[4]
   const uint2 r = __ldg(reinterpret_cast<const uint2*>(static_cast<const bf16*>(x) + at));
   const float2 a = bf16x2_f2(r.x), b = bf16x2_f2(r.y);
   y[0] = a.x; y[1] = a.y; y[2] = b.x; y[3] = b.y;
+}
+
+// ... and four floats as BF16 into element `at` of x.
+__device__ __forceinline__ void st4_bf16(void* x, size_t at, const float (&y)[4]) {
+  uint2 u;
+  u.x = pack_bf16(y[0], y[1]);
+  u.y = pack_bf16(y[2], y[3]);
+  *reinterpret_cast<uint2*>(static_cast<bf16*>(x) + at) = u;
 }
 
 // The epilogue's yp = o + D_skip v, in place in o, and rsqrt(mean of yp^2 over the row + eps):
@@ -79,12 +87,7 @@ __global__ void __launch_bounds__(256) split_out_kernel(KParams p) {
   if (live) add_o_parts<NS, NV, D2>(p, tok, h, dg, dc, o);
   const size_t at = row * D + d;  // [B,T,H,D]
   if constexpr (!FUSED) {
-    if (live) {
-      uint2 u;
-      u.x = pack_bf16(o[0], o[1]);
-      u.y = pack_bf16(o[2], o[3]);
-      *reinterpret_cast<uint2*>(reinterpret_cast<bf16*>(p.out) + at) = u;
-    }
+    if (live) st4_bf16(p.out, at, o);
   } else {
     float vz[4] = {0.f, 0.f, 0.f, 0.f}, zz[4] = {0.f, 0.f, 0.f, 0.f};
     if (live) {
@@ -100,10 +103,7 @@ __global__ void __launch_bounds__(256) split_out_kernel(KParams p) {
         const float sz = __fdividef(zz[e], 1.f + ex2f(-1.4426950408889634f * zz[e]));
         y[e] = o[e] * (r * p.w_y[d + e]) * sz;
       }
-      uint2 u;
-      u.x = pack_bf16(y[0], y[1]);
-      u.y = pack_bf16(y[2], y[3]);
-      *reinterpret_cast<uint2*>(reinterpret_cast<bf16*>(p.out) + at) = u;
+      st4_bf16(p.out, at, y);
     }
   }
 }
@@ -164,12 +164,7 @@ __global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
         dsc = fmaf(x[e], vz[e], dsc);
       }
       dsum += double(dsc);
-      if (live) {
-        uint2 u;
-        u.x = pack_bf16(dz[0], dz[1]);
-        u.y = pack_bf16(dz[2], dz[3]);
-        *reinterpret_cast<uint2*>(reinterpret_cast<bf16*>(p.dz) + at) = u;
-      }
+      if (live) st4_bf16(p.dz, at, dz);
     }
     if (live) *reinterpret_cast<float4*>(p.dObuf + at) = make_float4(x[0], x[1], x[2], x[3]);
   }
@@ -205,22 +200,12 @@ __global__ void __launch_bounds__(256) split_grad_kernel(KParams p) {
   constexpr int S2 = S / NS, D2 = D / NV, NB = NS * NV;
   const size_t rows = size_t(p.B) * p.T * p.H, Hb = size_t(p.H) * NB;
   const size_t i0 = size_t(blockIdx.x) * 256 + threadIdx.x, step = size_t(gridDim.x) * 256;
-  auto st4 = [](void* dst, size_t at, const float (&x)[4]) {
-    uint2 u;
-    u.x = pack_bf16(x[0], x[1]);
-    u.y = pack_bf16(x[2], x[3]);
-    *reinterpret_cast<uint2*>(static_cast<bf16*>(dst) + at) = u;
-  };
-  for (size_t i = i0; i < rows * (D / 4); i += step) {
+  for (size_t i = i0; i < rows * (D / 4); i += step) {  // (dv's parts are in o's place, p.sp_o)
     const size_t row = i / (D / 4), tok = row / p.H;
-    const int h = int(row % p.H), d = int(i % (D / 4)) * 4, dg = d / D2, dc = d % D2;
+    const int h = int(row % p.H), d = int(i % (D / 4)) * 4;
     float x[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int sg = 0; sg < NS; ++sg) {
-      const float4 q = *reinterpret_cast<const float4*>(p.sp_o + ((tok * Hb + (size_t(h) * NS + sg) * NV + dg) * D2 + dc));
-      x[0] += q.x; x[1] += q.y; x[2] += q.z; x[3] += q.w;
-    }
-    st4(p.dv, row * D + d, x);
+    add_o_parts<NS, NV, D2>(p, tok, h, d / D2, d % D2, x);
+    st4_bf16(p.dv, row * D + d, x);
   }
   for (size_t i = i0; i < rows * (S / 4); i += step) {
     const size_t row = i / (S / 4), tok = row / p.H;
@@ -233,8 +218,8 @@ __global__ void __launch_bounds__(256) split_grad_kernel(KParams p) {
       xc[0] += c.x; xc[1] += c.y; xc[2] += c.z; xc[3] += c.w;
       xb[0] += b.x; xb[1] += b.y; xb[2] += b.z; xb[3] += b.w;
     }
-    st4(p.dc, row * S + s, xc);
-    st4(p.db, row * S + s, xb);
+    st4_bf16(p.dc, row * S + s, xc);
+    st4_bf16(p.db, row * S + s, xb);
   }
   for (size_t i = i0; i < rows; i += step) {
     float x = 0.f;
