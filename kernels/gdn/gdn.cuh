@@ -116,6 +116,16 @@
 #define HYMO_GDN_RB_VEC 1
 #endif
 
+// HYMO_GDN_BWD_ROLES (session 29; default 1, 0 turns it off): the generic BF16 main kernel (S or
+// D = 64, the split path's blocks) runs two warps a 16-row block instead of one, in two roles:
+// the key role (P, dv, db's triangle walk, the chunk-end <dh, h_next>, dP) and the query role (dc
+// with its inter-chunk part, db's products, dc's triangle walk); the tail and the dh update run
+// on all four warps. The same shared memory (72.75 KB at D = S = 64): six warps an SM become
+// twelve (run 160's profile: 30% of the issue slots busy at six). seg_bwd_kernel.
+#ifndef HYMO_GDN_BWD_ROLES
+#define HYMO_GDN_BWD_ROLES 1
+#endif
+
 // HYMO_GDN_L2PF (session 12; default 2, 0 turns it off): the adjoint pass asks L2 for
 // chunk ch + 1's o, v, c, dy and z (prefetch.global.L2, one a 128-byte line, no registers
 // or shared memory) at the top of chunk ch; its cp.async of o, v and c at chunk ch's middle
@@ -1286,7 +1296,8 @@ __device__ __forceinline__ void load_gate(float* g, float* G, const Tin* gate, s
 //   kend[t][s] = b_t[s] exp((Gend_blk(t) - G_t) A_s)  (key referenced to its block end)
 //   declast[j][s] = exp((G_last - Gend_j) A_s)
 // DECAYS = false (state pass): only Gend (its keys are scaled in registers).
-template <typename Tin, int S, int D, int C, bool KEND, bool DECAYS = true>
+template <typename Tin, int S, int D, int C, bool KEND, bool DECAYS = true,
+          int NTH = Plan<Tin, S, D, C>::NTH>
 __device__ __forceinline__ void chunk_pre(char* sm) {
   using P = Plan<Tin, S, D, C>;
   const Tin* sb = reinterpret_cast<const Tin*>(sm + P::o_b);
@@ -1298,7 +1309,7 @@ __device__ __forceinline__ void chunk_pre(char* sm) {
   const float* As = Gend + P::NW;
   float* declast = Gend + P::NW + S;
   if constexpr (DECAYS)
-  for (int i = threadIdx.x; i < C * S; i += P::NTH) {
+  for (int i = threadIdx.x; i < C * S; i += NTH) {
     const int t = i / S, s = i % S;
     const float ge = G[(t | 15)];
     (void)ge; (void)kend; (void)sb;
@@ -1307,7 +1318,7 @@ __device__ __forceinline__ void chunk_pre(char* sm) {
       kend[t * P::LS + s] = IO<Tin>::mk(IO<Tin>::cv(sb[t * P::LS + s]) * IO<Tin>::ex((ge - G[t]) * As[s]));
   }
   if constexpr (DECAYS)
-  for (int i = threadIdx.x; i < P::NW * S; i += P::NTH) {
+  for (int i = threadIdx.x; i < P::NW * S; i += NTH) {
     const int j = i / S, s = i % S;
     declast[i] = IO<Tin>::ex((G[C - 1] - G[16 * j + 15]) * As[s]);
   }
@@ -1919,7 +1930,8 @@ __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, 
 // in sdc / sdb (FP32, row stride FS) and Rb holds the chunk-end sensitivity
 // <dh', h>_s in row NW-1 (BF16) or every block's (RB_PRODUCTS): writes dc and db, turns
 // sdc into q = c dc - b db, then the suffix sums dl_t[s] (see seg_bwd_kernel), dgate,
-// and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C.
+// and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C (4 C: the generic BF16
+// main kernel with two roles, HYMO_GDN_BWD_ROLES).
 template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS,
           bool F32OUT = false>
 __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
@@ -1980,11 +1992,23 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
 // b, c, v, the gate and dO (p.dObuf, the caller's [B,T,H,D]) read as views; dv, db, dc and dgate
 // are this block's parts, in FP32 at the kernel's own heads (summed by split_grad_kernel); the
 // D_skip term of dv is in the parts of the blocks of row group sg = 0.
+// Threads a CTA of seg_bwd_kernel: 2 C, or 4 C with the two roles (HYMO_GDN_BWD_ROLES, BF16)
+template <typename Tin, int C>
+__host__ __device__ constexpr int seg_bwd_threads() {
+  return (sizeof(Tin) == 2 && HYMO_GDN_BWD_ROLES ? 2 : 1) * 2 * C;
+}
 template <typename Tin, int S, int D, int C, bool FUSED, class HM = HeadMap<>>
-__global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
+// (two roles: at most 168 registers, three CTAs an SM as the 72.75 KB of shared memory allow at
+// D = S = 64; unbounded, ptxas took about 250)
+__global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin, C>() > 2 * C ? 3 : 1)
+    seg_bwd_kernel(KParams p) {
   pdl_enter();
   constexpr bool SP = HM::split;
   using P = Plan<Tin, S, D, C>;
+  // R roles of P::NW warps each (HYMO_GDN_BWD_ROLES): role 0 the key role, role 1 the query role;
+  // with one role (R = 1) its warps do both, in the order of before
+  constexpr int R = seg_bwd_threads<Tin, C>() / P::NTH, NT = R * P::NTH;
+  static_assert(R == 1 || R == 2, "one or two roles");
   constexpr bool RB_PRODUCTS = sizeof(Tin) == 4;  // see the Rb comment below
   // HYMO_GDN_F32_QOFF: the FP32 variant's dc and db without their diagonal (tau = t) terms until
   // they are written out, so that q = c dc - b db loses nothing to the terms that cancel exactly
@@ -2023,6 +2047,8 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
 
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int rw = w % P::NW;                       // the warp's 16-row block
+  const bool kw = R == 1 || w < P::NW, qw = R == 1 || w >= P::NW;  // key role, query role
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
   const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
   const int hS = HM::hS(h), hD = HM::hD(h);
@@ -2030,13 +2056,13 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
   const float dsk = FUSED && (!SP || (h / HM::nv) % HM::ns == 0) ? p.D_skip[HM::hG(h)] : 0.f;
   const size_t so = size_t(bh) * p.NSEG + seg;
 
-  for (int s = tid; s < S; s += P::NTH) {
+  for (int s = tid; s < S; s += NT) {
     As[s] = -expf(p.A_log[hS * S + s]);
     dAx[s] = 0.f;
   }
   if (tid == 0) misc[0] = 0.f;
   // the adjoint leaving this segment, from the later segments' local adjoints
-  seg_combine<true, S, D, P::NTH, P::FD>(dh, p.dHseg + size_t(bh) * p.NSEG * S * D,
+  seg_combine<true, S, D, NT, P::FD>(dh, p.dHseg + size_t(bh) * p.NSEG * S * D,
                                          p.seggsum + size_t(bh) * p.NSEG, p.A_log, hS, seg, p.NSEG);
 
   for (int ch = c1 - 1; ch >= c0; --ch) {
@@ -2045,15 +2071,15 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     const float* h0 = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
     __syncthreads();
     // the chunk's tiles in flight together (cp.async), the gate meanwhile
-    load_rows_async<Tin, S, C, P::NTH>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * HM::HS(p.H) + hS) * S, tsS, n);
-    load_rows_async<Tin, S, C, P::NTH>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * HM::HS(p.H) + hS) * S, tsS, n);
+    load_rows_async<Tin, S, C, NT>(sb, P::LS, reinterpret_cast<const Tin*>(p.b) + (tok0 * HM::HS(p.H) + hS) * S, tsS, n);
+    load_rows_async<Tin, S, C, NT>(sc, P::LS, reinterpret_cast<const Tin*>(p.c) + (tok0 * HM::HS(p.H) + hS) * S, tsS, n);
     if (ch == c1 - 1)  // later chunks' v was fetched during the previous chunk
-      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * HM::HD(p.H) + hD) * D, tsD, n);
-    load_rows_async<float, D, C, P::NTH>(sdo, P::FD, p.dObuf + (tok0 * HM::HD(p.H) + hD) * D, tsD, n);
-    if constexpr (H0S) load_rows_async<float, D, S, P::NTH>(sh0, P::FD, h0, D, S);
+      load_rows_async<Tin, D, C, NT>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + (tok0 * HM::HD(p.H) + hD) * D, tsD, n);
+    load_rows_async<float, D, C, NT>(sdo, P::FD, p.dObuf + (tok0 * HM::HD(p.H) + hD) * D, tsD, n);
+    if constexpr (H0S) load_rows_async<float, D, S, NT>(sh0, P::FD, h0, D, S);
     if constexpr (H0S2) {
-      load_rows_async<float, D, S / 2, P::NTH>(sh0, P::FD, h0, D, S / 2);
-      load_rows_async<float, D, S / 2, P::NTH>(sdb, P::FD, h0 + (S / 2) * D, D, S / 2);
+      load_rows_async<float, D, S / 2, NT>(sh0, P::FD, h0, D, S / 2);
+      load_rows_async<float, D, S / 2, NT>(sdb, P::FD, h0 + (S / 2) * D, D, S / 2);
     }
     cp_async_commit();
     // the next chunk's entering state (for the chunk-end decay sensitivity below), this
@@ -2069,9 +2095,9 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * HM::HG(p.H) + HM::hG(h), tsG, n, dtb);
     cp_async_wait_all();
     __syncthreads();
-    chunk_pre<Tin, S, D, C, false>(sm);
+    chunk_pre<Tin, S, D, C, false, true, NT>(sm);
     __syncthreads();
-    const int r0 = 16 * w;
+    const int r0 = 16 * rw;
     // the inter-chunk part of dc, exp(G_t A) (h0 dO_t): early, while h0 sits in the P
     // region (staged with the chunk's loads), kept in registers until dc is assembled
     auto dc_inter = [&](float (&acc)[S / 8][4]) {
@@ -2093,9 +2119,11 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     };
     [[maybe_unused]] float dci[S / 8][4];
     if constexpr (H0S || H0S2) {
-      dc_inter(dci);
-      __syncthreads();  // h0's staging is P's region, written below
+      if (qw) dc_inter(dci);
+      if constexpr (R == 1) __syncthreads();  // h0's staging is P's region, written below
     }
+    // (two roles: the query role's dc_inter above, the key role's <dh, h_next> and dP below)
+    if (kw) {
     // Rb[w][s] = <dh(e), h(e)>_s at e = end of block w: the decay sensitivity carried
     // in from everything after the block, so that the per-token suffix sums of
     // q = c dc - b db stay short (a sequence-long suffix loses all precision to
@@ -2159,7 +2187,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
         }
       }
     } else {
-      const float gew = Gend[w], gl = G[C - 1];
+      const float gew = Gend[rw], gl = G[C - 1];
       const int kh = r0 + 16;
       for (int mt = 0; mt < S / 16; ++mt) {
         float ah[D / 8][4], ad[D / 8][4];
@@ -2197,13 +2225,13 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           rr[r] += __shfl_xor_sync(0xffffffffu, rr[r], 2);
         }
         if (tq == 0) {
-          Rb[w * S + mt * 16 + gq] = rr[0];
-          Rb[w * S + mt * 16 + gq + 8] = rr[1];
+          Rb[rw * S + mt * 16 + gq] = rr[0];
+          Rb[rw * S + mt * 16 + gq + 8] = rr[1];
         }
       }
     }
     // dP[t][tau] = dO_t . v_tau (tau <= t), blocks (i, j <= i) dealt round-robin over warps
-    for (int pr = w; pr < P::NW * (P::NW + 1) / 2; pr += P::NW) {
+    for (int pr = rw; pr < P::NW * (P::NW + 1) / 2; pr += P::NW) {
       int i = 0;
       while (pr >= (i + 1) * (i + 2) / 2) ++i;
       const int j = pr - i * (i + 1) / 2, ri = 16 * i;
@@ -2220,43 +2248,9 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           dP[t * P::FC + tau] = (tau <= t) ? acc[nt][e] : 0.f;
         }
     }
-    intra_rows<Tin, S, D, C, false, false, false>(sm, sPt, P::LP);
-    __syncthreads();
-    // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO (dv is off the decay-
-    // gradient path: P in the io dtype, one product)
-    {
-      float acc[D / 8][4];
-      zero(acc);
-      warp_mm<Tin, D / 8, 1>(
-          acc, C - r0, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + k) * P::LP + r0 + m]); },
-          [&](int k, int nn) { return sdo[(r0 + k) * P::FD + nn]; });
-      const float gl = G[C - 1];
-      warp_mm<Tin, D / 8, 2>(
-          acc, S,
-          [&](int m, int k) {
-            return IO<Tin>::cv(sb[(r0 + m) * P::LS + k]) * IO<Tin>::ex((gl - G[r0 + m]) * As[k]);
-          },
-          [&](int k, int nn) { return dh[k * P::FD + nn]; });
-#pragma unroll
-      for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
-          if (SP && t < n) {
-            const float2 o2 = ld2(sdo + t * P::FD + d);
-            *reinterpret_cast<float2*>(static_cast<float*>(p.dv) + ((tok0 + t) * p.H + h) * D + d) =
-                make_float2(fmaf(dsk, o2.x, acc[nt][2 * hr]), fmaf(dsk, o2.y, acc[nt][2 * hr + 1]));
-          } else if (t < n) {
-            const float2 o2 = ld2(sdo + t * P::FD + d);
-            st2(reinterpret_cast<Tin*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
-                acc[nt][2 * hr] + dsk * o2.x, acc[nt][2 * hr + 1] + dsk * o2.y);
-          }
-        }
-    }
-    __syncthreads();  // P dead: dc (aliasing it) is written below
+    }  // (the key role)
     // dc rows of block w: exp(G_t A) (h0 dO_t) + sum_{j<w} exp((G_t - Gend_j) A) (dP_wj K_end_j)
-    {
-      float acc[S / 8][4];
+    auto dc_compute = [&](float (&acc)[S / 8][4]) {
       if constexpr (H0S || H0S2) {
 #pragma unroll
         for (int nt = 0; nt < S / 8; ++nt)
@@ -2265,7 +2259,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
       } else {
         dc_inter(acc);
       }
-      for (int j = 0; j < w; ++j) {
+      for (int j = 0; j < rw; ++j) {
         float tmp[S / 8][4];
         zero(tmp);
         const float gej = Gend[j];
@@ -2304,6 +2298,8 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
             acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((G[t] - g7) * As[s]);
           }
       }
+    };
+    auto dc_store = [&](const float (&acc)[S / 8][4]) {
 #pragma unroll
       for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
@@ -2311,15 +2307,15 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
           sdc[t * P::FS + s] = acc[nt][e];
         }
-    }
+    };
     // db rows of block w (tau): exp((G_last - G_tau) A) (V dh^T) + sum_{i>w} exp((Gend_w - G_tau)A) (dP_iw^T Q_i)
-    {
+    auto db_phase = [&]() {
       float acc[S / 8][4];
       zero(acc);
       warp_mm<Tin, S / 8, 2>(
           acc, D, [&](int m, int k) { return IO<Tin>::cv(sv[(r0 + m) * P::LD + k]); },
           [&](int k, int nn) { return dh[nn * P::FD + k]; });
-      const float gl = G[C - 1], gew = Gend[w];
+      const float gl = G[C - 1], gew = Gend[rw];
 #pragma unroll
       for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
@@ -2327,7 +2323,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
           acc[nt][e] *= IO<Tin>::ex((gl - G[t]) * As[s]);
         }
-      if (w + 1 < P::NW) {
+      if (rw + 1 < P::NW) {
         float tmp[S / 8][4];
         zero(tmp);
         warp_mm<Tin, S / 8, 4>(
@@ -2371,68 +2367,134 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
           sdb[t * P::FS + s] = acc[nt][e];
         }
-    }
-    __syncwarp();
-    // diagonal blocks, the two 8x8 triangles (elementwise, products of per-step decays)
-    {
-      const int tl = lane & 15, half = lane >> 4, tt = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
-      constexpr int SH = S / 2;
-      for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
-        // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
-        float acc[8], wv[8], xv[8], av[8];
+    };
+    auto triangles = [&]() {
+      // diagonal blocks, the two 8x8 triangles (elementwise, products of per-step decays)
+      {
+        const int tl = lane & 15, half = lane >> 4, tt = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
+        constexpr int SH = S / 2;
+        for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
+          float acc[8], wv[8], xv[8], av[8];
+          if (qw) {
+            // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
 #pragma unroll
-        for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+            for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          if (k <= t7) {
-            const int tau = tt - k;
-            const float dp = (QOFF && k == 0) ? 0.f : dP[tt * P::FC + tau];  // (QOFF: tau = t later)
-            ld8(sb + tau * P::LS + s0, xv);
-            ld8(a + tau * P::FS + s0, av);
+            for (int k = 0; k < 8; ++k) {
+              if (k <= t7) {
+                const int tau = tt - k;
+                const float dp = (QOFF && k == 0) ? 0.f : dP[tt * P::FC + tau];  // (QOFF: tau = t later)
+                ld8(sb + tau * P::LS + s0, xv);
+                ld8(a + tau * P::FS + s0, av);
 #pragma unroll
-            for (int u = 0; u < 8; ++u) {
-              acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
-              wv[u] *= av[u];
+                for (int u = 0; u < 8; ++u) {
+                  acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
+                  wv[u] *= av[u];
+                }
+              }
             }
+#pragma unroll
+            for (int u = 0; u < 8; ++u) sdc[tt * P::FS + s0 + u] += acc[u];
+          }
+          if (kw) {
+            // db_tau += sum_{t>=tau} dP[t][tau] c_t w,  w = prod_{k=tau+1..t} a_k
+#pragma unroll
+            for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+              const int t = base + k;
+              if (k >= t7) {
+                const float dp = (QOFF && k == t7) ? 0.f : dP[t * P::FC + tt];  // (QOFF: t = tau later)
+                if (k > t7) {
+                  ld8(a + t * P::FS + s0, av);
+#pragma unroll
+                  for (int u = 0; u < 8; ++u) wv[u] *= av[u];
+                }
+                ld8(sc + t * P::LS + s0, xv);
+#pragma unroll
+                for (int u = 0; u < 8; ++u) acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
+              }
+            }
+#pragma unroll
+            for (int u = 0; u < 8; ++u) sdb[tt * P::FS + s0 + u] += acc[u];
           }
         }
-#pragma unroll
-        for (int u = 0; u < 8; ++u) sdc[tt * P::FS + s0 + u] += acc[u];
-        // db_tau += sum_{t>=tau} dP[t][tau] c_t w,  w = prod_{k=tau+1..t} a_k
-#pragma unroll
-        for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
-#pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          const int t = base + k;
-          if (k >= t7) {
-            const float dp = (QOFF && k == t7) ? 0.f : dP[t * P::FC + tt];  // (QOFF: t = tau later)
-            if (k > t7) {
-              ld8(a + t * P::FS + s0, av);
-#pragma unroll
-              for (int u = 0; u < 8; ++u) wv[u] *= av[u];
-            }
-            ld8(sc + t * P::LS + s0, xv);
-#pragma unroll
-            for (int u = 0; u < 8; ++u) acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < 8; ++u) sdb[tt * P::FS + s0 + u] += acc[u];
       }
+    };
+    // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO (dv is off the decay-
+    // gradient path: P in the io dtype, one product)
+    auto dv_phase = [&]() {
+      float acc[D / 8][4];
+      zero(acc);
+      warp_mm<Tin, D / 8, 1>(
+          acc, C - r0, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + k) * P::LP + r0 + m]); },
+          [&](int k, int nn) { return sdo[(r0 + k) * P::FD + nn]; });
+      const float gl = G[C - 1];
+      warp_mm<Tin, D / 8, 2>(
+          acc, S,
+          [&](int m, int k) {
+            return IO<Tin>::cv(sb[(r0 + m) * P::LS + k]) * IO<Tin>::ex((gl - G[r0 + m]) * As[k]);
+          },
+          [&](int k, int nn) { return dh[k * P::FD + nn]; });
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          if (SP && t < n) {
+            const float2 o2 = ld2(sdo + t * P::FD + d);
+            *reinterpret_cast<float2*>(static_cast<float*>(p.dv) + ((tok0 + t) * p.H + h) * D + d) =
+                make_float2(fmaf(dsk, o2.x, acc[nt][2 * hr]), fmaf(dsk, o2.y, acc[nt][2 * hr + 1]));
+          } else if (t < n) {
+            const float2 o2 = ld2(sdo + t * P::FD + d);
+            st2(reinterpret_cast<Tin*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
+                acc[nt][2 * hr] + dsk * o2.x, acc[nt][2 * hr + 1] + dsk * o2.y);
+          }
+        }
+    };
+    float dca[S / 8][4];
+    if constexpr (R == 1) {
+      intra_rows<Tin, S, D, C, false, false, false>(sm, sPt, P::LP);
+      __syncthreads();
+      dv_phase();
+      __syncthreads();  // P dead: dc (aliasing it) is written below
+      dc_compute(dca);
+      dc_store(dca);
+      db_phase();
+      __syncwarp();
+      triangles();
+    } else {
+      // two roles: (A, above) the query role's dc_inter, the key role's <dh, h_next> and dP;
+      // (B) P on the key role, db's products on the query role (db's region is free once
+      // dc_inter has read h0's second half); (C) dv on the key role, dc's products into
+      // registers on the query role; (D) dc stored over P's region, then the triangle walks:
+      // dc's on the query role, db's on the key role, each on its own 16-row block's rows
+      __syncthreads();
+      if (kw) intra_rows<Tin, S, D, C, false, false, false>(sm, sPt, P::LP);
+      else db_phase();
+      __syncthreads();
+      if (kw) dv_phase();
+      else dc_compute(dca);
+      __syncthreads();  // P dead
+      if (qw) {
+        dc_store(dca);
+        __syncwarp();
+      }
+      triangles();
     }
     __syncthreads();
     if (ch > c0) {  // v is dead for this chunk: fetch the next one's (chunks run backwards)
       const int tp = (ch - 1) * C;
-      load_rows_async<Tin, D, C, P::NTH>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + ((size_t(bb) * p.T + tp) * HM::HD(p.H) + hD) * D, tsD, min(C, p.T - tp));
+      load_rows_async<Tin, D, C, NT>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + ((size_t(bb) * p.T + tp) * HM::HD(p.H) + hD) * D, tsD, min(C, p.T - tp));
       cp_async_commit();
     }
-    chunk_decay_grads<Tin, S, C, P::NTH, P::FS, P::LS, FUSED, RB_PRODUCTS, SP>(
+    chunk_decay_grads<Tin, S, C, NT, P::FS, P::LS, FUSED, RB_PRODUCTS, SP>(
         p, sdc, sdb, sc, sb, Rb, g, As, dAx, misc, n, tok0, h, QOFF ? dP : nullptr, P::FC);
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {
       constexpr int NMT = S / 16, NH = (D >= 16) ? 2 : 1, NTW = D / 8 / NH;
       const float Gl = G[C - 1];
-      for (int item = w; item < NMT * NH; item += P::NW) {
+      for (int item = w; item < NMT * NH; item += R * P::NW) {
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
         float acc[NTW][4];
 #pragma unroll
@@ -2461,7 +2523,7 @@ __global__ void __launch_bounds__(2 * C) seg_bwd_kernel(KParams p) {
     }
   }
   __syncthreads();
-  for (int s = tid; s < S; s += P::NTH) p.dApart[so * S + s] = dAx[s];
+  for (int s = tid; s < S; s += NT) p.dApart[so * S + s] = dAx[s];
   if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
 }
 

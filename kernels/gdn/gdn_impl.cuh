@@ -198,7 +198,7 @@ cudaError_t run_bwd_split(const KParams& p, bool recompute, cudaStream_t st) {
   using P = Plan<bf16, S2, D2, C>;
   auto b3 = seg_bwd_kernel<bf16, S2, D2, C, FUSED, HM>;
   HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
-  HYMO_GDN_TRY(launch_bh(b3, q, P::NTH, P::bytes_bwd, st, true));
+  HYMO_GDN_TRY(launch_bh(b3, q, seg_bwd_threads<bf16, C>(), P::bytes_bwd, st, true));
   const size_t n = size_t(p.B) * p.T * p.H * (D / 4);
   const int blocks = int(std::min<size_t>((n + 255) / 256, 132 * 16));
   HYMO_GDN_TRY(launch(split_grad_kernel<S, D, SP::NS, SP::NV>, dim3(blocks), 256, 0, st, true, p));
@@ -236,7 +236,7 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
   } else {
     auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
-    HYMO_GDN_TRY(launch_bh(b3, p, P::NTH, P::bytes_bwd, st, true));
+    HYMO_GDN_TRY(launch_bh(b3, p, seg_bwd_threads<Tin, C>(), P::bytes_bwd, st, true));
   }
   const int nout = p.H * S + 2 * p.H + D;
   return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D, 1, 1);
