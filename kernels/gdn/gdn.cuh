@@ -126,6 +126,15 @@
 #define HYMO_GDN_BWD_ROLES 1
 #endif
 
+// HYMO_GDN_TRI_HORNER (session 29; default 1, 0 turns it off): the generic main kernel's walks of
+// the diagonal blocks' triangles (dc and db) by Horner's rule, r = r a_k + dP x_k, instead of a
+// running product of the per-step decays beside the sum (two operations an element and step
+// instead of three; the sums' rounding differs). Run 166's profile: the walks were 20% of the
+// split path's main kernel's instructions. seg_bwd_kernel.
+#ifndef HYMO_GDN_TRI_HORNER
+#define HYMO_GDN_TRI_HORNER 1
+#endif
+
 // HYMO_GDN_L2PF (session 12; default 2, 0 turns it off): the adjoint pass asks L2 for
 // chunk ch + 1's o, v, c, dy and z (prefetch.global.L2, one a 128-byte line, no registers
 // or shared memory) at the top of chunk ch; its cp.async of o, v and c at chunk ch's middle
@@ -973,6 +982,14 @@ __device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const _
   }
 }
 
+// HYMO_GDN_MM_SPLIT2 (session 29; default 1, 0 turns it off): warp_mm's BF16 remainders from
+// the packed high pair (split2: two shifts or masks, two subtractions, one pack) instead of
+// rounding each value twice more (bf16_rem: a rounding, a conversion back and a subtraction an
+// element); the same bits. Run 166's profile of the split path's main kernel: those conversions
+// were about 18% of its instructions.
+#ifndef HYMO_GDN_MM_SPLIT2
+#define HYMO_GDN_MM_SPLIT2 1
+#endif
 // acc (16 x 8*NT, mma C layout) += A (16 x K) * B (K x 8*NT); fa(m,k), fb(k,n) give
 // FP32 element values. BF16 path: tensor cores (mma.sync m16n8k16), SPLIT=2 adds
 // the BF16 remainder of B as a second product (B ~ hi + lo, for FP32 states),
@@ -991,20 +1008,33 @@ __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb
                             fa(gq, ka + 8), fa(gq, ka + 9), fa(gq + 8, ka + 8), fa(gq + 8, ka + 9)};
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          a[r] = pack_bf16(y[2 * r], y[2 * r + 1]);
-          if constexpr (SPLIT == 3 || SPLIT == 4) al[r] = pack_bf16(bf16_rem(y[2 * r]), bf16_rem(y[2 * r + 1]));
+          if constexpr ((SPLIT == 3 || SPLIT == 4) && HYMO_GDN_MM_SPLIT2) {
+            split2(y[2 * r], y[2 * r + 1], a[r], al[r]);
+          } else {
+            a[r] = pack_bf16(y[2 * r], y[2 * r + 1]);
+            if constexpr (SPLIT == 3 || SPLIT == 4) al[r] = pack_bf16(bf16_rem(y[2 * r]), bf16_rem(y[2 * r + 1]));
+          }
         }
       }
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int n = nt * 8 + gq;
         const float x0 = fb(ka, n), x1 = fb(ka + 1, n), x2 = fb(ka + 8, n), x3 = fb(ka + 9, n);
-        const uint32_t b0 = pack_bf16(x0, x1), b1 = pack_bf16(x2, x3);
+        uint32_t b0, b1, bl0 = 0, bl1 = 0;
+        if constexpr ((SPLIT == 2 || SPLIT == 4) && HYMO_GDN_MM_SPLIT2) {
+          split2(x0, x1, b0, bl0);
+          split2(x2, x3, b1, bl1);
+        } else {
+          b0 = pack_bf16(x0, x1);
+          b1 = pack_bf16(x2, x3);
+          if constexpr (SPLIT == 2 || SPLIT == 4) {
+            bl0 = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+            bl1 = pack_bf16(bf16_rem(x2), bf16_rem(x3));
+          }
+        }
         mma_bf16(acc[nt], a, b0, b1);
         if constexpr (SPLIT == 3 || SPLIT == 4) mma_bf16(acc[nt], al, b0, b1);
-        if constexpr (SPLIT == 2 || SPLIT == 4)
-          mma_bf16(acc[nt], a, pack_bf16(bf16_rem(x0), bf16_rem(x1)),
-                   pack_bf16(bf16_rem(x2), bf16_rem(x3)));
+        if constexpr (SPLIT == 2 || SPLIT == 4) mma_bf16(acc[nt], a, bl0, bl1);
       }
     }
   } else {
@@ -2368,15 +2398,35 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin
           sdb[t * P::FS + s] = acc[nt][e];
         }
     };
+    // the diagonal blocks' two 8x8 triangles, elementwise: dc's walk on the query role, db's on
+    // the key role (one role: both). HYMO_GDN_TRI_HORNER: each sum by Horner's rule over the
+    // per-step decays, r = r a + dP x (two operations an element and step instead of three)
     auto triangles = [&]() {
-      // diagonal blocks, the two 8x8 triangles (elementwise, products of per-step decays)
-      {
-        const int tl = lane & 15, half = lane >> 4, tt = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
-        constexpr int SH = S / 2;
-        for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
-          float acc[8], wv[8], xv[8], av[8];
-          if (qw) {
-            // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
+      const int tl = lane & 15, half = lane >> 4, tt = r0 + tl, base = r0 + (tl & 8), t7 = tl & 7;
+      constexpr int SH = S / 2;
+      for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
+        float acc[8], xv[8], av[8];
+        [[maybe_unused]] float wv[8];
+        if (qw) {
+          // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
+          if constexpr (HYMO_GDN_TRI_HORNER) {  // tau from the sub-block's first row up to t
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+              if (k <= t7) {
+                const int tau = base + k;
+                const float dp = (QOFF && k == t7) ? 0.f : dP[tt * P::FC + tau];  // (QOFF: tau = t later)
+                ld8(sb + tau * P::LS + s0, xv);
+                if (k == 0) {
+#pragma unroll
+                  for (int u = 0; u < 8; ++u) acc[u] = dp * xv[u];
+                } else {
+                  ld8(a + tau * P::FS + s0, av);
+#pragma unroll
+                  for (int u = 0; u < 8; ++u) acc[u] = fmaf(acc[u], av[u], dp * xv[u]);
+                }
+              }
+            }
+          } else {
 #pragma unroll
             for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
 #pragma unroll
@@ -2393,11 +2443,30 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin
                 }
               }
             }
-#pragma unroll
-            for (int u = 0; u < 8; ++u) sdc[tt * P::FS + s0 + u] += acc[u];
           }
-          if (kw) {
-            // db_tau += sum_{t>=tau} dP[t][tau] c_t w,  w = prod_{k=tau+1..t} a_k
+#pragma unroll
+          for (int u = 0; u < 8; ++u) sdc[tt * P::FS + s0 + u] += acc[u];
+        }
+        if (kw) {
+          // db_tau += sum_{t>=tau} dP[t][tau] c_t w,  w = prod_{k=tau+1..t} a_k
+          if constexpr (HYMO_GDN_TRI_HORNER) {  // t from the sub-block's last row down to tau
+#pragma unroll
+            for (int k = 7; k >= 0; --k) {
+              if (k >= t7) {
+                const int t = base + k;
+                const float dp = (QOFF && k == t7) ? 0.f : dP[t * P::FC + tt];  // (QOFF: t = tau later)
+                ld8(sc + t * P::LS + s0, xv);
+                if (k == 7) {
+#pragma unroll
+                  for (int u = 0; u < 8; ++u) acc[u] = dp * xv[u];
+                } else {
+                  ld8(a + (t + 1) * P::FS + s0, av);
+#pragma unroll
+                  for (int u = 0; u < 8; ++u) acc[u] = fmaf(acc[u], av[u], dp * xv[u]);
+                }
+              }
+            }
+          } else {
 #pragma unroll
             for (int u = 0; u < 8; ++u) { acc[u] = 0.f; wv[u] = 1.f; }
 #pragma unroll
@@ -2415,9 +2484,9 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin
                 for (int u = 0; u < 8; ++u) acc[u] = fmaf(dp * xv[u], wv[u], acc[u]);
               }
             }
-#pragma unroll
-            for (int u = 0; u < 8; ++u) sdb[tt * P::FS + s0 + u] += acc[u];
           }
+#pragma unroll
+          for (int u = 0; u < 8; ++u) sdb[tt * P::FS + s0 + u] += acc[u];
         }
       }
     };
