@@ -135,6 +135,14 @@
 #define HYMO_GDN_TRI_HORNER 1
 #endif
 
+// HYMO_GDN_BWD_DVA (session 29; default 1, 0 turns it off): with two roles, dv's K_last dh product
+// in the key role's first phase (beside the query role's dc_inter), P^T dO added in the third
+// (run 166's profile: the key role's first phase and the query role's third were about half as
+// long as the other role's). seg_bwd_kernel.
+#ifndef HYMO_GDN_BWD_DVA
+#define HYMO_GDN_BWD_DVA 1
+#endif
+
 // HYMO_GDN_L2PF (session 12; default 2, 0 turns it off): the adjoint pass asks L2 for
 // chunk ch + 1's o, v, c, dy and z (prefetch.global.L2, one a 128-byte line, no registers
 // or shared memory) at the top of chunk ch; its cp.async of o, v and c at chunk ch's middle
@@ -2147,6 +2155,50 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin
           acc[nt][e] *= IO<Tin>::ex(G[t] * As[s]);
         }
     };
+    // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO (dv is off the decay-
+    // gradient path: P in the io dtype, one product). HYMO_GDN_BWD_DVA (two roles): the key
+    // role forms K_last dh in the first phase, beside the query role's dc_inter (which it
+    // otherwise waited for), and adds P^T dO once P is there
+    auto dv_pdo = [&](float (&acc)[D / 8][4]) {
+      warp_mm<Tin, D / 8, 1>(
+          acc, C - r0, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + k) * P::LP + r0 + m]); },
+          [&](int k, int nn) { return sdo[(r0 + k) * P::FD + nn]; });
+    };
+    auto dv_kdh = [&](float (&acc)[D / 8][4]) {
+      const float gl = G[C - 1];
+      warp_mm<Tin, D / 8, 2>(
+          acc, S,
+          [&](int m, int k) {
+            return IO<Tin>::cv(sb[(r0 + m) * P::LS + k]) * IO<Tin>::ex((gl - G[r0 + m]) * As[k]);
+          },
+          [&](int k, int nn) { return dh[k * P::FD + nn]; });
+    };
+    auto dv_store = [&](const float (&acc)[D / 8][4]) {
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
+          if (SP && t < n) {
+            const float2 o2 = ld2(sdo + t * P::FD + d);
+            *reinterpret_cast<float2*>(static_cast<float*>(p.dv) + ((tok0 + t) * p.H + h) * D + d) =
+                make_float2(fmaf(dsk, o2.x, acc[nt][2 * hr]), fmaf(dsk, o2.y, acc[nt][2 * hr + 1]));
+          } else if (t < n) {
+            const float2 o2 = ld2(sdo + t * P::FD + d);
+            st2(reinterpret_cast<Tin*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
+                acc[nt][2 * hr] + dsk * o2.x, acc[nt][2 * hr + 1] + dsk * o2.y);
+          }
+        }
+    };
+    auto dv_phase = [&]() {
+      float acc[D / 8][4];
+      zero(acc);
+      dv_pdo(acc);
+      dv_kdh(acc);
+      dv_store(acc);
+    };
+    constexpr bool DVA = R == 2 && HYMO_GDN_BWD_DVA;
+    [[maybe_unused]] float dva[D / 8][4];
     [[maybe_unused]] float dci[S / 8][4];
     if constexpr (H0S || H0S2) {
       if (qw) dc_inter(dci);
@@ -2277,6 +2329,10 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin
           const int t = ri + gq + (e >> 1) * 8, tau = 16 * j + nt * 8 + 2 * tq + (e & 1);
           dP[t * P::FC + tau] = (tau <= t) ? acc[nt][e] : 0.f;
         }
+    }
+    if constexpr (DVA) {
+      zero(dva);
+      dv_kdh(dva);
     }
     }  // (the key role)
     // dc rows of block w: exp(G_t A) (h0 dO_t) + sum_{j<w} exp((G_t - Gend_j) A) (dP_wj K_end_j)
@@ -2490,37 +2546,6 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin
         }
       }
     };
-    // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO (dv is off the decay-
-    // gradient path: P in the io dtype, one product)
-    auto dv_phase = [&]() {
-      float acc[D / 8][4];
-      zero(acc);
-      warp_mm<Tin, D / 8, 1>(
-          acc, C - r0, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + k) * P::LP + r0 + m]); },
-          [&](int k, int nn) { return sdo[(r0 + k) * P::FD + nn]; });
-      const float gl = G[C - 1];
-      warp_mm<Tin, D / 8, 2>(
-          acc, S,
-          [&](int m, int k) {
-            return IO<Tin>::cv(sb[(r0 + m) * P::LS + k]) * IO<Tin>::ex((gl - G[r0 + m]) * As[k]);
-          },
-          [&](int k, int nn) { return dh[k * P::FD + nn]; });
-#pragma unroll
-      for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
-          if (SP && t < n) {
-            const float2 o2 = ld2(sdo + t * P::FD + d);
-            *reinterpret_cast<float2*>(static_cast<float*>(p.dv) + ((tok0 + t) * p.H + h) * D + d) =
-                make_float2(fmaf(dsk, o2.x, acc[nt][2 * hr]), fmaf(dsk, o2.y, acc[nt][2 * hr + 1]));
-          } else if (t < n) {
-            const float2 o2 = ld2(sdo + t * P::FD + d);
-            st2(reinterpret_cast<Tin*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
-                acc[nt][2 * hr] + dsk * o2.x, acc[nt][2 * hr + 1] + dsk * o2.y);
-          }
-        }
-    };
     float dca[S / 8][4];
     if constexpr (R == 1) {
       intra_rows<Tin, S, D, C, false, false, false>(sm, sPt, P::LP);
@@ -2542,8 +2567,16 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin
       if (kw) intra_rows<Tin, S, D, C, false, false, false>(sm, sPt, P::LP);
       else db_phase();
       __syncthreads();
-      if (kw) dv_phase();
-      else dc_compute(dca);
+      if (kw) {
+        if constexpr (DVA) {
+          dv_pdo(dva);
+          dv_store(dva);
+        } else {
+          dv_phase();
+        }
+      } else {
+        dc_compute(dca);
+      }
       __syncthreads();  // P dead
       if (qw) {
         dc_store(dca);
