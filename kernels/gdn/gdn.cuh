@@ -135,12 +135,14 @@
 #define HYMO_GDN_TRI_HORNER 1
 #endif
 
-// HYMO_GDN_BWD_DVA (session 29; default 1, 0 turns it off): with two roles, dv's K_last dh product
-// in the key role's first phase (beside the query role's dc_inter), P^T dO added in the third
-// (run 166's profile: the key role's first phase and the query role's third were about half as
-// long as the other role's). seg_bwd_kernel.
+// HYMO_GDN_BWD_DVA (session 29; default 0, measured slower): with two roles, dv's K_last dh
+// product in the key role's first phase (beside the query role's dc_inter), P^T dO added in the
+// third (run 166's profile: the key role's first phase and the query role's third were about half
+// as long as the other role's). Its accumulators live across P: 152 bytes of spills in the fused
+// D = S = 64 kernels instead of 16, and run 168's A/B has it 0.7% (D = S = 128) and 1.0% (D = S =
+// 64) slower on forward + backward. seg_bwd_kernel.
 #ifndef HYMO_GDN_BWD_DVA
-#define HYMO_GDN_BWD_DVA 1
+#define HYMO_GDN_BWD_DVA 0
 #endif
 
 // HYMO_GDN_L2PF (session 12; default 2, 0 turns it off): the adjoint pass asks L2 for
@@ -2156,9 +2158,9 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin
         }
     };
     // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO (dv is off the decay-
-    // gradient path: P in the io dtype, one product). HYMO_GDN_BWD_DVA (two roles): the key
-    // role forms K_last dh in the first phase, beside the query role's dc_inter (which it
-    // otherwise waited for), and adds P^T dO once P is there
+    // gradient path: P in the io dtype, one product). HYMO_GDN_BWD_DVA (two roles, off): the key
+    // role forms K_last dh in the first phase, beside the query role's dc_inter, and adds P^T dO
+    // once P is there
     auto dv_pdo = [&](float (&acc)[D / 8][4]) {
       warp_mm<Tin, D / 8, 1>(
           acc, C - r0, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + k) * P::LP + r0 + m]); },
