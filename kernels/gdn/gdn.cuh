@@ -1970,8 +1970,8 @@ __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, 
 // in sdc / sdb (FP32, row stride FS) and Rb holds the chunk-end sensitivity
 // <dh', h>_s in row NW-1 (BF16) or every block's (RB_PRODUCTS): writes dc and db, turns
 // sdc into q = c dc - b db, then the suffix sums dl_t[s] (see seg_bwd_kernel), dgate,
-// and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C (4 C: the generic BF16
-// main kernel with two roles, HYMO_GDN_BWD_ROLES).
+// and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C (4 C: the
+// generic BF16 main kernel with two roles, HYMO_GDN_BWD_ROLES).
 template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS,
           bool F32OUT = false>
 __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
@@ -2037,10 +2037,11 @@ template <typename Tin, int C>
 __host__ __device__ constexpr int seg_bwd_threads() {
   return (sizeof(Tin) == 2 && HYMO_GDN_BWD_ROLES ? 2 : 1) * 2 * C;
 }
-template <typename Tin, int S, int D, int C, bool FUSED, class HM = HeadMap<>>
 // (two roles: at most 168 registers, three CTAs an SM as the 72.75 KB of shared memory allow at
 // D = S = 64; unbounded, ptxas took about 250)
-__global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(), seg_bwd_threads<Tin, C>() > 2 * C ? 3 : 1)
+template <typename Tin, int S, int D, int C, bool FUSED, class HM = HeadMap<>>
+__global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
+                                  seg_bwd_threads<Tin, C>() > 2 * C ? 3 : 1)
     seg_bwd_kernel(KParams p) {
   pdl_enter();
   constexpr bool SP = HM::split;
