@@ -2466,6 +2466,18 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
       for (int s0 = half * SH; s0 < half * SH + SH; s0 += 8) {
         float acc[8], xv[8], av[8];
         [[maybe_unused]] float wv[8];
+        // one Horner step over 8 columns: acc = acc a + dp x (the first step: acc = dp x)
+        auto horner = [&](bool first, float dp, const Tin* xp, const float* ap) {
+          ld8(xp, xv);
+          if (first) {
+#pragma unroll
+            for (int u = 0; u < 8; ++u) acc[u] = dp * xv[u];
+          } else {
+            ld8(ap, av);
+#pragma unroll
+            for (int u = 0; u < 8; ++u) acc[u] = fmaf(acc[u], av[u], dp * xv[u]);
+          }
+        };
         if (qw) {
           // dc_t += sum_{tau<=t} dP[t][tau] b_tau w,  w = prod_{k=tau+1..t} a_k
           if constexpr (HYMO_GDN_TRI_HORNER) {  // tau from the sub-block's first row up to t
@@ -2474,15 +2486,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
               if (k <= t7) {
                 const int tau = base + k;
                 const float dp = (QOFF && k == t7) ? 0.f : dP[tt * P::FC + tau];  // (QOFF: tau = t later)
-                ld8(sb + tau * P::LS + s0, xv);
-                if (k == 0) {
-#pragma unroll
-                  for (int u = 0; u < 8; ++u) acc[u] = dp * xv[u];
-                } else {
-                  ld8(a + tau * P::FS + s0, av);
-#pragma unroll
-                  for (int u = 0; u < 8; ++u) acc[u] = fmaf(acc[u], av[u], dp * xv[u]);
-                }
+                horner(k == 0, dp, sb + tau * P::LS + s0, a + tau * P::FS + s0);
               }
             }
           } else {
@@ -2514,15 +2518,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
               if (k >= t7) {
                 const int t = base + k;
                 const float dp = (QOFF && k == t7) ? 0.f : dP[t * P::FC + tt];  // (QOFF: t = tau later)
-                ld8(sc + t * P::LS + s0, xv);
-                if (k == 7) {
-#pragma unroll
-                  for (int u = 0; u < 8; ++u) acc[u] = dp * xv[u];
-                } else {
-                  ld8(a + (t + 1) * P::FS + s0, av);
-#pragma unroll
-                  for (int u = 0; u < 8; ++u) acc[u] = fmaf(acc[u], av[u], dp * xv[u]);
-                }
+                horner(k == 7, dp, sc + t * P::LS + s0, a + (t + 1) * P::FS + s0);
               }
             }
           } else {
