@@ -1931,10 +1931,15 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
   }
 }
 
-// ... and, from the suffix sums dl in sdc, dgate and the ddt_bias partial (misc[0]).
-template <typename Tin, int S, int C, int NTH, int FS, bool FUSED, bool F32OUT = false>
-__device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, const float* g,
-                                            const float* As, float* misc, int n, size_t tok0, int h) {
+// ... and, from the suffix sums dl in sdc, dgate and the ddt_bias partial: added to misc[0] by one
+// shared-memory atomic a warp (ATOMIC), or returned (the warp's sum, in every lane) for the caller
+// to sum in a fixed order (seg_bwd_kernel: the atomics' order, and so the partial's rounding,
+// varied from run to run)
+template <typename Tin, int S, int C, int NTH, int FS, bool FUSED, bool F32OUT = false,
+          bool ATOMIC = true>
+__device__ __forceinline__ float chunk_dgate(const KParams& p, const float* sdc, const float* g,
+                                             const float* As, float* misc, int n, size_t tok0,
+                                             int h) {
   constexpr int TPT = NTH / C;  // threads a token
   static_assert(TPT == 2 || TPT == 4, "two or four threads a token");
   const int tid = threadIdx.x, lane = tid & 31;
@@ -1961,20 +1966,22 @@ __device__ __forceinline__ void chunk_dgate(const KParams& p, const float* sdc, 
       float sum = (t < n && lead) ? float(dg) : 0.f;
 #pragma unroll
       for (int off = 16; off; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      if (lane == 0) atomicAdd(&misc[0], sum);
+      if (ATOMIC && lane == 0) atomicAdd(&misc[0], sum);
+      return sum;
     }
   }
+  return 0.f;
 }
 
 // The decay gradient of one chunk (both backward kernels), once dc and db are complete
 // in sdc / sdb (FP32, row stride FS) and Rb holds the chunk-end sensitivity
 // <dh', h>_s in row NW-1 (BF16) or every block's (RB_PRODUCTS): writes dc and db, turns
 // sdc into q = c dc - b db, then the suffix sums dl_t[s] (see seg_bwd_kernel), dgate,
-// and accumulates dA_s into dAx and the ddt_bias partial into misc[0]. NTH = 2 C (4 C: the
-// generic BF16 main kernel with two roles, HYMO_GDN_BWD_ROLES).
+// and accumulates dA_s into dAx; returns the warp's share of the ddt_bias partial (every lane).
+// NTH = 2 C (4 C: the generic BF16 main kernel with two roles, HYMO_GDN_BWD_ROLES).
 template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool RB_PRODUCTS,
           bool F32OUT = false>
-__device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
+__device__ __forceinline__ float chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
                                                   const Tin* sc, const Tin* sb, float* Rb,
                                                   const float* g, const float* As, float* dAx,
                                                   float* misc, int n, size_t tok0, int h,
@@ -2023,7 +2030,7 @@ __device__ __forceinline__ void chunk_decay_grads(const KParams& p, float* sdc, 
     for (int blk = 0; blk < NW; ++blk) x += Rb[blk * S + s];
     dAx[s] += x;
   }
-  chunk_dgate<Tin, S, C, NTH, FS, FUSED, F32OUT>(p, sdc, g, As, misc, n, tok0, h);
+  return chunk_dgate<Tin, S, C, NTH, FS, FUSED, F32OUT, false>(p, sdc, g, As, misc, n, tok0, h);
 }
 
 // ---------------------------------------------------------------------------
@@ -2101,7 +2108,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
     As[s] = -expf(p.A_log[hS * S + s]);
     dAx[s] = 0.f;
   }
-  if (tid == 0) misc[0] = 0.f;
+  float ddt_w = 0.f;  // this warp's share of the segment's ddt_bias partial
   // the adjoint leaving this segment, from the later segments' local adjoints
   seg_combine<true, S, D, NT, P::FD>(dh, p.dHseg + size_t(bh) * p.NSEG * S * D,
                                          p.seggsum + size_t(bh) * p.NSEG, p.A_log, hS, seg, p.NSEG);
@@ -2589,7 +2596,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
       load_rows_async<Tin, D, C, NT>(sv, P::LD, reinterpret_cast<const Tin*>(p.v) + ((size_t(bb) * p.T + tp) * HM::HD(p.H) + hD) * D, tsD, min(C, p.T - tp));
       cp_async_commit();
     }
-    chunk_decay_grads<Tin, S, C, NT, P::FS, P::LS, FUSED, RB_PRODUCTS, SP>(
+    ddt_w += chunk_decay_grads<Tin, S, C, NT, P::FS, P::LS, FUSED, RB_PRODUCTS, SP>(
         p, sdc, sdb, sc, sb, Rb, g, As, dAx, misc, n, tok0, h, QOFF ? dP : nullptr, P::FC);
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {
@@ -2624,8 +2631,14 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
     }
   }
   __syncthreads();
+  if (lane == 0) g[w] = ddt_w;  // the gate's vector is dead: the warps' shares
+  __syncthreads();
   for (int s = tid; s < S; s += NT) p.dApart[so * S + s] = dAx[s];
-  if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
+  if (FUSED && tid == 0) {  // summed in a fixed order (deterministic)
+    float x = 0.f;
+    for (int j = 0; j < NT / 32; ++j) x += g[j];
+    p.ddtpart[so] = x;
+  }
 }
 
 // Parameter-gradient reductions: one CTA (128 threads) per output value, FP64,
