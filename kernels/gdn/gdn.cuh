@@ -1984,7 +1984,7 @@ template <typename Tin, int S, int C, int NTH, int FS, int LS, bool FUSED, bool 
 __device__ __forceinline__ float chunk_decay_grads(const KParams& p, float* sdc, const float* sdb,
                                                   const Tin* sc, const Tin* sb, float* Rb,
                                                   const float* g, const float* As, float* dAx,
-                                                  float* misc, int n, size_t tok0, int h,
+                                                  int n, size_t tok0, int h,
                                                   const float* dPd = nullptr, int FC = 0) {
   constexpr int NW = C / 16;
   const int tid = threadIdx.x;
@@ -2030,7 +2030,7 @@ __device__ __forceinline__ float chunk_decay_grads(const KParams& p, float* sdc,
     for (int blk = 0; blk < NW; ++blk) x += Rb[blk * S + s];
     dAx[s] += x;
   }
-  return chunk_dgate<Tin, S, C, NTH, FS, FUSED, F32OUT, false>(p, sdc, g, As, misc, n, tok0, h);
+  return chunk_dgate<Tin, S, C, NTH, FS, FUSED, F32OUT, false>(p, sdc, g, As, nullptr, n, tok0, h);
 }
 
 // ---------------------------------------------------------------------------
@@ -2091,7 +2091,6 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
   float* declast = As + S;
   float* dAx = declast + P::NW * S;
   float* Rb = dAx + S;
-  float* misc = Rb + P::NW * S + D;
 
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -2216,135 +2215,138 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
     }
     // (two roles: the query role's dc_inter above, the key role's <dh, h_next> and dP below)
     if (kw) {
-    // Rb[w][s] = <dh(e), h(e)>_s at e = end of block w: the decay sensitivity carried
-    // in from everything after the block, so that the per-token suffix sums of
-    // q = c dc - b db stay short (a sequence-long suffix loses all precision to
-    // cancellation). FP32 variant: per block (suffixes <= 16 tokens), from two small
-    // products a block. BF16: only at the chunk end, where h(e) is the next chunk's
-    // entering state (stored by the prologue) and the product is elementwise; the
-    // other blocks get theirs by suffix sums over <= 64 tokens (measured on the CPU
-    // twin with the kernel's q accuracy: ddt_bias error ~7e-4 instead of ~7e-5, tol 1e-2).
-    if constexpr (!RB_PRODUCTS) {
-      const float* hn = p.h0buf + (size_t(bh) * p.NC + ch + 1) * S * D;
-      const bool last = ch + 1 >= p.NC;  // nothing after: dh = 0
-      if constexpr (HNPF || !HYMO_GDN_RB_VEC) {
-        for (int r = tid; r < 4 * S; r += P::NTH) {
-          const int s = r >> 2, q = r & 3;
-          float x = 0.f;
-          if (!last) {
-            if constexpr (HNPF) {
+      // Rb[w][s] = <dh(e), h(e)>_s at e = end of block w: the decay sensitivity carried
+      // in from everything after the block, so that the per-token suffix sums of
+      // q = c dc - b db stay short (a sequence-long suffix loses all precision to
+      // cancellation). FP32 variant: per block (suffixes <= 16 tokens), from two small
+      // products a block. BF16: only at the chunk end, where h(e) is the next chunk's
+      // entering state (stored by the prologue) and the product is elementwise; the
+      // other blocks get theirs by suffix sums over <= 64 tokens (measured on the CPU
+      // twin with the kernel's q accuracy: ddt_bias error ~7e-4 instead of ~7e-5, tol 1e-2).
+      if constexpr (!RB_PRODUCTS) {
+        const float* hn = p.h0buf + (size_t(bh) * p.NC + ch + 1) * S * D;
+        const bool last = ch + 1 >= p.NC;  // nothing after: dh = 0
+        if constexpr (HNPF || !HYMO_GDN_RB_VEC) {
+          for (int r = tid; r < 4 * S; r += P::NTH) {
+            const int s = r >> 2, q = r & 3;
+            float x = 0.f;
+            if (!last) {
+              if constexpr (HNPF) {
 #pragma unroll
-              for (int u = 0; u < D / 4; ++u) x = fmaf(dh[s * P::FD + q * (D / 4) + u], hnr[u], x);
-            } else {
+                for (int u = 0; u < D / 4; ++u)
+                  x = fmaf(dh[s * P::FD + q * (D / 4) + u], hnr[u], x);
+              } else {
 #pragma unroll
-              for (int d = q * (D / 4); d < (q + 1) * (D / 4); ++d)
-                x = fmaf(dh[s * P::FD + d], __ldg(hn + s * D + d), x);
+                for (int d = q * (D / 4); d < (q + 1) * (D / 4); ++d)
+                  x = fmaf(dh[s * P::FD + d], __ldg(hn + s * D + d), x);
+              }
             }
+            x += __shfl_xor_sync(0xffffffffu, x, 1);
+            x += __shfl_xor_sync(0xffffffffu, x, 2);
+            if (q == 0) Rb[(P::NW - 1) * S + s] = x;
           }
-          x += __shfl_xor_sync(0xffffffffu, x, 1);
-          x += __shfl_xor_sync(0xffffffffu, x, 2);
-          if (q == 0) Rb[(P::NW - 1) * S + s] = x;
+        } else {
+          // every item's h_next in flight at once, 16 bytes a load (session 28: the scalar loads,
+          // item by item, were 6.8% of the split path's stall samples for 2.9% of its
+          // instructions, run 160); the same sums in the same order
+          constexpr int IT = (4 * S + P::NTH - 1) / P::NTH, NQ = D / 16;
+          static_assert(D % 16 == 0, "whole 16-byte pieces a quarter row");
+          float4 y[IT][NQ];
+#pragma unroll
+          for (int i = 0; i < IT; ++i) {
+            const int r = tid + i * P::NTH, s = r >> 2, q = r & 3;
+            const float4* hv = reinterpret_cast<const float4*>(hn + s * D + q * (D / 4));
+#pragma unroll
+            for (int u = 0; u < NQ; ++u)
+              y[i][u] = (!last && r < 4 * S) ? __ldg(hv + u) : make_float4(0.f, 0.f, 0.f, 0.f);
+          }
+#pragma unroll
+          for (int i = 0; i < IT; ++i) {
+            const int r = tid + i * P::NTH, s = r >> 2, q = r & 3;
+            float x = 0.f;
+            if (r < 4 * S) {
+              const float* dr = dh + s * P::FD + q * (D / 4);
+#pragma unroll
+              for (int u = 0; u < NQ; ++u) {
+                x = fmaf(dr[4 * u], y[i][u].x, x);
+                x = fmaf(dr[4 * u + 1], y[i][u].y, x);
+                x = fmaf(dr[4 * u + 2], y[i][u].z, x);
+                x = fmaf(dr[4 * u + 3], y[i][u].w, x);
+              }
+            }
+            x += __shfl_xor_sync(0xffffffffu, x, 1);
+            x += __shfl_xor_sync(0xffffffffu, x, 2);
+            if (r < 4 * S && q == 0) Rb[(P::NW - 1) * S + s] = x;
+          }
         }
       } else {
-        // every item's h_next in flight at once, 16 bytes a load (session 28: the scalar loads,
-        // item by item, were 6.8% of the split path's stall samples for 2.9% of its
-        // instructions, run 160); the same sums in the same order
-        constexpr int IT = (4 * S + P::NTH - 1) / P::NTH, NQ = D / 16;
-        static_assert(D % 16 == 0, "whole 16-byte pieces a quarter row");
-        float4 y[IT][NQ];
+        const float gew = Gend[rw], gl = G[C - 1];
+        const int kh = r0 + 16;
+        for (int mt = 0; mt < S / 16; ++mt) {
+          float ah[D / 8][4], ad[D / 8][4];
 #pragma unroll
-        for (int i = 0; i < IT; ++i) {
-          const int r = tid + i * P::NTH, s = r >> 2, q = r & 3;
-          const float4* hv = reinterpret_cast<const float4*>(hn + s * D + q * (D / 4));
+          for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
-          for (int u = 0; u < NQ; ++u) y[i][u] = (!last && r < 4 * S) ? __ldg(hv + u) : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-#pragma unroll
-        for (int i = 0; i < IT; ++i) {
-          const int r = tid + i * P::NTH, s = r >> 2, q = r & 3;
-          float x = 0.f;
-          if (r < 4 * S) {
-            const float* dr = dh + s * P::FD + q * (D / 4);
-#pragma unroll
-            for (int u = 0; u < NQ; ++u) {
-              x = fmaf(dr[4 * u], y[i][u].x, x);
-              x = fmaf(dr[4 * u + 1], y[i][u].y, x);
-              x = fmaf(dr[4 * u + 2], y[i][u].z, x);
-              x = fmaf(dr[4 * u + 3], y[i][u].w, x);
+            for (int e = 0; e < 4; ++e) {
+              const int s = mt * 16 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
+              ah[nt][e] = __ldg(h0 + s * D + d) * IO<Tin>::ex(gew * As[s]);
+              ad[nt][e] = dh[s * P::FD + d] * IO<Tin>::ex((gl - gew) * As[s]);
             }
-          }
-          x += __shfl_xor_sync(0xffffffffu, x, 1);
-          x += __shfl_xor_sync(0xffffffffu, x, 2);
-          if (r < 4 * S && q == 0) Rb[(P::NW - 1) * S + s] = x;
-        }
-      }
-    } else {
-      const float gew = Gend[rw], gl = G[C - 1];
-      const int kh = r0 + 16;
-      for (int mt = 0; mt < S / 16; ++mt) {
-        float ah[D / 8][4], ad[D / 8][4];
-#pragma unroll
-        for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int s = mt * 16 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-            ah[nt][e] = __ldg(h0 + s * D + d) * IO<Tin>::ex(gew * As[s]);
-            ad[nt][e] = dh[s * P::FD + d] * IO<Tin>::ex((gl - gew) * As[s]);
-          }
-        warp_mm<Tin, D / 8, 3>(
-            ah, kh,
-            [&](int m, int k) {
-              const int s = mt * 16 + m;
-              return IO<Tin>::cv(sb[k * P::LS + s]) * IO<Tin>::ex((gew - G[k]) * As[s]);
-            },
-            [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
-        if (kh < C)
-          warp_mm<Tin, D / 8, 4>(
-              ad, C - kh,
+          warp_mm<Tin, D / 8, 3>(
+              ah, kh,
               [&](int m, int k) {
                 const int s = mt * 16 + m;
-                return IO<Tin>::cv(sc[(kh + k) * P::LS + s]) * IO<Tin>::ex((G[kh + k] - gew) * As[s]);
+                return IO<Tin>::cv(sb[k * P::LS + s]) * IO<Tin>::ex((gew - G[k]) * As[s]);
               },
-              [&](int k, int nn) { return sdo[(kh + k) * P::FD + nn]; });
-        float rr[2] = {0.f, 0.f};
+              [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
+          if (kh < C)
+            warp_mm<Tin, D / 8, 4>(
+                ad, C - kh,
+                [&](int m, int k) {
+                  const int s = mt * 16 + m;
+                  return IO<Tin>::cv(sc[(kh + k) * P::LS + s]) *
+                         IO<Tin>::ex((G[kh + k] - gew) * As[s]);
+                },
+                [&](int k, int nn) { return sdo[(kh + k) * P::FD + nn]; });
+          float rr[2] = {0.f, 0.f};
 #pragma unroll
-        for (int nt = 0; nt < D / 8; ++nt)
+          for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) rr[e >> 1] = fmaf(ah[nt][e], ad[nt][e], rr[e >> 1]);
+            for (int e = 0; e < 4; ++e) rr[e >> 1] = fmaf(ah[nt][e], ad[nt][e], rr[e >> 1]);
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          rr[r] += __shfl_xor_sync(0xffffffffu, rr[r], 1);
-          rr[r] += __shfl_xor_sync(0xffffffffu, rr[r], 2);
-        }
-        if (tq == 0) {
-          Rb[rw * S + mt * 16 + gq] = rr[0];
-          Rb[rw * S + mt * 16 + gq + 8] = rr[1];
+          for (int r = 0; r < 2; ++r) {
+            rr[r] += __shfl_xor_sync(0xffffffffu, rr[r], 1);
+            rr[r] += __shfl_xor_sync(0xffffffffu, rr[r], 2);
+          }
+          if (tq == 0) {
+            Rb[rw * S + mt * 16 + gq] = rr[0];
+            Rb[rw * S + mt * 16 + gq + 8] = rr[1];
+          }
         }
       }
-    }
-    // dP[t][tau] = dO_t . v_tau (tau <= t), blocks (i, j <= i) dealt round-robin over warps
-    for (int pr = rw; pr < P::NW * (P::NW + 1) / 2; pr += P::NW) {
-      int i = 0;
-      while (pr >= (i + 1) * (i + 2) / 2) ++i;
-      const int j = pr - i * (i + 1) / 2, ri = 16 * i;
-      float acc[2][4];
-      zero(acc);
-      warp_mm<Tin, 2, 3>(
-          acc, D, [&](int m, int k) { return sdo[(ri + m) * P::FD + k]; },
-          [&](int k, int nn) { return IO<Tin>::cv(sv[(16 * j + nn) * P::LD + k]); });
+      // dP[t][tau] = dO_t . v_tau (tau <= t), blocks (i, j <= i) dealt round-robin over warps
+      for (int pr = rw; pr < P::NW * (P::NW + 1) / 2; pr += P::NW) {
+        int i = 0;
+        while (pr >= (i + 1) * (i + 2) / 2) ++i;
+        const int j = pr - i * (i + 1) / 2, ri = 16 * i;
+        float acc[2][4];
+        zero(acc);
+        warp_mm<Tin, 2, 3>(
+            acc, D, [&](int m, int k) { return sdo[(ri + m) * P::FD + k]; },
+            [&](int k, int nn) { return IO<Tin>::cv(sv[(16 * j + nn) * P::LD + k]); });
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
+        for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int t = ri + gq + (e >> 1) * 8, tau = 16 * j + nt * 8 + 2 * tq + (e & 1);
-          dP[t * P::FC + tau] = (tau <= t) ? acc[nt][e] : 0.f;
-        }
+          for (int e = 0; e < 4; ++e) {
+            const int t = ri + gq + (e >> 1) * 8, tau = 16 * j + nt * 8 + 2 * tq + (e & 1);
+            dP[t * P::FC + tau] = (tau <= t) ? acc[nt][e] : 0.f;
+          }
+      }
+      if constexpr (DVA) {
+        zero(dva);
+        dv_kdh(dva);
+      }
     }
-    if constexpr (DVA) {
-      zero(dva);
-      dv_kdh(dva);
-    }
-    }  // (the key role)
     // dc rows of block w: exp(G_t A) (h0 dO_t) + sum_{j<w} exp((G_t - Gend_j) A) (dP_wj K_end_j)
     auto dc_compute = [&](float (&acc)[S / 8][4]) {
       if constexpr (H0S || H0S2) {
@@ -2597,7 +2599,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
       cp_async_commit();
     }
     ddt_w += chunk_decay_grads<Tin, S, C, NT, P::FS, P::LS, FUSED, RB_PRODUCTS, SP>(
-        p, sdc, sdb, sc, sb, Rb, g, As, dAx, misc, n, tok0, h, QOFF ? dP : nullptr, P::FC);
+        p, sdc, sdb, sc, sb, Rb, g, As, dAx, n, tok0, h, QOFF ? dP : nullptr, P::FC);
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {
       constexpr int NMT = S / 16, NH = (D >= 16) ? 2 : 1, NTW = D / 8 / NH;
