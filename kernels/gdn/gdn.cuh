@@ -1525,6 +1525,10 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   if constexpr (MODE == MODE_BPREP)
     for (int i = tid; i < S * D; i += P::NTH) dH[(i / D) * P::FD + (i % D)] = 0.f;
   float gseg = 0.f;  // cumulative g of the segment before the current chunk
+  // (MODE_BPREP, FUSED) the lane's w_y and D_skip partials over the segment's chunks, added
+  // up across the warps in a fixed order at the end
+  float dwseg[D / 8][2] = {};
+  double dDseg = 0.0;
 
   // Output pass: b and c of the next chunk are fetched with cp.async as soon as the
   // current chunk is done with them (b after the intra-chunk blocks, c after the
@@ -1734,18 +1738,11 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
               if (t < n) st2(p.dObuf + ((tok0 + t) * p.H + h) * D + d, dypf[0], dypf[1]);
             }
 #pragma unroll
-          for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-            for (int cc = 0; cc < 2; ++cc) {
-              float x = dwl[nt][cc];
-              x += __shfl_xor_sync(0xffffffffu, x, 4);
-              x += __shfl_xor_sync(0xffffffffu, x, 8);
-              x += __shfl_xor_sync(0xffffffffu, x, 16);
-              if (gq == 0) atomicAdd(&sdw[nt * 8 + 2 * tq + cc], x);
-            }
-#pragma unroll
-          for (int off = 16; off; off >>= 1) dsum += __shfl_xor_sync(0xffffffffu, dsum, off);
-          if (lane == 0) atomicAdd(&dDacc, double(dsum));
+          for (int nt = 0; nt < D / 8; ++nt) {
+            dwseg[nt][0] += dwl[nt][0];
+            dwseg[nt][1] += dwl[nt][1];
+          }
+          dDseg += double(dsum);
         }
       }
     }
@@ -1830,6 +1827,28 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
       }
     }
     gseg += G[C - 1];
+  }
+  if constexpr (MODE == MODE_BPREP && FUSED) {
+    // the warps' partials added in warp order (shared-memory atomics would add them in the
+    // order the warps arrive, so dw_y and dD_skip could differ in their last bits from run
+    // to run)
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+      for (int cc = 0; cc < 2; ++cc)
+        for (int off = 4; off < 32; off <<= 1) dwseg[nt][cc] += __shfl_xor_sync(0xffffffffu, dwseg[nt][cc], off);
+    for (int off = 16; off; off >>= 1) dDseg += __shfl_xor_sync(0xffffffffu, dDseg, off);
+    for (int k = 0; k < P::NW; ++k) {
+      if (w == k) {
+        if (gq == 0)
+#pragma unroll
+          for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+            for (int cc = 0; cc < 2; ++cc) sdw[nt * 8 + 2 * tq + cc] += dwseg[nt][cc];
+        if (lane == 0) dDacc += dDseg;
+      }
+      __syncthreads();
+    }
   }
   __syncthreads();
   const size_t so = (size_t(bh) * p.NSEG + seg);

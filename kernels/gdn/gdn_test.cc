@@ -32,6 +32,7 @@ static std::string g_dtype_tag;
 // chunk where S, D <= 32; where the chunk is 32 tokens a bin spans two chunks' halves) and by
 // the parity of the last index (the test's "mixed" A_log puts log 28 on even s), then the
 // largest elements with out, ref and the error
+static bool g_repro = true;  // --no-repro: skip run_case's second run (bitwise reproducibility)
 static int g_explain = 0;  // 0 off, 1 failed checks, 2 every check
 struct Dims {
   int B = 0, T = 0, H = 0, X = 0;  // X: the last dimension (D or S); B = 0: not per token
@@ -354,6 +355,39 @@ static void run_case(const Case& k, uint64_t seed) {
     check("dD_skip", gdsk.download(), gref.D_skip, tol, tabs, {Dims(), &gref.D_skip_mag, J(gjit.D_skip)});
     check("dw_y", gwy.download(), gref.w_y, tol, tabs, {Dims(), nullptr, J(gjit.w_y)});
   }
+  if (g_repro) {
+    // bitwise reproducibility: the same forward and backward again on the same inputs, into
+    // poisoned outputs and workspace, must write the same bits to every output (no order of
+    // atomics, or of anything else, may depend on the run)
+    std::vector<DevBuf*> outs = {&out, &dv, &db, &dc, &dgate};
+    if (k.fused)
+      for (DevBuf* x : {&dz, &gdtb, &galog, &gdsk, &gwy}) outs.push_back(x);
+    else
+      outs.push_back(&galog);
+    std::vector<std::vector<double>> first;
+    for (DevBuf* x : outs) {
+      first.push_back(x->download());
+      x->poison();
+    }
+    GDN_CUDA(cudaMemset(ws, 0xff, wsb));
+    GDN_CUDA(gdn_forward(s, fa, ws, 0, !k.recompute));
+    if (k.recompute) GDN_CUDA(cudaMemset(ws, 0xff, wsb));
+    GDN_CUDA(gdn_backward(s, ba, ws, !k.recompute, 0));
+    GDN_CUDA(cudaDeviceSynchronize());
+    const char* names[] = {k.fused ? "y" : "o", "dv", "db", "dc", k.fused ? "dgate_raw" : "dg",
+                           k.fused ? "dz" : "dA_log", "ddt_bias", "dA_log", "dD_skip", "dw_y"};
+    std::string differ;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const std::vector<double> again = outs[i]->download();
+      if (std::memcmp(again.data(), first[i].data(), again.size() * sizeof(double)) != 0)
+        differ += std::string(differ.empty() ? "" : ", ") + names[i];
+    }
+    ++g_checks;
+    if (!differ.empty()) ++g_fail;
+    std::printf("  %-4s %-14s a second forward and backward wrote the same bits%s%s\n",
+                differ.empty() ? "ok" : "FAIL", "repro", differ.empty() ? "" : "; they differ in ",
+                differ.c_str());
+  }
   GDN_CUDA(cudaFree(ws));
 }
 
@@ -368,6 +402,8 @@ int main(int argc, char** argv) {
   // --seed's numbering: seed + N) and exit, no device needed
   long max_t = -1, max_bh = -1, from = 0, seed0 = 12345, only_dt = -1, dump_idx = -1;
   const char* dump_path = nullptr;
+  // --no-repro: no second forward and backward a case (by default each case runs twice and
+  // checks that every output has the same bits both times)
   // a line at a time even into a file: a run cut short by a timeout (compute-sanitizer) still
   // shows how far it got (run 134's racecheck printed nothing in 230 s)
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -394,6 +430,8 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--dump-case") == 0 && i + 2 < argc) {
       dump_idx = count("--dump-case", argv[++i]);
       dump_path = argv[++i];
+    } else if (std::strcmp(argv[i], "--no-repro") == 0) {
+      g_repro = false;
     } else if (std::strcmp(argv[i], "--explain") == 0) {
       g_explain = (i + 1 < argc && std::strcmp(argv[i + 1], "all") == 0) ? (++i, 2) : 1;
     } else if (std::strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
@@ -408,7 +446,7 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N] [--seed N] [--dtype bf16|f32]\n"
-                   "       [--explain [all]] [--dump-case N FILE]\n",
+                   "       [--explain [all]] [--dump-case N FILE] [--no-repro]\n",
                    argv[0]);
       return 2;
     }
