@@ -865,6 +865,18 @@ template <> struct IO<float> {
   static __device__ __forceinline__ float mk(float x) { return x; }
   static __device__ __forceinline__ float ex(float x) { return expf(x); }
 };
+// HYMO_GDN_EXA (session 30; default 1, 0 turns it off): exp(x A_s) in the generic kernels'
+// operand building as exA(x, A_s), where the BF16 path scales the gate span x (the same for a
+// row, or a column, of the operand) by log2(e) once, instead of every product x A_s: ex2(x' A_s),
+// one FMUL an element fewer. FP32 variant: expf(x A_s), as before.
+#ifndef HYMO_GDN_EXA
+#define HYMO_GDN_EXA 1
+#endif
+template <typename Tin>
+__device__ __forceinline__ float exA(float x, float a) {
+  if constexpr (sizeof(Tin) == 2 && HYMO_GDN_EXA) return ex2f((x * 1.4426950408889634f) * a);
+  else return IO<Tin>::ex(x * a);
+}
 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
@@ -992,6 +1004,17 @@ __device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const _
   }
 }
 
+// Elements c and c + 1 of a BF16 row (c even: 4-byte aligned), packed as an mma operand register
+__device__ __forceinline__ uint32_t ld_pair(const __nv_bfloat16* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
+// Elements p[0] and p[ld] of a BF16 tile (a column pair), packed likewise
+__device__ __forceinline__ uint32_t ld_colpair(const __nv_bfloat16* p, int ld) {
+  const uint32_t lo = *reinterpret_cast<const unsigned short*>(p);
+  const uint32_t hi = *reinterpret_cast<const unsigned short*>(p + ld);
+  return lo | (hi << 16);
+}
+
 // HYMO_GDN_MM_SPLIT2 (session 29; default 1, 0 turns it off): warp_mm's BF16 remainders from
 // the packed high pair (split2: two shifts or masks, two subtractions, one pack) instead of
 // rounding each value twice more (bf16_rem: a rounding, a conversion back and a subtraction an
@@ -1006,14 +1029,32 @@ __device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const _
 // SPLIT=3 likewise for A (the FP32 intra-chunk attention matrix), SPLIT=4 both
 // (hi*hi + lo*hi + hi*lo: FP32-accurate products where two paths must agree).
 // FP32 path: exact FP32 FMAs in the same fragment layout (the test variant).
+// HYMO_GDN_MM_PAIRS (session 30): an operand that is a BF16 tile as it stands (no decay factor)
+// may come as packed pairs instead: fa(m, k) (k even) returning the uint32_t of elements (m, k)
+// and (m, k + 1), fb(k, n) those of (k, n) and (k + 1, n), the fragment's register as is, in
+// place of two loads, two conversions to FP32 and a rounding back (the same bits; such an
+// operand has no remainder, so SPLIT must not ask for one).
+#ifndef HYMO_GDN_MM_PAIRS
+#define HYMO_GDN_MM_PAIRS 1
+#endif
 template <typename Tin, int NT, int SPLIT, class FA, class FB>
 __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  constexpr bool AP = std::is_same_v<decltype(fa(0, 0)), uint32_t>;
+  constexpr bool BP = std::is_same_v<decltype(fb(0, 0)), uint32_t>;
+  static_assert(!(AP && (SPLIT == 3 || SPLIT == 4)) && !(BP && (SPLIT == 2 || SPLIT == 4)),
+                "a packed BF16 operand has no remainder to split off");
+  static_assert(sizeof(Tin) == 2 || !(AP || BP), "packed pairs are BF16");
   if constexpr (sizeof(Tin) == 2) {
     for (int k0 = 0; k0 < K; k0 += 16) {
       uint32_t a[4], al[4];
       const int ka = k0 + 2 * tq;
-      {
+      if constexpr (AP) {
+        a[0] = fa(gq, ka);
+        a[1] = fa(gq + 8, ka);
+        a[2] = fa(gq, ka + 8);
+        a[3] = fa(gq + 8, ka + 8);
+      } else {
         const float y[8] = {fa(gq, ka), fa(gq, ka + 1), fa(gq + 8, ka), fa(gq + 8, ka + 1),
                             fa(gq, ka + 8), fa(gq, ka + 9), fa(gq + 8, ka + 8), fa(gq + 8, ka + 9)};
 #pragma unroll
@@ -1029,17 +1070,22 @@ __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
         const int n = nt * 8 + gq;
-        const float x0 = fb(ka, n), x1 = fb(ka + 1, n), x2 = fb(ka + 8, n), x3 = fb(ka + 9, n);
         uint32_t b0, b1, bl0 = 0, bl1 = 0;
-        if constexpr ((SPLIT == 2 || SPLIT == 4) && HYMO_GDN_MM_SPLIT2) {
-          split2(x0, x1, b0, bl0);
-          split2(x2, x3, b1, bl1);
+        if constexpr (BP) {
+          b0 = fb(ka, n);
+          b1 = fb(ka + 8, n);
         } else {
-          b0 = pack_bf16(x0, x1);
-          b1 = pack_bf16(x2, x3);
-          if constexpr (SPLIT == 2 || SPLIT == 4) {
-            bl0 = pack_bf16(bf16_rem(x0), bf16_rem(x1));
-            bl1 = pack_bf16(bf16_rem(x2), bf16_rem(x3));
+          const float x0 = fb(ka, n), x1 = fb(ka + 1, n), x2 = fb(ka + 8, n), x3 = fb(ka + 9, n);
+          if constexpr ((SPLIT == 2 || SPLIT == 4) && HYMO_GDN_MM_SPLIT2) {
+            split2(x0, x1, b0, bl0);
+            split2(x2, x3, b1, bl1);
+          } else {
+            b0 = pack_bf16(x0, x1);
+            b1 = pack_bf16(x2, x3);
+            if constexpr (SPLIT == 2 || SPLIT == 4) {
+              bl0 = pack_bf16(bf16_rem(x0), bf16_rem(x1));
+              bl1 = pack_bf16(bf16_rem(x2), bf16_rem(x3));
+            }
           }
         }
         mma_bf16(acc[nt], a, b0, b1);
@@ -1402,14 +1448,14 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
     warp_mm<Tin, 2, ACC ? 4 : 1>(
         acc, S,
         [&](int m, int k) {
-          return IO<Tin>::cv(sc[(ri + m) * P::LS + k]) * IO<Tin>::ex((G[ri + m] - gej) * As[k]);
+          return IO<Tin>::cv(sc[(ri + m) * P::LS + k]) * exA<Tin>(G[ri + m] - gej, As[k]);
         },
         [&](int k, int n) {
           const int tau = 16 * j + n;
           if constexpr (KEND)
             return IO<Tin>::cv(kend[tau * P::LS + k]);
           else
-            return IO<Tin>::cv(sb[tau * P::LS + k]) * IO<Tin>::ex((gej - G[tau]) * As[k]);
+            return IO<Tin>::cv(sb[tau * P::LS + k]) * exA<Tin>(gej - G[tau], As[k]);
         });
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
@@ -1428,10 +1474,10 @@ __device__ __forceinline__ void intra_rows(char* sm, void* dst, int ldd) {
         acc, S,
         [&](int m, int k) {
           return m < 8 ? 0.f
-                       : IO<Tin>::cv(sc[(r0 + m) * P::LS + k]) * IO<Tin>::ex((G[r0 + m] - g7) * As[k]);
+                       : IO<Tin>::cv(sc[(r0 + m) * P::LS + k]) * exA<Tin>(G[r0 + m] - g7, As[k]);
         },
         [&](int k, int n) {
-          return IO<Tin>::cv(sb[(r0 + n) * P::LS + k]) * IO<Tin>::ex((g7 - G[r0 + n]) * As[k]);
+          return IO<Tin>::cv(sb[(r0 + n) * P::LS + k]) * exA<Tin>(g7 - G[r0 + n], As[k]);
         });
     put(r0 + 8 + gq, r0 + 2 * tq, acc[0][2]);
     put(r0 + 8 + gq, r0 + 2 * tq + 1, acc[0][3]);
@@ -2080,6 +2126,8 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
   // HYMO_GDN_F32_QOFF: the FP32 variant's dc and db without their diagonal (tau = t) terms until
   // they are written out, so that q = c dc - b db loses nothing to the terms that cancel exactly
   constexpr bool QOFF = HYMO_GDN_F32_QOFF && sizeof(Tin) == 4;
+  // HYMO_GDN_MM_PAIRS (warp_mm): the raw v and P operands as packed BF16 pairs
+  constexpr bool PAIRS = HYMO_GDN_MM_PAIRS && sizeof(Tin) == 2;
   extern __shared__ __align__(16) char sm[];
   Tin* sc = reinterpret_cast<Tin*>(sm + P::o_c);
   Tin* sb = reinterpret_cast<Tin*>(sm + P::o_b);
@@ -2180,7 +2228,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-          acc[nt][e] *= IO<Tin>::ex(G[t] * As[s]);
+          acc[nt][e] *= exA<Tin>(G[t], As[s]);
         }
     };
     // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO (dv is off the decay-
@@ -2189,7 +2237,11 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
     // once P is there
     auto dv_pdo = [&](float (&acc)[D / 8][4]) {
       warp_mm<Tin, D / 8, 1>(
-          acc, C - r0, [&](int m, int k) { return IO<Tin>::cv(sPt[(r0 + k) * P::LP + r0 + m]); },
+          acc, C - r0,
+          [&](int m, int k) {
+            if constexpr (PAIRS) return ld_colpair(sPt + (r0 + k) * P::LP + r0 + m, P::LP);
+            else return IO<Tin>::cv(sPt[(r0 + k) * P::LP + r0 + m]);
+          },
           [&](int k, int nn) { return sdo[(r0 + k) * P::FD + nn]; });
     };
     auto dv_kdh = [&](float (&acc)[D / 8][4]) {
@@ -2197,7 +2249,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
       warp_mm<Tin, D / 8, 2>(
           acc, S,
           [&](int m, int k) {
-            return IO<Tin>::cv(sb[(r0 + m) * P::LS + k]) * IO<Tin>::ex((gl - G[r0 + m]) * As[k]);
+            return IO<Tin>::cv(sb[(r0 + m) * P::LS + k]) * exA<Tin>(gl - G[r0 + m], As[k]);
           },
           [&](int k, int nn) { return dh[k * P::FD + nn]; });
     };
@@ -2308,14 +2360,14 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const int s = mt * 16 + gq + (e >> 1) * 8, d = nt * 8 + 2 * tq + (e & 1);
-              ah[nt][e] = __ldg(h0 + s * D + d) * IO<Tin>::ex(gew * As[s]);
-              ad[nt][e] = dh[s * P::FD + d] * IO<Tin>::ex((gl - gew) * As[s]);
+              ah[nt][e] = __ldg(h0 + s * D + d) * exA<Tin>(gew, As[s]);
+              ad[nt][e] = dh[s * P::FD + d] * exA<Tin>(gl - gew, As[s]);
             }
           warp_mm<Tin, D / 8, 3>(
               ah, kh,
               [&](int m, int k) {
                 const int s = mt * 16 + m;
-                return IO<Tin>::cv(sb[k * P::LS + s]) * IO<Tin>::ex((gew - G[k]) * As[s]);
+                return IO<Tin>::cv(sb[k * P::LS + s]) * exA<Tin>(gew - G[k], As[s]);
               },
               [&](int k, int nn) { return IO<Tin>::cv(sv[k * P::LD + nn]); });
           if (kh < C)
@@ -2324,7 +2376,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
                 [&](int m, int k) {
                   const int s = mt * 16 + m;
                   return IO<Tin>::cv(sc[(kh + k) * P::LS + s]) *
-                         IO<Tin>::ex((G[kh + k] - gew) * As[s]);
+                         exA<Tin>(G[kh + k] - gew, As[s]);
                 },
                 [&](int k, int nn) { return sdo[(kh + k) * P::FD + nn]; });
           float rr[2] = {0.f, 0.f};
@@ -2352,7 +2404,10 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
         zero(acc);
         warp_mm<Tin, 2, 3>(
             acc, D, [&](int m, int k) { return sdo[(ri + m) * P::FD + k]; },
-            [&](int k, int nn) { return IO<Tin>::cv(sv[(16 * j + nn) * P::LD + k]); });
+            [&](int k, int nn) {
+              if constexpr (PAIRS) return ld_pair(sv + (16 * j + nn) * P::LD + k);
+              else return IO<Tin>::cv(sv[(16 * j + nn) * P::LD + k]);
+            });
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
@@ -2384,14 +2439,14 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
             tmp, 16, [&](int m, int k) { return dP[(r0 + m) * P::FC + 16 * j + k]; },
             [&](int k, int nn) {
               const int tau = 16 * j + k;
-              return IO<Tin>::cv(sb[tau * P::LS + nn]) * IO<Tin>::ex((gej - G[tau]) * As[nn]);
+              return IO<Tin>::cv(sb[tau * P::LS + nn]) * exA<Tin>(gej - G[tau], As[nn]);
             });
 #pragma unroll
         for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-            acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((G[t] - gej) * As[s]);
+            acc[nt][e] += tmp[nt][e] * exA<Tin>(G[t] - gej, As[s]);
           }
       }
       {
@@ -2404,7 +2459,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
             tmp, 16,
             [&](int m, int k) { return (m >= 8 && k < 8) ? dP[(r0 + m) * P::FC + r0 + k] : 0.f; },
             [&](int k, int nn) {
-              return k < 8 ? IO<Tin>::cv(sb[(r0 + k) * P::LS + nn]) * IO<Tin>::ex((g7 - G[r0 + k]) * As[nn])
+              return k < 8 ? IO<Tin>::cv(sb[(r0 + k) * P::LS + nn]) * exA<Tin>(g7 - G[r0 + k], As[nn])
                            : 0.f;
             });
 #pragma unroll
@@ -2412,7 +2467,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
           for (int e = 2; e < 4; ++e) {
             const int t = r0 + gq + 8, s = nt * 8 + 2 * tq + (e & 1);
-            acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((G[t] - g7) * As[s]);
+            acc[nt][e] += tmp[nt][e] * exA<Tin>(G[t] - g7, As[s]);
           }
       }
     };
@@ -2430,7 +2485,11 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
       float acc[S / 8][4];
       zero(acc);
       warp_mm<Tin, S / 8, 2>(
-          acc, D, [&](int m, int k) { return IO<Tin>::cv(sv[(r0 + m) * P::LD + k]); },
+          acc, D,
+          [&](int m, int k) {
+            if constexpr (PAIRS) return ld_pair(sv + (r0 + m) * P::LD + k);
+            else return IO<Tin>::cv(sv[(r0 + m) * P::LD + k]);
+          },
           [&](int k, int nn) { return dh[nn * P::FD + k]; });
       const float gl = G[C - 1], gew = Gend[rw];
 #pragma unroll
@@ -2438,7 +2497,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-          acc[nt][e] *= IO<Tin>::ex((gl - G[t]) * As[s]);
+          acc[nt][e] *= exA<Tin>(gl - G[t], As[s]);
         }
       if (rw + 1 < P::NW) {
         float tmp[S / 8][4];
@@ -2447,14 +2506,14 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
             tmp, C - r0 - 16, [&](int m, int k) { return dP[(r0 + 16 + k) * P::FC + r0 + m]; },
             [&](int k, int nn) {
               const int t = r0 + 16 + k;
-              return IO<Tin>::cv(sc[t * P::LS + nn]) * IO<Tin>::ex((G[t] - gew) * As[nn]);
+              return IO<Tin>::cv(sc[t * P::LS + nn]) * exA<Tin>(G[t] - gew, As[nn]);
             });
 #pragma unroll
         for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-            acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((gew - G[t]) * As[s]);
+            acc[nt][e] += tmp[nt][e] * exA<Tin>(gew - G[t], As[s]);
           }
       }
       {
@@ -2466,7 +2525,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
             tmp, 16,
             [&](int m, int k) { return (m < 8 && k >= 8) ? dP[(r0 + k) * P::FC + r0 + m] : 0.f; },
             [&](int k, int nn) {
-              return k >= 8 ? IO<Tin>::cv(sc[(r0 + k) * P::LS + nn]) * IO<Tin>::ex((G[r0 + k] - g7) * As[nn])
+              return k >= 8 ? IO<Tin>::cv(sc[(r0 + k) * P::LS + nn]) * exA<Tin>(G[r0 + k] - g7, As[nn])
                             : 0.f;
             });
 #pragma unroll
@@ -2474,7 +2533,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int t = r0 + gq, s = nt * 8 + 2 * tq + e;
-            acc[nt][e] += tmp[nt][e] * IO<Tin>::ex((g7 - G[t]) * As[s]);
+            acc[nt][e] += tmp[nt][e] * exA<Tin>(g7 - G[t], As[s]);
           }
       }
 #pragma unroll
@@ -2631,13 +2690,13 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int s = mt * 16 + gq + (e >> 1) * 8, d = nb + nt * 8 + 2 * tq + (e & 1);
-            acc[nt][e] = dh[s * P::FD + d] * IO<Tin>::ex(Gl * As[s]);
+            acc[nt][e] = dh[s * P::FD + d] * exA<Tin>(Gl, As[s]);
           }
         warp_mm<Tin, NTW, 4>(
             acc, C,
             [&](int mm, int k) {
               const int s = mt * 16 + mm;
-              return IO<Tin>::cv(sc[k * P::LS + s]) * IO<Tin>::ex(G[k] * As[s]);
+              return IO<Tin>::cv(sc[k * P::LS + s]) * exA<Tin>(G[k], As[s]);
             },
             [&](int k, int nn) { return sdo[k * P::FD + nb + nn]; });
         __syncwarp();
