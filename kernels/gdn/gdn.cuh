@@ -1037,6 +1037,11 @@ __device__ __forceinline__ uint32_t ld_colpair(const __nv_bfloat16* p, int ld) {
 #ifndef HYMO_GDN_MM_PAIRS
 #define HYMO_GDN_MM_PAIRS 1
 #endif
+// HYMO_GDN_DH_WHOLE (session 30; default 1, 0 turns it off): the generic BF16 main kernel's dh
+// update in whole 16-row strips, one a warp (seg_bwd_kernel)
+#ifndef HYMO_GDN_DH_WHOLE
+#define HYMO_GDN_DH_WHOLE 1
+#endif
 template <typename Tin, int NT, int SPLIT, class FA, class FB>
 __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
@@ -2680,7 +2685,12 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
         p, sdc, sdb, sc, sb, Rb, g, As, dAx, n, tok0, h, QOFF ? dP : nullptr, P::FC);
     // dh = exp(G_last A) dh + sum_t (c_t exp(G_t A)) dO_t^T
     {
-      constexpr int NMT = S / 16, NH = (D >= 16) ? 2 : 1, NTW = D / 8 / NH;
+      // HYMO_GDN_DH_WHOLE (BF16): an item is a whole 16-row strip of dh (all D columns), so
+      // that the strip's operand c_t exp(G_t A) is built once, not once a half of D, where
+      // the strips are enough to go round the warps
+      constexpr int NMT = S / 16;
+      constexpr bool DHW = HYMO_GDN_DH_WHOLE && sizeof(Tin) == 2 && NMT % (R * P::NW) == 0;
+      constexpr int NH = (D >= 16 && !DHW) ? 2 : 1, NTW = D / 8 / NH;
       const float Gl = G[C - 1];
       for (int item = w; item < NMT * NH; item += R * P::NW) {
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
