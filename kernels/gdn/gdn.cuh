@@ -1037,14 +1037,15 @@ __device__ __forceinline__ uint32_t ld_colpair(const __nv_bfloat16* p, int ld) {
 #ifndef HYMO_GDN_MM_PAIRS
 #define HYMO_GDN_MM_PAIRS 1
 #endif
-// HYMO_GDN_GEN_H0SPLIT (session 30; default 1, 0 turns it off): the entering states that the BF16
+// HYMO_GDN_GEN_H0SPLIT (session 30; default 0: run 176 measured it 0.9% slower at D = S = 128, even
+// at D = S = 64, the training forward 1.9-2.5% slower for its split stores): the entering states that the BF16
 // training forward leaves for the generic main kernel (seg_bwd_kernel) in h0buf as the staged
 // backward takes them, per state row the D BF16 high parts then the D low parts (split2: the bytes
 // of FP32), instead of FP32; the kernel's inter-chunk dc product reads them as pre-split pairs
 // (warp_mm: fb returning uint2 {high pair, low pair}) instead of splitting the state in every
 // warp, every chunk (the same bits: split2 either way)
 #ifndef HYMO_GDN_GEN_H0SPLIT
-#define HYMO_GDN_GEN_H0SPLIT 1
+#define HYMO_GDN_GEN_H0SPLIT 0
 #endif
 // HYMO_GDN_DH_WHOLE (session 30; default 1, 0 turns it off): the generic BF16 main kernel's dh
 // update in whole 16-row strips, one a warp (seg_bwd_kernel)
