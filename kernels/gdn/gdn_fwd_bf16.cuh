@@ -1642,7 +1642,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
         if constexpr (TRAIN && !H0T) {  // the state entering this chunk, for the backward: for
           // the staged backward, per row s the D BF16 high parts, then the D low parts;
-          // for the generic one too since HYMO_GDN_GEN_H0SPLIT (gdn.cuh), FP32 before
+          // for the generic one, FP32 (high and low parts too with HYMO_GDN_GEN_H0SPLIT, off: gdn.cuh)
           float* h0f = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
           bf16* h0 = reinterpret_cast<bf16*>(h0f);
 #pragma unroll
