@@ -1037,16 +1037,6 @@ __device__ __forceinline__ uint32_t ld_colpair(const __nv_bfloat16* p, int ld) {
 #ifndef HYMO_GDN_MM_PAIRS
 #define HYMO_GDN_MM_PAIRS 1
 #endif
-// HYMO_GDN_GEN_H0SPLIT (session 30; default 0: run 176 measured it 0.9% slower at D = S = 128, even
-// at D = S = 64, the training forward 1.9-2.5% slower for its split stores): the entering states that the BF16
-// training forward leaves for the generic main kernel (seg_bwd_kernel) in h0buf as the staged
-// backward takes them, per state row the D BF16 high parts then the D low parts (split2: the bytes
-// of FP32), instead of FP32; the kernel's inter-chunk dc product reads them as pre-split pairs
-// (warp_mm: fb returning uint2 {high pair, low pair}) instead of splitting the state in every
-// warp, every chunk (the same bits: split2 either way)
-#ifndef HYMO_GDN_GEN_H0SPLIT
-#define HYMO_GDN_GEN_H0SPLIT 0
-#endif
 // HYMO_GDN_DH_WHOLE (session 30; default 1, 0 turns it off): the generic BF16 main kernel's dh
 // update in whole 16-row strips, one a warp (seg_bwd_kernel)
 #ifndef HYMO_GDN_DH_WHOLE
@@ -1057,12 +1047,9 @@ __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   constexpr bool AP = std::is_same_v<decltype(fa(0, 0)), uint32_t>;
   constexpr bool BP = std::is_same_v<decltype(fb(0, 0)), uint32_t>;
-  // (fb returning uint2: a pre-split pair, {high pair, low pair}, for SPLIT 2 or 4)
-  constexpr bool BS = std::is_same_v<decltype(fb(0, 0)), uint2>;
-  static_assert(!BS || SPLIT == 2 || SPLIT == 4, "a pre-split operand is the split one");
   static_assert(!(AP && (SPLIT == 3 || SPLIT == 4)) && !(BP && (SPLIT == 2 || SPLIT == 4)),
                 "a packed BF16 operand has no remainder to split off");
-  static_assert(sizeof(Tin) == 2 || !(AP || BP || BS), "packed pairs are BF16");
+  static_assert(sizeof(Tin) == 2 || !(AP || BP), "packed pairs are BF16");
   if constexpr (sizeof(Tin) == 2) {
     for (int k0 = 0; k0 < K; k0 += 16) {
       uint32_t a[4], al[4];
@@ -1092,12 +1079,6 @@ __device__ __forceinline__ void warp_mm(float (&acc)[NT][4], int K, FA fa, FB fb
         if constexpr (BP) {
           b0 = fb(ka, n);
           b1 = fb(ka + 8, n);
-        } else if constexpr (BS) {
-          const uint2 p0 = fb(ka, n), p1 = fb(ka + 8, n);
-          b0 = p0.x;
-          bl0 = p0.y;
-          b1 = p1.x;
-          bl1 = p1.y;
         } else {
           const float x0 = fb(ka, n), x1 = fb(ka + 1, n), x2 = fb(ka + 8, n), x3 = fb(ka + 9, n);
           if constexpr ((SPLIT == 2 || SPLIT == 4) && HYMO_GDN_MM_SPLIT2) {
@@ -1654,15 +1635,7 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
     cp_async_wait_all();
     if (MODE == MODE_BPREP) {
       float* h0out = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
-      if constexpr (sizeof(Tin) == 2 && HYMO_GDN_GEN_H0SPLIT) {  // (seg_bwd_kernel's layout)
-        __nv_bfloat16* hb = reinterpret_cast<__nv_bfloat16*>(h0out);
-        for (int i = tid; i < S * D / 2; i += P::NTH) {
-          const int r = (2 * i) / D, d = (2 * i) % D;
-          st2_split(hb + r * 2 * D + d, hb + r * 2 * D + D + d, hs[r * P::FD + d], hs[r * P::FD + d + 1]);
-        }
-      } else {
-        for (int i = tid; i < S * D; i += P::NTH) h0out[i] = hs[(i / D) * P::FD + (i % D)];
-      }
+      for (int i = tid; i < S * D; i += P::NTH) h0out[i] = hs[(i / D) * P::FD + (i % D)];
     }
     __syncthreads();
     chunk_pre<Tin, S, D, C, MODE == MODE_OUT, MODE != MODE_STATE>(sm);
@@ -2160,8 +2133,6 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
   constexpr bool QOFF = HYMO_GDN_F32_QOFF && sizeof(Tin) == 4;
   // HYMO_GDN_MM_PAIRS (warp_mm): the raw v and P operands as packed BF16 pairs
   constexpr bool PAIRS = HYMO_GDN_MM_PAIRS && sizeof(Tin) == 2;
-  // HYMO_GDN_GEN_H0SPLIT: h0buf's rows as BF16 high parts then low parts (the training forward's)
-  constexpr bool HSP = HYMO_GDN_GEN_H0SPLIT && sizeof(Tin) == 2;
   extern __shared__ __align__(16) char sm[];
   Tin* sc = reinterpret_cast<Tin*>(sm + P::o_c);
   Tin* sb = reinterpret_cast<Tin*>(sm + P::o_b);
@@ -2236,20 +2207,8 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
     if constexpr (HNPF) {
       if (tid < 4 * S && ch + 1 < p.NC) {
         const float* hn = p.h0buf + (size_t(bh) * p.NC + ch + 1) * S * D + (tid >> 2) * D + (tid & 3) * (D / 4);
-        if constexpr (HSP) {  // (row tid >> 2: high parts, then low parts)
-          const __nv_bfloat16* hb = reinterpret_cast<const __nv_bfloat16*>(p.h0buf + (size_t(bh) * p.NC + ch + 1) * S * D) +
-                                    (tid >> 2) * 2 * D + (tid & 3) * (D / 4);
 #pragma unroll
-          for (int u = 0; u < D / 4; u += 2) {
-            const float2 x = bf16x2_sum(__ldg(reinterpret_cast<const unsigned int*>(hb + u)),
-                                        __ldg(reinterpret_cast<const unsigned int*>(hb + D + u)));
-            hnr[u] = x.x;
-            hnr[u + 1] = x.y;
-          }
-        } else {
-#pragma unroll
-          for (int u = 0; u < D / 4; ++u) hnr[u] = __ldg(hn + u);
-        }
+        for (int u = 0; u < D / 4; ++u) hnr[u] = __ldg(hn + u);
       }
     }
     load_gate<C, FUSED, Tin>(g, G, reinterpret_cast<const Tin*>(p.gate) + tok0 * HM::HG(p.H) + HM::hG(h), tsG, n, dtb);
@@ -2265,21 +2224,9 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
       warp_mm<Tin, S / 8, 4>(
           acc, D, [&](int m, int k) { return sdo[(r0 + m) * P::FD + k]; },
           [&](int k, int nn) {
-            if constexpr (HSP) {  // row nn: D high parts, then D low parts
-              const float* row = H0S ? sh0 + nn * P::FD
-                                 : H0S2 ? (nn < S / 2 ? sh0 + nn * P::FD : sdb + (nn - S / 2) * P::FD)
-                                        : h0 + nn * D;
-              const __nv_bfloat16* rb = reinterpret_cast<const __nv_bfloat16*>(row);
-              if constexpr (H0S || H0S2) return make_uint2(ld_pair(rb + k), ld_pair(rb + D + k));
-              else return make_uint2(__ldg(reinterpret_cast<const unsigned int*>(rb + k)),
-                                     __ldg(reinterpret_cast<const unsigned int*>(rb + D + k)));
-            } else if constexpr (H0S) {
-              return sh0[nn * P::FD + k];
-            } else if constexpr (H0S2) {
-              return nn < S / 2 ? sh0[nn * P::FD + k] : sdb[(nn - S / 2) * P::FD + k];
-            } else {
-              return __ldg(h0 + nn * D + k);
-            }
+            if constexpr (H0S) return sh0[nn * P::FD + k];
+            else if constexpr (H0S2) return nn < S / 2 ? sh0[nn * P::FD + k] : sdb[(nn - S / 2) * P::FD + k];
+            else return __ldg(h0 + nn * D + k);
           });
 #pragma unroll
       for (int nt = 0; nt < S / 8; ++nt)
@@ -2364,11 +2311,6 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
                 for (int u = 0; u < D / 4; ++u)
                   x = fmaf(dh[s * P::FD + q * (D / 4) + u], hnr[u], x);
-              } else if constexpr (HSP) {
-                const __nv_bfloat16* hb = reinterpret_cast<const __nv_bfloat16*>(hn) + s * 2 * D;
-#pragma unroll
-                for (int d = q * (D / 4); d < (q + 1) * (D / 4); ++d)
-                  x = fmaf(dh[s * P::FD + d], __bfloat162float(hb[d]) + __bfloat162float(hb[D + d]), x);
               } else {
 #pragma unroll
                 for (int d = q * (D / 4); d < (q + 1) * (D / 4); ++d)
@@ -2389,23 +2331,10 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
           for (int i = 0; i < IT; ++i) {
             const int r = tid + i * P::NTH, s = r >> 2, q = r & 3;
-            if constexpr (HSP) {  // (8-byte pieces of the row's high and low parts, summed)
-              const __nv_bfloat16* hb = reinterpret_cast<const __nv_bfloat16*>(hn) + s * 2 * D + q * (D / 4);
-              const uint2* hh = reinterpret_cast<const uint2*>(hb);
-              const uint2* hl = reinterpret_cast<const uint2*>(hb + D);
+            const float4* hv = reinterpret_cast<const float4*>(hn + s * D + q * (D / 4));
 #pragma unroll
-              for (int u = 0; u < NQ; ++u) {
-                const bool ok = !last && r < 4 * S;
-                const uint2 a = ok ? __ldg(hh + u) : make_uint2(0u, 0u), b = ok ? __ldg(hl + u) : make_uint2(0u, 0u);
-                const float2 v0 = bf16x2_sum(a.x, b.x), v1 = bf16x2_sum(a.y, b.y);
-                y[i][u] = make_float4(v0.x, v0.y, v1.x, v1.y);
-              }
-            } else {
-              const float4* hv = reinterpret_cast<const float4*>(hn + s * D + q * (D / 4));
-#pragma unroll
-              for (int u = 0; u < NQ; ++u)
-                y[i][u] = (!last && r < 4 * S) ? __ldg(hv + u) : make_float4(0.f, 0.f, 0.f, 0.f);
-            }
+            for (int u = 0; u < NQ; ++u)
+              y[i][u] = (!last && r < 4 * S) ? __ldg(hv + u) : make_float4(0.f, 0.f, 0.f, 0.f);
           }
 #pragma unroll
           for (int i = 0; i < IT; ++i) {

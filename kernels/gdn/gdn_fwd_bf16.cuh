@@ -1642,7 +1642,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
         if constexpr (TRAIN && !H0T) {  // the state entering this chunk, for the backward: for
           // the staged backward, per row s the D BF16 high parts, then the D low parts;
-          // for the generic one, FP32 (high and low parts too with HYMO_GDN_GEN_H0SPLIT, off: gdn.cuh)
+          // for the generic one, FP32
           float* h0f = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
           bf16* h0 = reinterpret_cast<bf16*>(h0f);
 #pragma unroll
@@ -1651,7 +1651,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             for (int hr = 0; hr < 2; ++hr) {
               const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
               const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
-              if constexpr (staged_bwd(S, D) || HYMO_GDN_GEN_H0SPLIT) {
+              if constexpr (staged_bwd(S, D)) {
                 st2_split(h0 + s * 2 * D + d, h0 + s * 2 * D + D + d, x0, x1);
               } else {
                 *reinterpret_cast<float2*>(h0f + s * D + d) = make_float2(x0, x1);
