@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gdn.h"
@@ -32,8 +33,8 @@ static std::string g_dtype_tag;
 // chunk where S, D <= 32; where the chunk is 32 tokens a bin spans two chunks' halves) and by
 // the parity of the last index (the test's "mixed" A_log puts log 28 on even s), then the
 // largest elements with out, ref and the error
-static bool g_repro = true;  // --no-repro: skip run_case's second run (bitwise reproducibility)
 static int g_explain = 0;  // 0 off, 1 failed checks, 2 every check
+static bool g_repro = true;  // --no-repro: skip run_case's second run (bitwise reproducibility)
 struct Dims {
   int B = 0, T = 0, H = 0, X = 0;  // X: the last dimension (D or S); B = 0: not per token
 };
@@ -359,13 +360,15 @@ static void run_case(const Case& k, uint64_t seed) {
     // bitwise reproducibility: the same forward and backward again on the same inputs, into
     // poisoned outputs and workspace, must write the same bits to every output (no order of
     // atomics, or of anything else, may depend on the run)
-    std::vector<DevBuf*> outs = {&out, &dv, &db, &dc, &dgate};
+    std::vector<std::pair<const char*, DevBuf*>> outs = {
+        {k.fused ? "y" : "o", &out}, {"dv", &dv}, {"db", &db}, {"dc", &dc},
+        {k.fused ? "dgate_raw" : "dg", &dgate}, {"dA_log", &galog}};
     if (k.fused)
-      for (DevBuf* x : {&dz, &gdtb, &galog, &gdsk, &gwy}) outs.push_back(x);
-    else
-      outs.push_back(&galog);
+      for (auto x : {std::make_pair("dz", &dz), std::make_pair("ddt_bias", &gdtb),
+                     std::make_pair("dD_skip", &gdsk), std::make_pair("dw_y", &gwy)})
+        outs.push_back(x);
     std::vector<std::vector<double>> first;
-    for (DevBuf* x : outs) {
+    for (auto& [name, x] : outs) {
       first.push_back(x->download());
       x->poison();
     }
@@ -374,13 +377,11 @@ static void run_case(const Case& k, uint64_t seed) {
     if (k.recompute) GDN_CUDA(cudaMemset(ws, 0xff, wsb));
     GDN_CUDA(gdn_backward(s, ba, ws, !k.recompute, 0));
     GDN_CUDA(cudaDeviceSynchronize());
-    const char* names[] = {k.fused ? "y" : "o", "dv", "db", "dc", k.fused ? "dgate_raw" : "dg",
-                           k.fused ? "dz" : "dA_log", "ddt_bias", "dA_log", "dD_skip", "dw_y"};
     std::string differ;
     for (size_t i = 0; i < outs.size(); ++i) {
-      const std::vector<double> again = outs[i]->download();
+      const std::vector<double> again = outs[i].second->download();
       if (std::memcmp(again.data(), first[i].data(), again.size() * sizeof(double)) != 0)
-        differ += std::string(differ.empty() ? "" : ", ") + names[i];
+        differ += std::string(differ.empty() ? "" : ", ") + outs[i].first;
     }
     ++g_checks;
     if (!differ.empty()) ++g_fail;
@@ -399,11 +400,11 @@ int main(int argc, char** argv) {
   // --seed N: the first case's seed (default 12345; case i gets N + i, skipped cases included),
   // for fresh inputs; --dtype bf16|f32: only that dtype's cases; --explain [all]: where
   // a failed (every) check's error sits; --dump-case N FILE: write case N's inputs (with
-  // --seed's numbering: seed + N) and exit, no device needed
+  // --seed's numbering: seed + N) and exit, no device needed; --no-repro: no second forward and
+  // backward a case (by default each case runs twice and checks that every output has the same
+  // bits both times)
   long max_t = -1, max_bh = -1, from = 0, seed0 = 12345, only_dt = -1, dump_idx = -1;
   const char* dump_path = nullptr;
-  // --no-repro: no second forward and backward a case (by default each case runs twice and
-  // checks that every output has the same bits both times)
   // a line at a time even into a file: a run cut short by a timeout (compute-sanitizer) still
   // shows how far it got (run 134's racecheck printed nothing in 230 s)
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
