@@ -1004,6 +1004,17 @@ __device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const _
   }
 }
 
+// f() on each warp of the CTA in turn, warp 0 first, a CTA barrier after each (every thread
+// calls this): partial sums added to shared memory in a fixed order, where shared-memory atomics
+// would add them in the order the warps arrive and the sum's last bits could vary from run to run
+template <int NW, class F>
+__device__ __forceinline__ void in_warp_order(int w, F f) {  // w: the caller's warp
+  for (int k = 0; k < NW; ++k) {
+    if (w == k) f();
+    __syncthreads();
+  }
+}
+
 // Elements c and c + 1 of a BF16 row (c even: 4-byte aligned), packed as an mma operand register
 __device__ __forceinline__ uint32_t ld_pair(const __nv_bfloat16* p) {
   return *reinterpret_cast<const uint32_t*>(p);
@@ -1879,27 +1890,21 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
     }
     gseg += G[C - 1];
   }
-  if constexpr (MODE == MODE_BPREP && FUSED) {
-    // the warps' partials added in warp order (shared-memory atomics would add them in the
-    // order the warps arrive, so dw_y and dD_skip could differ in their last bits from run
-    // to run)
+  if constexpr (MODE == MODE_BPREP && FUSED) {  // the warps' partials, added in warp order
 #pragma unroll
     for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
       for (int cc = 0; cc < 2; ++cc)
         for (int off = 4; off < 32; off <<= 1) dwseg[nt][cc] += __shfl_xor_sync(0xffffffffu, dwseg[nt][cc], off);
     for (int off = 16; off; off >>= 1) dDseg += __shfl_xor_sync(0xffffffffu, dDseg, off);
-    for (int k = 0; k < P::NW; ++k) {
-      if (w == k) {
-        if (gq == 0)
+    in_warp_order<P::NW>(w, [&] {
+      if (gq == 0)
 #pragma unroll
-          for (int nt = 0; nt < D / 8; ++nt)
+        for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
-            for (int cc = 0; cc < 2; ++cc) sdw[nt * 8 + 2 * tq + cc] += dwseg[nt][cc];
-        if (lane == 0) dDacc += dDseg;
-      }
-      __syncthreads();
-    }
+          for (int cc = 0; cc < 2; ++cc) sdw[nt * 8 + 2 * tq + cc] += dwseg[nt][cc];
+      if (lane == 0) dDacc += dDseg;
+    });
   }
   __syncthreads();
   const size_t so = (size_t(bh) * p.NSEG + seg);

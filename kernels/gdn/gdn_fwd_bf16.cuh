@@ -2168,20 +2168,14 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       }
 #pragma unroll
     for (int off = 16; off; off >>= 1) dsum += __shfl_xor_sync(0xffffffffu, dsum, off);
-    // the warps' partials added in warp order (shared-memory atomics would add them in the
-    // order the warps arrive, so dw_y and dD_skip could differ in their last bits from run
-    // to run): NW barriers, once a CTA
-    for (int k = 0; k < NW; ++k) {
-      if (w == k) {
-        if (gq == 0)
+    in_warp_order<NW>(w, [&] {  // the warps' partials, added in warp order (gdn.cuh): once a CTA
+      if (gq == 0)
 #pragma unroll
-          for (int nt = 0; nt < D / 8; ++nt)
+        for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
-            for (int u = 0; u < 2; ++u) sdw[ecol(nt, u)] += dwl[nt][u];
-        if (lane == 0) dDacc += dsum;
-      }
-      __syncthreads();
-    }
+          for (int u = 0; u < 2; ++u) sdw[ecol(nt, u)] += dwl[nt][u];
+      if (lane == 0) dDacc += dsum;
+    });
     for (int d = tid; d < D; d += P::NTH) p.dwpart[sgi * D + d] = sdw[d];
     if (tid == 0) p.dDpart[sgi] = dDacc;
   }
