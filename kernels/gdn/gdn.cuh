@@ -882,6 +882,21 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
 }
+// HYMO_GDN_PK2 (session 31; 0 turns it off): the plain forward (the inference pass, BF16 operands
+// only) scales its BF16 operands by their decay factors in packed BF16 arithmetic: the factors of
+// a pair rounded to BF16 and one mul.rn.bf16x2 with the raw pair as loaded, in place of two
+// conversions to FP32, two multiplies and a rounding back. Each operand value is rounded twice
+// (its factor, then the product) instead of once; the training forward, which must give o to
+// FP32 accuracy, and the backward keep FP32 scaling.
+#ifndef HYMO_GDN_PK2
+#define HYMO_GDN_PK2 1
+#endif
+// a * b, elementwise on packed BF16 pairs, rounded to nearest (sm_90)
+__device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
+  uint32_t d;
+  asm("mul.rn.bf16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));
+  return d;
+}
 __device__ __forceinline__ float bf16_rem(float x) {
   return x - __bfloat162float(__float2bfloat16_rn(x));
 }

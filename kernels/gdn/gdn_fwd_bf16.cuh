@@ -52,10 +52,16 @@ __device__ __forceinline__ void warp_mm_nt(float (&acc)[NT][4], int K, const bf1
   }
 }
 
-// A packed BF16 pair times (f0, f1), rounded again (operand scaling in registers).
+// A packed BF16 pair times (f0, f1), rounded again (operand scaling in registers). PK
+// (HYMO_GDN_PK2, the plain forward): the factors rounded to BF16, one packed multiply.
+template <bool PK = false>
 __device__ __forceinline__ uint32_t scale_bf16x2(uint32_t x, float f0, float f1) {
-  const float2 v = bf16x2_f2(x);
-  return pack_bf16(v.x * f0, v.y * f1);
+  if constexpr (PK) {
+    return mul_bf16x2(x, pack_bf16(f0, f1));
+  } else {
+    const float2 v = bf16x2_f2(x);
+    return pack_bf16(v.x * f0, v.y * f1);
+  }
 }
 
 // The ldmatrix address of this lane for the mma A fragment of the 16 x 16 tile at rows
@@ -74,7 +80,8 @@ __device__ __forceinline__ void frag_a_colfactors(float (&f)[4], int k0, float d
 }
 
 // The mma A fragment of the 16 x 16 tile at rows A.., columns k0.. (ldmatrix), with column
-// k scaled by exp(dg A_k) = ex2(dg A2[k]) in registers (dg >= 0; 0: unscaled).
+// k scaled by exp(dg A_k) = ex2(dg A2[k]) in registers (dg >= 0; 0: unscaled; PK: scale_bf16x2's).
+template <bool PK = false>
 __device__ __forceinline__ void ldsm_a_colscaled(uint32_t (&a4)[4], const bf16* A, int lda, int k0,
                                                  float dg, const float* A2) {
   ldsm_x4(a4, frag_a_addr(A, lda, k0));
@@ -82,7 +89,7 @@ __device__ __forceinline__ void ldsm_a_colscaled(uint32_t (&a4)[4], const bf16* 
     float f[4];
     frag_a_colfactors(f, k0, dg, A2);
 #pragma unroll
-    for (int r = 0; r < 4; ++r) a4[r] = scale_bf16x2(a4[r], f[(r >> 1) * 2], f[(r >> 1) * 2 + 1]);
+    for (int r = 0; r < 4; ++r) a4[r] = scale_bf16x2<PK>(a4[r], f[(r >> 1) * 2], f[(r >> 1) * 2 + 1]);
   }
 }
 
@@ -114,8 +121,8 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
 // tile 1) times exp(db A_k), column k's factors ex2(d A2[k]), both <= 1 (with row-3
 // references also >= 2^-LIMIT; with HYMO_GDN_DIAG8_MID a factor may flush, gdn_diag.h), each
 // operand rounded again to BF16. sq holds the square in the rows it came from (registers 2,
-// 3; UPPER: 0, 1), acc's quadrant there is not used (mismatched references).
-template <int S, bool UPPER>
+// 3; UPPER: 0, 1), acc's quadrant there is not used (mismatched references). PK: scale_bf16x2's.
+template <int S, bool UPPER, bool PK = false>
 __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], const bf16* A, int lda,
                                          const bf16* Bt, int ldb, float da, float db, const float* A2) {
   const int lane = threadIdx.x & 31;
@@ -132,9 +139,9 @@ __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], con
     frag_a_colfactors(fb, k0, db, A2);
     constexpr int r = UPPER ? 0 : 1, nb = UPPER ? 2 : 0;  // A's registers r, r + 2; B's nb, nb + 1
     uint32_t as[4] = {0u, 0u, 0u, 0u};
-    as[r] = scale_bf16x2(a4[r], fa[0], fa[1]);
-    as[r + 2] = scale_bf16x2(a4[r + 2], fa[2], fa[3]);
-    mma_bf16(sq, as, scale_bf16x2(b4[nb], fb[0], fb[1]), scale_bf16x2(b4[nb + 1], fb[2], fb[3]));
+    as[r] = scale_bf16x2<PK>(a4[r], fa[0], fa[1]);
+    as[r + 2] = scale_bf16x2<PK>(a4[r + 2], fa[2], fa[3]);
+    mma_bf16(sq, as, scale_bf16x2<PK>(b4[nb], fb[0], fb[1]), scale_bf16x2<PK>(b4[nb + 1], fb[2], fb[3]));
   }
 }
 
@@ -425,8 +432,9 @@ __device__ __forceinline__ void quad_sum(float (&x)[N]) {
 // A_s), s = mt 16 + gq (+ 8), t = k0 + 2 tq (+ 1, + 8, + 9), from ldmatrix.trans of the raw
 // b tile (stride LS), split into high and low parts; v's tile has stride LD.
 // NOSCALE (HYMO_GDN_STATE_REV): acc += K^T v, with Gl the keys' reference (the segment's end
-// as seen from this chunk), acc not rescaled.
-template <int KW, int NT, int LS, int LD, bool NOSCALE = false>
+// as seen from this chunk), acc not rescaled. PK (HYMO_GDN_PK2, the plain forward's state pass):
+// the keys as BF16 only, scaled in packed BF16 arithmetic (scale_bf16x2<true>), one product.
+template <int KW, int NT, int LS, int LD, bool NOSCALE = false, bool PK = false>
 __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const bf16* sb, const bf16* sv,
                                                      const float* G, const float* A2, float Gl,
                                                      int mt, int kb, int nb) {
@@ -447,11 +455,15 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
     const float e[4] = {Gl - ga.x, Gl - ga.y, Gl - gb.x, Gl - gb.y};
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const float2 x = bf16x2_f2(r[q]);
       const float as = (q & 1) ? a1 : a0;
       const int e0 = (q >> 1) * 2;
-      const float y0 = x.x * ex2f(e[e0] * as), y1 = x.y * ex2f(e[e0 + 1] * as);
-      split2(y0, y1, ah[q], al[q]);
+      if constexpr (PK) {
+        ah[q] = scale_bf16x2<true>(r[q], ex2f(e[e0] * as), ex2f(e[e0 + 1] * as));
+      } else {
+        const float2 x = bf16x2_f2(r[q]);
+        const float y0 = x.x * ex2f(e[e0] * as), y1 = x.y * ex2f(e[e0 + 1] * as);
+        split2(y0, y1, ah[q], al[q]);
+      }
     }
 #pragma unroll
     for (int np = 0; np < NT / 2; ++np) {
@@ -459,8 +471,10 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
       ldsm_x4_t(bv, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb + np * 16 + (lane >> 4) * 8);
       mma_bf16(acc[2 * np], ah, bv[0], bv[1]);
       mma_bf16(acc[2 * np + 1], ah, bv[2], bv[3]);
-      mma_bf16(acc[2 * np], al, bv[0], bv[1]);
-      mma_bf16(acc[2 * np + 1], al, bv[2], bv[3]);
+      if constexpr (!PK) {
+        mma_bf16(acc[2 * np], al, bv[0], bv[1]);
+        mma_bf16(acc[2 * np + 1], al, bv[2], bv[3]);
+      }
     }
   }
 }
@@ -484,7 +498,8 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // (S / 16) of the state, every column, summed over its share of each chunk's tokens
 // the caller adds the shares (state_bf16_kernel).
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int AHEAD, class BBuf,
-          class VBuf, bool KREG = false, bool KS = false, bool REV = false, class HMT = HeadMap<>, int AI, int AN>
+          class VBuf, bool KREG = false, bool KS = false, bool REV = false, class HMT = HeadMap<>, bool PK = false,
+          int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
@@ -552,13 +567,13 @@ __device__ __forceinline__ float segment_local_state(
       // rows mt of the state, all D columns, over tokens kb .. kb + KW - 1 of the chunk
       // (each key fragment built once in the CTA)
       constexpr int NMT = S / 16, KW = C / (NWT / NMT);
-      state_update_regkeys<KW, D / 8, LS, LD, REV>(acc[0], sb, sv, G, A2, Gr, wid % NMT, (wid / NMT) * KW, 0);
+      state_update_regkeys<KW, D / 8, LS, LD, REV, PK>(acc[0], sb, sv, G, A2, Gr, wid % NMT, (wid / NMT) * KW, 0);
     } else if constexpr (KREG) {
 #pragma unroll
       for (int it = 0; it < IPW; ++it) {
         const int item = wid + it * NWT;
         if (item >= NIT) continue;
-        state_update_regkeys<C, NTW, LS, LD, REV>(acc[it], sb, sv, G, A2, Gr, item / NH, 0, (item % NH) * NTW * 8);
+        state_update_regkeys<C, NTW, LS, LD, REV, PK>(acc[it], sb, sv, G, A2, Gr, item / NH, 0, (item % NH) * NTW * 8);
       }
     } else {
       // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
@@ -594,7 +609,8 @@ __device__ __forceinline__ float segment_local_state(
 
 // State pass: the local end state of each segment (from a zero state), and the
 // segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>>
+// PK (HYMO_GDN_PK2, for the plain forward only): the keys as BF16 only (state_update_regkeys).
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
@@ -633,7 +649,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   float gseg = 0.f;
   if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
-                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM>(
+                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
@@ -809,6 +825,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     else
       st16(dst, x);
   };
+  // PK (HYMO_GDN_PK2, the plain pass): operands scaled in packed BF16 arithmetic
+  constexpr bool PK = HYMO_GDN_PK2 && !TRAIN;
   auto put_p = [&](int t, int tau, float x0, float x1) {  // a pair of P entries
     if constexpr (TRAIN) {
       uint32_t hi, lo;
@@ -1024,8 +1042,28 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
       float cx[8], bx[8], a2[8], y[8], z[8];
       ld8(A2 + s0, a2);
-      ld8(sc + t * LS + s0, cx);
-      ld8(sb + t * LS + s0, bx);
+      const uint4 cr = *reinterpret_cast<const uint4*>(sc + t * LS + s0);
+      const uint4 br = *reinterpret_cast<const uint4*>(sb + t * LS + s0);
+      unpack8(cr, cx);
+      unpack8(br, bx);
+      // stage 8 values of this unit, x_e 2^(d a2_e) with x this row's queries c (qc) or keys b:
+      // PK in packed BF16 arithmetic from the raw values, else in FP32
+      const auto stage_sc = [&](bf16* dst, int LO, bool qc, float d) {
+        if constexpr (PK) {
+          const uint4 xr = qc ? cr : br;
+          const uint32_t* x = reinterpret_cast<const uint32_t*>(&xr);
+          uint4 o;
+          uint32_t* v = reinterpret_cast<uint32_t*>(&o);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) v[e] = mul_bf16x2(x[e], pack_bf16(ex2f(d * a2[2 * e]), ex2f(d * a2[2 * e + 1])));
+          *reinterpret_cast<uint4*>(dst) = o;
+        } else {
+          float v[8];
+#pragma unroll
+          for (int e = 0; e < 8; ++e) v[e] = (qc ? cx[e] : bx[e]) * ex2f(d * a2[e]);
+          stage(dst, LO, v);
+        }
+      };
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
       // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference);
       // D8: two products and the square (mid2: queries, mid: keys, each half's diag8_ref)
@@ -1035,17 +1073,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
                                                      : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
       const bool lower = D8 ? (t & 15) >= 8 && !fast : (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
       if constexpr (P::QR) {  // (no Qs: the Qs h product scales Qi's fragments instead)
-#pragma unroll
-        for (int e = 0; e < 8; ++e) z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
-        stage(qi + t * LS + s0, LQ, z);
+        stage_sc(qi + t * LS + s0, LQ, true, gt - gs);
       } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          y[e] = cx[e] * ex2f(gt * a2[e]);
-          z[e] = cx[e] * ex2f((gt - gs) * a2[e]);
-        }
-        stage(qs + t * LS + s0, LQ, y);
-        stage(qi + t * LS + s0, LQ, z);
+        stage_sc(qs + t * LS + s0, LQ, true, gt);
+        stage_sc(qi + t * LS + s0, LQ, true, gt - gs);
       }
       // D8 with USTAGE: mid2 and mid in one branch on the block's test (warp-uniform: a warp's
       // staging units lie in one block at S = 16 and 32)
@@ -1056,38 +1087,26 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           // (D16: around the block's midpoint where the block passes diag16_fast)
           const bool f16 = D16 && (DFL ? fl[blk] == 2 : diag16_fast(G, 16 * blk, amax2));
           const float gr = f16 ? diag16_ref(G, 16 * blk) : diag8_ref(G, t & ~7);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            y[e] = cx[e] * ex2f((gt - gr) * a2[e]);
-            z[e] = bx[e] * ex2f((gr - gt) * a2[e]);
-          }
+          stage_sc(mid2 + t * LS + s0, LQ, true, gt - gr);
+          stage_sc(mid + t * LS + s0, LQ, false, gr - gt);
         } else {  // mid2 as TRI4's (row 3 of the half), mid as the square's (row 7 of the block)
           const bool q4 = t & 4, lo = (t & 15) >= 8;
           const float dq = q4 ? gt - g3 : g3 - gt, dz = lo ? gt - gm : gm - gt;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            y[e] = (q4 ? cx[e] : bx[e]) * ex2f(dq * a2[e]);
-            z[e] = (lo ? cx[e] : bx[e]) * ex2f(dz * a2[e]);
-          }
+          stage_sc(mid2 + t * LS + s0, LQ, q4, dq);
+          stage_sc(mid + t * LS + s0, LQ, lo, dz);
         }
-        stage(mid2 + t * LS + s0, LQ, y);
-        stage(mid + t * LS + s0, LQ, z);
       } else if constexpr (D8) {
         // mid2: rows 4..7 of each half queries, rows 0..3 keys (a fast block: every row a
         // query), referenced to row 3 of the half
         const float g3 = fast ? diag8_ref(G, t & ~7) : G[(t & ~7) + 3];
         const bool q4 = fast || (t & 4);
         const float dq = q4 ? gt - g3 : g3 - gt;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = (q4 ? cx[e] : bx[e]) * ex2f(dq * a2[e]);
-        stage(mid2 + t * LS + s0, LQ, y);
+        stage_sc(mid2 + t * LS + s0, LQ, q4, dq);
       } else if constexpr (DM) {
         const float g3 = fast ? gm : G[(t & ~7) + 3];
         const bool q4 = !fast && (t & 4);
         const float dq = q4 ? gt - g3 : g3 - gt;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = (q4 ? cx[e] : bx[e]) * ex2f(dq * a2[e]);
-        stage(mid2 + t * LS + s0, LQ, y);
+        stage_sc(mid2 + t * LS + s0, LQ, q4, dq);
       } else if constexpr (P::T4) {
         // mid2 (in place of the per-step decays): rows 4..7 of each 8-row half queries,
         // rows 0..3 keys, both referenced to row 3 of the half
@@ -1095,13 +1114,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const bool q4 = t & 4;
         if constexpr (SL) {
           const float dq = q4 ? gt - g3 : g3 - gt;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) y[e] = (q4 ? cx[e] : bx[e]) * ex2f(dq * a2[e]);
+          stage_sc(mid2 + t * LS + s0, LQ, q4, dq);
         } else {
 #pragma unroll
           for (int e = 0; e < 8; ++e) y[e] = q4 ? cx[e] * ex2f((gt - g3) * a2[e]) : bx[e] * ex2f((g3 - gt) * a2[e]);
+          stage(mid2 + t * LS + s0, LQ, y);
         }
-        stage(mid2 + t * LS + s0, LQ, y);
       }
       // the mid tile's reference: row 7 of the block (D8, a fast block: the half's diag8_ref,
       // every row a key)
@@ -1131,19 +1149,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
-      if constexpr (!P::MR && !US) stage(mid + t * LS + s0, LQ, z);
+      if constexpr (!P::MR && !US) {
+        if constexpr (SL && PK)
+          stage_sc(mid + t * LS + s0, LQ, lower, lower ? gt - gz : gz - gt);
+        else
+          stage(mid + t * LS + s0, LQ, z);
+      }
       if constexpr (P::KE) {  // Kend: key t referenced to the end of its own block
-        const float dg = G[16 * blk + 15] - gt;
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
-        stage(kr + t * LS + s0, LK, y);
+        stage_sc(kr + t * LS + s0, LK, false, G[16 * blk + 15] - gt);
       } else {
-        for (int i = blk + 1; i <= NW; ++i) {
-          const float dg = G[16 * i - 1] - gt;
-#pragma unroll
-          for (int e = 0; e < 8; ++e) y[e] = bx[e] * ex2f(dg * a2[e]);
-          stage(kr + (8 * i * (i - 1) + t) * LS + s0, LK, y);
-        }
+        for (int i = blk + 1; i <= NW; ++i) stage_sc(kr + (8 * i * (i - 1) + t) * LS + s0, LK, false, G[16 * i - 1] - gt);
       }
     }
     __syncthreads();
@@ -1193,7 +1208,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             mma_bf16(acc[0], a4, bl4[0], bl4[1]);
             mma_bf16(acc[1], a4, bl4[2], bl4[3]);
           } else {
-            ldsm_a_colscaled(a4, qa, LS, k0, dg, A2);
+            ldsm_a_colscaled<PK>(a4, qa, LS, k0, dg, A2);
             ldsm_x4(b4, kp);
           }
           mma_bf16(acc[0], a4, b4[0], b4[1]);
@@ -1336,7 +1351,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // (mismatched references, possibly infinite) are not used.
       float acc[2][4], sq[4] = {0.f, 0.f, 0.f, 0.f};
       zero(acc);
-      diag8_mm<S, false>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
+      diag8_mm<S, false, PK>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
                          G[r0 + 7] - diag8_ref(G, r0), A2);
       acc[0][2] = sq[2];  // rows 8..15 of n8 tile 0: the square
       acc[0][3] = sq[3];
@@ -1486,7 +1501,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         if constexpr (TRAIN)
           ldsm_a_colscaled_split(a4, al4, qi + r0 * LS, LQ, LS, k0, gs, A2);
         else
-          ldsm_a_colscaled(a4, qi + r0 * LS, LS, k0, gs, A2);
+          ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
 #pragma unroll
         for (int np = 0; np < ND / 2; ++np) {
           uint32_t b4[4];

@@ -119,8 +119,10 @@ template <int S, int D, bool FUSED, class HM = HeadMap<>>
 cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   {
+    // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only; the training
+    // forward's entering states (and so o) must stay FP32-accurate
     using PF = PlanF<S, D, C>;
-    auto k = state_bf16_kernel<S, D, C, FUSED, HM>;
+    auto k = train || !HYMO_GDN_PK2 ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
   }
