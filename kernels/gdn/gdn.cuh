@@ -891,6 +891,12 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #ifndef HYMO_GDN_PK2
 #define HYMO_GDN_PK2 1
 #endif
+// HYMO_GDN_PK2_HHI (session 31; 0 turns it off): in the plain forward's output pass the state
+// enters the Qs h product as its BF16 high part only (no low tile, one product instead of two);
+// the state itself stays FP32 in the accumulators across the chunks
+#ifndef HYMO_GDN_PK2_HHI
+#define HYMO_GDN_PK2_HHI 1
+#endif
 // a * b, elementwise on packed BF16 pairs, rounded to nearest (sm_90)
 __device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d;

@@ -924,10 +924,15 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   }
   if constexpr (A2L)
     if (tid < S) A2[tid] = -expf(alog_pre) * 1.4426950408889634f;
+  // HHI (HYMO_GDN_PK2_HHI, the plain pass): the state's high tile only
+  constexpr bool HHI = HYMO_GDN_PK2_HHI && !TRAIN;
   auto put_state = [&]() {
     for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
       const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
-      st2_split(hh + s * LD + d, hl + s * LD + d, x0, x1);
+      if constexpr (HHI)
+        *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
+      else
+        st2_split(hh + s * LD + d, hl + s * LD + d, x0, x1);
     });
   };
   put_state();
@@ -1513,14 +1518,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             mma_bf16(acc[2 * np], al4, b4[0], b4[1]);
             mma_bf16(acc[2 * np + 1], al4, b4[2], b4[3]);
           }
-          ldsm_x4_t(b4, hl + bo);
-          mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
-          mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
+          if constexpr (!HHI) {
+            ldsm_x4_t(b4, hl + bo);
+            mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
+            mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
+          }
         }
       }
     } else {
       warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hh + cb, LD);
-      warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hl + cb, LD);
+      if constexpr (!HHI) warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hl + cb, LD);
     }
     if constexpr (TRAIN) {
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv + cb, LD);
