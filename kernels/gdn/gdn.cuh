@@ -897,6 +897,11 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #ifndef HYMO_GDN_PK2_HHI
 #define HYMO_GDN_PK2_HHI 1
 #endif
+// HYMO_GDN_PK2_STATE (session 31; 0 turns it off): PK2's part in the plain forward's state pass
+// (the keys as BF16 only, one product); with 0 PK2 covers the output pass alone
+#ifndef HYMO_GDN_PK2_STATE
+#define HYMO_GDN_PK2_STATE 1
+#endif
 // a * b, elementwise on packed BF16 pairs, rounded to nearest (sm_90)
 __device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d;

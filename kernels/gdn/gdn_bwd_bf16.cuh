@@ -86,6 +86,16 @@
 #define HYMO_GDN_BWD_KLAST 0
 #endif
 
+// HYMO_GDN_BWD_DVHI (session 31; 0 turns it off): dv's products from BF16 high parts only. dv
+// is written in BF16 and no other gradient reads it; its P term already takes P rounded to BF16
+// and dO's high part. With the switch the key operands of its off-diagonal P blocks and of its
+// state term are Kend's high part scaled in packed BF16 arithmetic (scale_bf16x2<true>) instead
+// of high + low scaled in FP32, and the state term takes dh's high tile only (one product
+// instead of two).
+#ifndef HYMO_GDN_BWD_DVHI
+#define HYMO_GDN_BWD_DVHI 1
+#endif
+
 // HYMO_GDN_BWD_QOFF (session 25; default on): dc and db accumulate without their diagonal
 // (tau = t) terms dP_tt b_t and dP_tt c_t; the query warps keep dP_tt (a C-float tile, dpt) and
 // chunk_store_dcdb_q adds the terms back only where dc and db are written out. The decay
@@ -326,8 +336,9 @@ __device__ __forceinline__ uint32_t scale_pair(uint32_t hi, uint32_t lo, float f
 }
 
 // acc (16 x 16) += (K rows of one block, high + low, column s scaled by f[s]) Bt^T,
-// Bt: 16 rows x S (high only), both read with ldmatrix (K = S).
-template <int S>
+// Bt: 16 rows x S (high only), both read with ldmatrix (K = S). HI: K's high part only, scaled
+// in packed BF16 arithmetic (HYMO_GDN_BWD_DVHI).
+template <int S, bool HI = false>
 __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh, const bf16* Kl,
                                               int lda, const float* f, const bf16* Bt, int ldb) {
   const int lane = threadIdx.x & 31, tq = lane & 3;
@@ -335,13 +346,20 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
   for (int k0 = 0; k0 < S; k0 += 16) {
     uint32_t ah[4], alo[4], a[4], b[4];
     ldsm_x4(ah, Kh + (lane & 15) * lda + k0 + (lane >> 4) * 8);
-    ldsm_x4(alo, Kl + (lane & 15) * lda + k0 + (lane >> 4) * 8);
     const int c = k0 + 2 * tq;
     const float f0 = f[c], f1 = f[c + 1], f8 = f[c + 8], f9 = f[c + 9];
-    a[0] = scale_pair(ah[0], alo[0], f0, f1);
-    a[1] = scale_pair(ah[1], alo[1], f0, f1);
-    a[2] = scale_pair(ah[2], alo[2], f8, f9);
-    a[3] = scale_pair(ah[3], alo[3], f8, f9);
+    if constexpr (HI) {
+      a[0] = scale_bf16x2<true>(ah[0], f0, f1);
+      a[1] = scale_bf16x2<true>(ah[1], f0, f1);
+      a[2] = scale_bf16x2<true>(ah[2], f8, f9);
+      a[3] = scale_bf16x2<true>(ah[3], f8, f9);
+    } else {
+      ldsm_x4(alo, Kl + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+      a[0] = scale_pair(ah[0], alo[0], f0, f1);
+      a[1] = scale_pair(ah[1], alo[1], f0, f1);
+      a[2] = scale_pair(ah[2], alo[2], f8, f9);
+      a[3] = scale_pair(ah[3], alo[3], f8, f9);
+    }
     ldsm_x4(b, Bt + ((lane & 7) + ((lane >> 4) & 1) * 8) * ldb + k0 + ((lane >> 3) & 1) * 8);
     mma_bf16(acc[0], a, b[0], b[1]);
     mma_bf16(acc[1], a, b[2], b[3]);
@@ -1129,7 +1147,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         for (int i = wb + 1; i < NW; ++i) {
           float pt[2][4];
           zero(pt);
-          mm_scaled_key<S>(pt, ke + rb * LS, ke + LQ + rb * LS, LS, pair(i, wb), qi + 16 * i * LS, LS);
+          mm_scaled_key<S, HYMO_GDN_BWD_DVHI>(pt, ke + rb * LS, ke + LQ + rb * LS, LS, pair(i, wb), qi + 16 * i * LS, LS);
           uint32_t pa[4];
           frag_hi(pt, pa);
           mm_regA<ND>(dvacc, pa, dOt + 16 * i * LD, LD);
@@ -1151,7 +1169,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             uint32_t ak[4];
             ldsm_x4(ak, klt + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
             mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
-            mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
+            if constexpr (!HYMO_GDN_BWD_DVHI) mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
           }
         } else {
           // Klast = Kend_wb d_NW,wb: scaled in registers, against dh high and low
@@ -1160,14 +1178,21 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int k0 = 0; k0 < S; k0 += 16) {
             uint32_t ah[4], alo[4], ak[4];
             ldsm_x4(ah, ke + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-            ldsm_x4(alo, ke + LQ + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
             const int cc = k0 + 2 * tq;
-            ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
-            ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
-            ak[2] = scale_pair(ah[2], alo[2], f[cc + 8], f[cc + 9]);
-            ak[3] = scale_pair(ah[3], alo[3], f[cc + 8], f[cc + 9]);
+            if constexpr (HYMO_GDN_BWD_DVHI) {
+              ak[0] = scale_bf16x2<true>(ah[0], f[cc], f[cc + 1]);
+              ak[1] = scale_bf16x2<true>(ah[1], f[cc], f[cc + 1]);
+              ak[2] = scale_bf16x2<true>(ah[2], f[cc + 8], f[cc + 9]);
+              ak[3] = scale_bf16x2<true>(ah[3], f[cc + 8], f[cc + 9]);
+            } else {
+              ldsm_x4(alo, ke + LQ + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
+              ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
+              ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
+              ak[2] = scale_pair(ah[2], alo[2], f[cc + 8], f[cc + 9]);
+              ak[3] = scale_pair(ah[3], alo[3], f[cc + 8], f[cc + 9]);
+            }
             mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
-            mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
+            if constexpr (!HYMO_GDN_BWD_DVHI) mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
           }
         }
 #pragma unroll
