@@ -902,6 +902,13 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #ifndef HYMO_GDN_PK2_STATE
 #define HYMO_GDN_PK2_STATE 1
 #endif
+// HYMO_GDN_PK2_S16 (session 32; 0 turns it off): PK2 (output and state pass) also at S = 16,
+// where run 177 measured the plain forward 2.0% slower with it than without
+#ifndef HYMO_GDN_PK2_S16
+#define HYMO_GDN_PK2_S16 1
+#endif
+// PK2 applies to the plain forward at this S
+__host__ __device__ constexpr bool pk2_at(int S) { return HYMO_GDN_PK2 && (S != 16 || HYMO_GDN_PK2_S16); }
 // a * b, elementwise on packed BF16 pairs, rounded to nearest (sm_90)
 __device__ __forceinline__ uint32_t mul_bf16x2(uint32_t a, uint32_t b) {
   uint32_t d;

@@ -335,31 +335,42 @@ __device__ __forceinline__ uint32_t scale_pair(uint32_t hi, uint32_t lo, float f
   return pack_bf16((x.x + y.x) * f0, (x.y + y.y) * f1);
 }
 
-// acc (16 x 16) += (K rows of one block, high + low, column s scaled by f[s]) Bt^T,
-// Bt: 16 rows x S (high only), both read with ldmatrix (K = S). HI: K's high part only, scaled
-// in packed BF16 arithmetic (HYMO_GDN_BWD_DVHI).
+// One 16 x 16 A fragment (columns k0..k0+15) of 16 K rows, high + low, column s scaled by
+// f[s] and rounded once to BF16, read with ldmatrix from Kh and Kl (row stride ld). HI: K's high
+// part only, scaled in packed BF16 arithmetic (HYMO_GDN_BWD_DVHI); Kl is not read.
+template <bool HI>
+__device__ __forceinline__ void scaled_key_frag(uint32_t (&a)[4], const bf16* Kh, const bf16* Kl, int ld,
+                                                int k0, const float* f) {
+  const int lane = threadIdx.x & 31, tq = lane & 3;
+  uint32_t ah[4];
+  ldsm_x4(ah, Kh + (lane & 15) * ld + k0 + (lane >> 4) * 8);
+  const int c = k0 + 2 * tq;
+  const float f0 = f[c], f1 = f[c + 1], f8 = f[c + 8], f9 = f[c + 9];
+  if constexpr (HI) {
+    a[0] = scale_bf16x2<true>(ah[0], f0, f1);
+    a[1] = scale_bf16x2<true>(ah[1], f0, f1);
+    a[2] = scale_bf16x2<true>(ah[2], f8, f9);
+    a[3] = scale_bf16x2<true>(ah[3], f8, f9);
+  } else {
+    uint32_t alo[4];
+    ldsm_x4(alo, Kl + (lane & 15) * ld + k0 + (lane >> 4) * 8);
+    a[0] = scale_pair(ah[0], alo[0], f0, f1);
+    a[1] = scale_pair(ah[1], alo[1], f0, f1);
+    a[2] = scale_pair(ah[2], alo[2], f8, f9);
+    a[3] = scale_pair(ah[3], alo[3], f8, f9);
+  }
+}
+
+// acc (16 x 16) += (K rows of one block, scaled as scaled_key_frag<HI> builds them) Bt^T,
+// Bt: 16 rows x S (high only), read with ldmatrix (K = S).
 template <int S, bool HI = false>
 __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh, const bf16* Kl,
                                               int lda, const float* f, const bf16* Bt, int ldb) {
-  const int lane = threadIdx.x & 31, tq = lane & 3;
+  const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int k0 = 0; k0 < S; k0 += 16) {
-    uint32_t ah[4], alo[4], a[4], b[4];
-    ldsm_x4(ah, Kh + (lane & 15) * lda + k0 + (lane >> 4) * 8);
-    const int c = k0 + 2 * tq;
-    const float f0 = f[c], f1 = f[c + 1], f8 = f[c + 8], f9 = f[c + 9];
-    if constexpr (HI) {
-      a[0] = scale_bf16x2<true>(ah[0], f0, f1);
-      a[1] = scale_bf16x2<true>(ah[1], f0, f1);
-      a[2] = scale_bf16x2<true>(ah[2], f8, f9);
-      a[3] = scale_bf16x2<true>(ah[3], f8, f9);
-    } else {
-      ldsm_x4(alo, Kl + (lane & 15) * lda + k0 + (lane >> 4) * 8);
-      a[0] = scale_pair(ah[0], alo[0], f0, f1);
-      a[1] = scale_pair(ah[1], alo[1], f0, f1);
-      a[2] = scale_pair(ah[2], alo[2], f8, f9);
-      a[3] = scale_pair(ah[3], alo[3], f8, f9);
-    }
+    uint32_t a[4], b[4];
+    scaled_key_frag<HI>(a, Kh, Kl, lda, k0, f);
     ldsm_x4(b, Bt + ((lane & 7) + ((lane >> 4) & 1) * 8) * ldb + k0 + ((lane >> 3) & 1) * 8);
     mma_bf16(acc[0], a, b[0], b[1]);
     mma_bf16(acc[1], a, b[2], b[3]);
@@ -1176,21 +1187,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const float* f = pair(NW, wb);
 #pragma unroll
           for (int k0 = 0; k0 < S; k0 += 16) {
-            uint32_t ah[4], alo[4], ak[4];
-            ldsm_x4(ah, ke + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-            const int cc = k0 + 2 * tq;
-            if constexpr (HYMO_GDN_BWD_DVHI) {
-              ak[0] = scale_bf16x2<true>(ah[0], f[cc], f[cc + 1]);
-              ak[1] = scale_bf16x2<true>(ah[1], f[cc], f[cc + 1]);
-              ak[2] = scale_bf16x2<true>(ah[2], f[cc + 8], f[cc + 9]);
-              ak[3] = scale_bf16x2<true>(ah[3], f[cc + 8], f[cc + 9]);
-            } else {
-              ldsm_x4(alo, ke + LQ + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-              ak[0] = scale_pair(ah[0], alo[0], f[cc], f[cc + 1]);
-              ak[1] = scale_pair(ah[1], alo[1], f[cc], f[cc + 1]);
-              ak[2] = scale_pair(ah[2], alo[2], f[cc + 8], f[cc + 9]);
-              ak[3] = scale_pair(ah[3], alo[3], f[cc + 8], f[cc + 9]);
-            }
+            uint32_t ak[4];
+            scaled_key_frag<HYMO_GDN_BWD_DVHI>(ak, ke + rb * LS, ke + LQ + rb * LS, LS, k0, f);
             mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
             if constexpr (!HYMO_GDN_BWD_DVHI) mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
           }

@@ -826,7 +826,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       st16(dst, x);
   };
   // PK (HYMO_GDN_PK2, the plain pass): operands scaled in packed BF16 arithmetic
-  constexpr bool PK = HYMO_GDN_PK2 && !TRAIN;
+  constexpr bool PK = pk2_at(S) && !TRAIN;
   auto put_p = [&](int t, int tau, float x0, float x1) {  // a pair of P entries
     if constexpr (TRAIN) {
       uint32_t hi, lo;

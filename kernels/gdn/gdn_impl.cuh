@@ -122,7 +122,7 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only; the training
     // forward's entering states (and so o) must stay FP32-accurate
     using PF = PlanF<S, D, C>;
-    auto k = train || !(HYMO_GDN_PK2 && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
+    auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
   }
