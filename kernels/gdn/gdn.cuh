@@ -902,8 +902,9 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #ifndef HYMO_GDN_PK2_STATE
 #define HYMO_GDN_PK2_STATE 1
 #endif
-// HYMO_GDN_PK2_S16 (session 32; 0 turns it off): PK2 (output and state pass) also at S = 16,
-// where run 177 measured the plain forward 2.0% slower with it than without
+// HYMO_GDN_PK2_S16 (session 32; 0 turns it off): PK2 (output and state pass) also at S = 16.
+// Run 177 had the plain forward at D = 32, S = 16 2.0% slower with PK2; run 178, this switch
+// off: -0.8% there but +1.5% at D = S = 16, so it stays on
 #ifndef HYMO_GDN_PK2_S16
 #define HYMO_GDN_PK2_S16 1
 #endif
