@@ -1175,7 +1175,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           mm_regA<ND>(dvacc, pa, dOt + rb * LD, LD);
         }
         if constexpr (P::KL) {
-          // Klast of block wb from its tile, against dh high and low
+          // Klast of block wb from its tile, against dh high and low (DVHI: high only)
 #pragma unroll
           for (int k0 = 0; k0 < S; k0 += 16) {
             uint32_t ak[4];
@@ -1184,7 +1184,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             if constexpr (!HYMO_GDN_BWD_DVHI) mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
           }
         } else {
-          // Klast = Kend_wb d_NW,wb: scaled in registers, against dh high and low
+          // Klast = Kend_wb d_NW,wb: scaled in registers (scaled_key_frag), against dh high and
+          // low (DVHI: high only)
           const float* f = pair(NW, wb);
 #pragma unroll
           for (int k0 = 0; k0 < S; k0 += 16) {
