@@ -81,7 +81,9 @@
 // every warp gains about 30. 5 KB more shared memory (115,472 bytes at S = D = 32: two CTAs an
 // SM still fit). Run 121 (A/B, 3 rounds, 586/586, racecheck clean): forward + backward +0.0% at
 // the default shape and at H = 64, -0.1% at S = 16, -0.4% at B = 1: the kernel's time does not
-// follow the key warps' instruction count. Off.
+// follow the key warps' instruction count. Off. The kernel has grown since (session 25's QOFF):
+// with KLAST it needs 115,776 bytes at S = D = 32, and two CTAs an SM need 2 x (bytes + 1 KB) <=
+// 233,472, so only one fits: run 181, forward + backward +18.6% at the default shape.
 #ifndef HYMO_GDN_BWD_KLAST
 #define HYMO_GDN_BWD_KLAST 0
 #endif
