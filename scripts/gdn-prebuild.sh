@@ -12,8 +12,9 @@
 #   SOURCES.sha256       the sources they were built from (sha256sum -c in the repo root)
 # Each archive holds hymo_gdn_test, hymo_gdn_bench, hymo_gdn_cpu_test and libhymo_gdn.so
 # (HYMO_GDN_SHARED: one copy of the device code, the CUDA runtime linked in statically;
-# the programs find the library beside them), and lines-bf16_s32.sass.xz (the default
-# unit's SASS with source lines, for scripts/gdn-sass-lines.py) when nvdisasm is here.
+# the programs find the library beside them), and in A (every set with GDN_PREBUILD_SASS=all)
+# lines-bf16_s32.sass.xz (the default unit's SASS with source lines, for
+# scripts/gdn-sass-lines.py) when nvdisasm is here.
 # This machine's nvcc must be the device's major.minor (13.0): check `nvcc --version`.
 # Usage (repo root): [GDN_CUDA_FLAGS=...] [GDN_AB_FLAGS="-DX=1;-DY=1"] scripts/gdn-prebuild.sh
 set -euo pipefail
@@ -43,7 +44,9 @@ build_one() {  # name flags
   ninja -C "$bd" -j"$(nproc)" "${targets[@]}" >> "$lg" 2>&1 \
     || { tail -40 "$lg"; rm -rf "$OUTD"; exit 1; }  # (no partial set left to carry)
   local g=$bd/kernels/gdn extra=()
-  if [ -n "$NVDISASM" ] && [ -n "$CUOBJDUMP" ]; then
+  # the SASS with source lines for A only (GDN_PREBUILD_SASS=all: every set): a variant's
+  # adds about 0.9 MB, and four sets with it do not fit the device tool's 64 MiB carry
+  if [ -n "$NVDISASM" ] && [ -n "$CUOBJDUMP" ] && { [ "$name" = A ] || [ "${GDN_PREBUILD_SASS:-A}" = all ]; }; then
     local x
     x=$(mktemp -d)
     if (cd "$x" && "$CUOBJDUMP" -xelf all "$g/CMakeFiles/hymo_gdn.dir/gdn_inst_bf16_s32.cu.o" > /dev/null); then
