@@ -145,6 +145,16 @@
 #define HYMO_GDN_BWD_DVA 0
 #endif
 
+// HYMO_GDN_GEN_DVHI (session 32; default 0: built, not yet run on the device): the generic BF16
+// main kernel's dv state term K_last dh (dv_kdh) takes dh's BF16 high part only (warp_mm SPLIT
+// 1, one product a k-step instead of two, and no remainder split), as HYMO_GDN_BWD_DVHI does in
+// the staged backward: dv is written in BF16 and no other gradient reads it. The FP32 variant
+// is unchanged (warp_mm's FP32 path has no split). seg_bwd_kernel (S or D = 64, and the split
+// path's blocks at S or D = 128).
+#ifndef HYMO_GDN_GEN_DVHI
+#define HYMO_GDN_GEN_DVHI 0
+#endif
+
 // HYMO_GDN_L2PF (session 12; default 2, 0 turns it off): the adjoint pass asks L2 for
 // chunk ch + 1's o, v, c, dy and z (prefetch.global.L2, one a 128-byte line, no registers
 // or shared memory) at the top of chunk ch; its cp.async of o, v and c at chunk ch's middle
@@ -2290,7 +2300,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
     };
     auto dv_kdh = [&](float (&acc)[D / 8][4]) {
       const float gl = G[C - 1];
-      warp_mm<Tin, D / 8, 2>(
+      warp_mm<Tin, D / 8, HYMO_GDN_GEN_DVHI ? 1 : 2>(
           acc, S,
           [&](int m, int k) {
             return IO<Tin>::cv(sb[(r0 + m) * P::LS + k]) * exA<Tin>(gl - G[r0 + m], As[k]);
