@@ -344,9 +344,9 @@ __device__ __forceinline__ uint32_t scale_pair(uint32_t hi, uint32_t lo, float f
 template <bool HI>
 __device__ __forceinline__ void scaled_key_frag(uint32_t (&a)[4], const bf16* Kh, const bf16* Kl, int ld,
                                                 int k0, const float* f) {
-  const int lane = threadIdx.x & 31, tq = lane & 3;
+  const int tq = threadIdx.x & 3;
   uint32_t ah[4];
-  ldsm_x4(ah, Kh + (lane & 15) * ld + k0 + (lane >> 4) * 8);
+  ldsm_x4(ah, frag_a_addr(Kh, ld, k0));
   const int c = k0 + 2 * tq;
   const float f0 = f[c], f1 = f[c + 1], f8 = f[c + 8], f9 = f[c + 9];
   if constexpr (HI) {
@@ -356,7 +356,7 @@ __device__ __forceinline__ void scaled_key_frag(uint32_t (&a)[4], const bf16* Kh
     a[3] = scale_bf16x2<true>(ah[3], f8, f9);
   } else {
     uint32_t alo[4];
-    ldsm_x4(alo, Kl + (lane & 15) * ld + k0 + (lane >> 4) * 8);
+    ldsm_x4(alo, frag_a_addr(Kl, ld, k0));
     a[0] = scale_pair(ah[0], alo[0], f0, f1);
     a[1] = scale_pair(ah[1], alo[1], f0, f1);
     a[2] = scale_pair(ah[2], alo[2], f8, f9);
