@@ -155,16 +155,6 @@
 #define HYMO_GDN_GEN_DVHI 0
 #endif
 
-// HYMO_GDN_GEN_DBF (session 33; default 0: built, not yet run on the device): the generic main
-// kernel's db rows of block w take their state term's decay exp((G_last - G_tau) A_s) as
-// exp((G_last - Gend_w) A_s) exp((Gend_w - G_tau) A_s), the second factor shared with the
-// off-diagonal blocks' term: (acc f_s + off) e_tau,s, one ex2 an element fewer and S / 4 a
-// thread more (the per-column f_s) on every block but the last. Each exponent is <= 0, so
-// neither factor overflows; the product rounds once more. seg_bwd_kernel.
-#ifndef HYMO_GDN_GEN_DBF
-#define HYMO_GDN_GEN_DBF 0
-#endif
-
 // HYMO_GDN_L2PF (session 12; default 2, 0 turns it off): the adjoint pass asks L2 for
 // chunk ch + 1's o, v, c, dy and z (prefetch.global.L2, one a 128-byte line, no registers
 // or shared memory) at the top of chunk ch; its cp.async of o, v and c at chunk ch's middle
@@ -2556,9 +2546,6 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
           },
           [&](int k, int nn) { return dh[nn * P::FD + k]; });
       const float gl = G[C - 1], gew = Gend[rw];
-#if HYMO_GDN_GEN_DBF
-      if (rw + 1 == P::NW)
-#endif
 #pragma unroll
       for (int nt = 0; nt < S / 8; ++nt)
 #pragma unroll
@@ -2580,13 +2567,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-#if HYMO_GDN_GEN_DBF
-            // exp((G_last - G_tau) A) = exp((G_last - Gend_w) A) exp((Gend_w - G_tau) A): the
-            // first factor is a column's (s) alone
-            acc[nt][e] = fmaf(acc[nt][e], exA<Tin>(gl - gew, As[s]), tmp[nt][e]) * exA<Tin>(gew - G[t], As[s]);
-#else
             acc[nt][e] += tmp[nt][e] * exA<Tin>(gew - G[t], As[s]);
-#endif
           }
       }
       {
