@@ -1053,9 +1053,10 @@ __device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const _
 // f() on each warp of the CTA in turn, warp 0 first, a CTA barrier after each (every thread
 // calls this): partial sums added to shared memory in a fixed order, where shared-memory atomics
 // would add them in the order the warps arrive and the sum's last bits could vary from run to run.
-// It starts with a barrier too: the sums are zeroed at the kernel's top by threads of several
-// warps, and only the chunk loop's barriers separate that from warp 0's first addition; a
-// segment with no chunks (which layout() never makes) would otherwise race. Once a CTA.
+// It starts with a barrier too: the sums are zeroed at the kernel's top by other threads than
+// those that add to them (other lanes, at D = 64 and up other warps), and only the chunk loop's
+// barriers separate that from warp 0's first addition; a segment with no chunks (which layout()
+// never makes) would otherwise race. Once a CTA.
 template <int NW, class F>
 __device__ __forceinline__ void in_warp_order(int w, F f) {  // w: the caller's warp
   __syncthreads();
