@@ -467,7 +467,8 @@
 // (diag_fast, diag8_fast), max |A| in a register. Run 103 (A/B, 3 rounds, with the three
 // DIAG8 switches, flags everywhere against nowhere): forward +2.1% at the default shape, +1.3%
 // at H = 16 and -0.3% at H = 64; forward + backward -0.8%, -0.5%, -0.7%. So the output passes
-// test in place (0) and the backward reads flags (1).
+// test in place (0) and the backward reads flags (1). Run 189 (session 33, today's kernels,
+// DIAG_FLAGS=1 alone): forward +1.0% (default shape), +1.5% (H = 64), +1.8% (D = S = 16): still 0.
 #ifndef HYMO_GDN_DIAG_FLAGS
 #define HYMO_GDN_DIAG_FLAGS 0
 #endif
@@ -828,7 +829,8 @@ __device__ __forceinline__ float diag8_ref(const float* G, int h0) {
 // this test passes diag8_fast too. Benchmark inputs at the spec's decays: 63% of the blocks.
 // HYMO_GDN_DIAG16: the plain output pass; _TRAIN: the training output pass (the product by the
 // block's first warp, no square for its second); _BWD: the backward main kernel (DIAGMM_BWD's
-// products, diag_block_product, around the midpoint).
+// products, diag_block_product, around the midpoint). Run 189 (session 33, today's plain pass
+// with PK2): DIAG16 forward +3.7% (default shape), -0.5% (H = 64), +1.4% (D = S = 16): still 0.
 #ifndef HYMO_GDN_DIAG16
 #define HYMO_GDN_DIAG16 0
 #endif

@@ -63,7 +63,8 @@
 // written back. Run 61: forward + backward -1.3% (0.7100-0.7117 against 0.7189-0.7228 ms),
 // 450/450, racecheck and memcheck clean. 2 (session 9; run 63: forward + backward 0.2-1.0%
 // slower, so off): also q = c dc - b db computed by the thread that sums it, so the tail
-// keeps one CTA barrier of its original three.
+// keeps one CTA barrier of its original three. Run 189 (session 33, today's kernels): 2 is
+// forward + backward +2.6% (default shape), +3.6% (H = 64), +0.4% (D = S = 16): still 1.
 #ifndef HYMO_GDN_DG_WARP
 #define HYMO_GDN_DG_WARP 1
 #endif
