@@ -161,7 +161,10 @@ struct PlanB {
   static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);   // per-step decays, FP32 [C][FS]
   static constexpr size_t o_dpd = al(o_a + 4 * C * FS);  // per warp: dP (or dP^T) diagonal block [16][LT]
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
-  static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
+  // HYMO_GDN_PSAVE (gdn.cuh): instead, the chunk's NPAIR blocks of P^T from the training forward,
+  // mma A fragments of 512 bytes (pbuf's layout), fetched with the chunk's v, dO and h0
+  static constexpr bool PS = HYMO_GDN_PSAVE != 0;
+  static constexpr size_t o_dcb = al(o_pd + (PS ? size_t(512) * NPAIR : 4 * NW * 16 * LT));  // dc, db FP32 [C][FS] each
   // HYMO_GDN_BWD_KLAST: keys referenced to the chunk end, BF16 [C][LS] (else no bytes)
   static constexpr bool KL = HYMO_GDN_BWD_KLAST && S <= 32 && D <= 32;
   static constexpr size_t o_kl = al(o_dcb + 2 * 4 * C * FS);
@@ -549,6 +552,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* dAx = rbp + 2 * S;
   float* misc = dAx + S;
   constexpr bool QO = HYMO_GDN_BWD_QOFF;
+  constexpr bool PS = P::PS;  // (HYMO_GDN_PSAVE: P^T's blocks from the training forward)
   [[maybe_unused]] float* dpt = reinterpret_cast<float*>(sm + P::o_dpt);  // (QO) dP_tt
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
@@ -572,7 +576,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   const bf16* dOsrc = reinterpret_cast<const bf16*>(p.dObuf);
   const bf16* h0src = reinterpret_cast<const bf16*>(p.h0buf);
   float* dpd = reinterpret_cast<float*>(sm + P::o_dpd) + wid * 16 * LT;  // this warp's
-  float* pd = reinterpret_cast<float*>(sm + P::o_pd) + w * 16 * LT;
+  [[maybe_unused]] float* pd = reinterpret_cast<float*>(sm + P::o_pd) + w * 16 * LT;  // (!PS)
   const int r0 = 16 * w;
   auto pair = [&](int i, int j) { return dpair + (i * (i - 1) / 2 + j) * S; };
 
@@ -636,6 +640,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     const bf16* hsrc = h0src + (size_t(bh) * p.NC + chn) * S * 2 * D;
     load_rows_async<bf16, D, S, NTH>(h0t, LD, hsrc, 2 * D, S);
     load_rows_async<bf16, D, S, NTH>(h0t + LH, LD, hsrc + D, 2 * D, S);
+    if constexpr (P::PS) {  // the chunk's P^T blocks (HYMO_GDN_PSAVE), 16 bytes a copy
+      const char* psrc = static_cast<const char*>(p.pbuf) + (size_t(bh) * p.NC + chn) * (512 * P::NPAIR);
+      const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm + P::o_pd));
+      for (int i = tid; i < 32 * P::NPAIR; i += NTH)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s0 + 16 * i), "l"(psrc + 16 * i));
+    }
     cp_async_commit();
   };
   float graw[C / 32];
@@ -994,7 +1004,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       // HYMO_GDN_BWD_BAL = 2: the query warps' own named barrier, so that every warp
       // executes as many barriers as the key warps (with 1, racecheck's bookkeeping
       // reported hazards across the CTA barriers; with 2 it reports none, run 58)
-      if constexpr (HYMO_GDN_BWD_BAL == 2) asm volatile("bar.sync 2, %0;\n" ::"n"(32 * NW) : "memory");
+      // (PS: the key warps meet at no named barrier, P^T's blocks being staged)
+      if constexpr (HYMO_GDN_BWD_BAL == 2 && !PS) asm volatile("bar.sync 2, %0;\n" ::"n"(32 * NW) : "memory");
     } else {
       // ---- db, rows (keys) of block w:
       //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
@@ -1043,24 +1054,29 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
+        // (PS: P^T's block comes from the training forward; no sq, no pd)
         float sq[2][4];
         zero(sq);
         if (B16 && fast16) {
           diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, diag16_ref(G, r0));
-          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+          if constexpr (!PS) warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         } else if constexpr (B8) {
           diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
-          float sq8[4] = {0.f, 0.f, 0.f, 0.f};
-          diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
-                            diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
-          sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
-          sq[1][1] = sq8[1];
+          if constexpr (!PS) {
+            float sq8[4] = {0.f, 0.f, 0.f, 0.f};
+            diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
+                              diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
+            sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
+            sq[1][1] = sq8[1];
+          }
         } else {
           diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, G[r0 + 7]);
-          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+          if constexpr (!PS) warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         }
-        for_frag16([&](int nt, int e, int kl, int tl) { pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f; });
-        __syncwarp();  // pd
+        if constexpr (!PS) {
+          for_frag16([&](int nt, int e, int kl, int tl) { pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f; });
+          __syncwarp();  // pd
+        }
       } else {
         {
           // the diagonal block of dP^T = v_w dO_w^T: its upper triangle (FP32) for the
@@ -1091,7 +1107,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
             *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
           }
-        {
+        if constexpr (!PS) {
           // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
           // the square from the mid tile, the triangles below
           float sq[2][4];
@@ -1136,14 +1152,16 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int u = 0; u < Q; ++u) {
             const float cw = cv[u] * wv[u];
             acc[u] = fmaf(dp, cw, acc[u]);
-            x = fmaf(cw, kb[u], x);
+            if constexpr (!PS) x = fmaf(cw, kb[u], x);
           }
           part[it] = x;
         }
         flush(sdb + (base + 7 - pp) * FS + s0, acc);
-        quad_sum(part);
-        walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
-        __syncwarp();  // pd
+        if constexpr (!PS) {
+          quad_sum(part);
+          walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
+          __syncwarp();  // pd
+        }
       }
       // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
       //   sum_{i>wb} P_i,wb^T dO_i + P_wb,wb^T dO_wb + Klast_wb dh + D_skip dO
@@ -1155,21 +1173,32 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       {
         constexpr bool BAL = HYMO_GDN_BWD_BAL != 0;
         const int wb = BAL ? NW - 1 - w : w, rb = 16 * wb;
-        const float* pdb = pd + (wb - w) * 16 * LT;  // block wb's key warp's pd
+        [[maybe_unused]] const float* pdb = pd + (wb - w) * 16 * LT;  // block wb's key warp's pd
         float dvacc[ND][4];
         zero(dvacc);
+        // PS: block (i, wb) of P^T as the training forward left it (pbuf), staged at o_pd
+        [[maybe_unused]] const uint4* pst = reinterpret_cast<const uint4*>(sm + P::o_pd) + lane;
         HYMO_GDN_BWD_LOOP
         for (int i = wb + 1; i < NW; ++i) {
-          float pt[2][4];
-          zero(pt);
-          mm_scaled_key<S, HYMO_GDN_BWD_DVHI>(pt, ke + rb * LS, ke + LQ + rb * LS, LS, pair(i, wb), qi + 16 * i * LS, LS);
           uint32_t pa[4];
-          frag_hi(pt, pa);
+          if constexpr (PS) {
+            const uint4 f = pst[(i * (i + 1) / 2 + wb) * 32];
+            pa[0] = f.x, pa[1] = f.y, pa[2] = f.z, pa[3] = f.w;
+          } else {
+            float pt[2][4];
+            zero(pt);
+            mm_scaled_key<S, HYMO_GDN_BWD_DVHI>(pt, ke + rb * LS, ke + LQ + rb * LS, LS, pair(i, wb), qi + 16 * i * LS, LS);
+            frag_hi(pt, pa);
+          }
           mm_regA<ND>(dvacc, pa, dOt + 16 * i * LD, LD);
         }
-        if constexpr (BAL)  // every key warp's pd is complete (barrier 1: the key warps only)
-          asm volatile("bar.sync 1, %0;\n" ::"n"(32 * NW) : "memory");
-        {
+        if constexpr (PS) {
+          const uint4 f = pst[(wb * (wb + 1) / 2 + wb) * 32];
+          const uint32_t pa[4] = {f.x, f.y, f.z, f.w};
+          mm_regA<ND>(dvacc, pa, dOt + rb * LD, LD);
+        } else {
+          if constexpr (BAL)  // every key warp's pd is complete (barrier 1: the key warps only)
+            asm volatile("bar.sync 1, %0;\n" ::"n"(32 * NW) : "memory");
           uint32_t pa[4];
           pa[0] = pack_bf16(pdb[gq * LT + 2 * tq], pdb[gq * LT + 2 * tq + 1]);
           pa[1] = pack_bf16(pdb[(gq + 8) * LT + 2 * tq], pdb[(gq + 8) * LT + 2 * tq + 1]);
