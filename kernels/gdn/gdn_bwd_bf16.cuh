@@ -73,6 +73,17 @@
 #define HYMO_GDN_BWD_BAL 2
 #endif
 
+// HYMO_GDN_BWD_OFFB (session 34): the off-diagonal products of dc and db dealt more evenly.
+// Query warp w forms dc's terms of blocks j < w (warp 3 three, warp 0 none) and key warp w db's
+// of blocks i > w (warp 0 three, warp 3 none); run 191's profile put the chunk's time on those
+// warps rather than on either role's instruction count. Bit 1: query warp 0 forms dc's (3, 0)
+// term, scaled as warp 3 scales its own, into a fragment-layout tile (dcx) and arrives at named
+// barrier 3; warp 3 waits there and adds it. Bit 2: key warp 3 likewise forms db's (3, 0) term
+// for key warp 0 (dbx, barrier 4). 2 KB of shared memory each at S = 32.
+#ifndef HYMO_GDN_BWD_OFFB
+#define HYMO_GDN_BWD_OFFB 0
+#endif
+
 // HYMO_GDN_BWD_KLAST (session 20): dv's state term reads its keys referenced to the chunk end,
 // Klast[t] = b_t exp((G_last - G_t) A) (<= |b|), from a BF16 tile the staging writes (an ex2, a
 // multiply a value, by every thread), instead of each key warp rescaling its block's Kend high
@@ -165,9 +176,13 @@ struct PlanB {
   // mma A fragments of 512 bytes (pbuf's layout), fetched with the chunk's v, dO and h0
   static constexpr bool PS = HYMO_GDN_PSAVE != 0;
   static constexpr size_t o_dcb = al(o_pd + (PS ? size_t(512) * NPAIR : 4 * NW * 16 * LT));  // dc, db FP32 [C][FS] each
+  // HYMO_GDN_BWD_OFFB: dc's and db's moved (3, 0) terms, 16 x S FP32 each in the mma accumulator
+  // layout ([S / 8 n8 tiles][4 registers][32 lanes])
+  static constexpr int OB = HYMO_GDN_BWD_OFFB;
+  static constexpr size_t o_ofb = al(o_dcb + 2 * 4 * C * FS);
   // HYMO_GDN_BWD_KLAST: keys referenced to the chunk end, BF16 [C][LS] (else no bytes)
   static constexpr bool KL = HYMO_GDN_BWD_KLAST && S <= 32 && D <= 32;
-  static constexpr size_t o_kl = al(o_dcb + 2 * 4 * C * FS);
+  static constexpr size_t o_kl = al(o_ofb + (OB ? 2 * 4 * 16 * S : 0));
   static constexpr size_t o_vec = al(o_kl + (KL ? 2 * C * LS : 0));
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
   // (+ HYMO_GDN_DIAG_FLAGS_BWD with a diagonal-block switch: two buffers of 4 flags, amax2)
@@ -553,6 +568,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* misc = dAx + S;
   constexpr bool QO = HYMO_GDN_BWD_QOFF;
   constexpr bool PS = P::PS;  // (HYMO_GDN_PSAVE: P^T's blocks from the training forward)
+  // HYMO_GDN_BWD_OFFB: the moved (3, 0) terms of dc (bit 1) and db (bit 2)
+  constexpr bool OBC = (P::OB & 1) && P::NW == 4, OBD = (P::OB & 2) && P::NW == 4;
+  [[maybe_unused]] float* dcx = reinterpret_cast<float*>(sm + P::o_ofb);
+  [[maybe_unused]] float* dbx = dcx + 4 * 16 * S;
   [[maybe_unused]] float* dpt = reinterpret_cast<float*>(sm + P::o_dpt);  // (QO) dP_tt
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
@@ -852,6 +871,28 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     if (role == 0) {
       // ---- dc, rows of block w:
       //   exp((G_t - G_r) A) [exp(G_r A) (dO h0^T) + sum_{j<w} d_wj (dP_wj Kend_j)] + square
+      if (OBC && w == 0) {
+        // (HYMO_GDN_BWD_OFFB) dc's term of block pair (3, 0) for warp 3, scaled as warp 3 scales
+        // its own: d_30 (dP_30 Kend_0) exp((G_t - G_47) A), into dcx; then arrive at barrier 3
+        float dp[2][4], tmp[NS][4];
+        zero(dp);
+        warp_mm_nt<2>(dp, D, dOt + 48 * LD, LD, sv, LD);
+        warp_mm_nt<2>(dp, D, dOt + LO + 48 * LD, LD, sv, LD);
+        uint32_t ah[4], alo[4];
+        frag_split(dp, ah, alo);
+        zero(tmp);
+        mm_split3<NS>(tmp, ah, alo, ke, LS, LQ);
+        const float* f = pair(3, 0);
+        const float g47 = G[47];
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int t = 48 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
+            dcx[(nt * 4 + e) * 32 + lane] = tmp[nt][e] * f[s] * ex2f((G[t] - g47) * A2[s]);
+          }
+        asm volatile("bar.arrive 3, 64;\n" ::: "memory");
+      }
       float dcacc[NS][4];
       zero(dcacc);
       warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
@@ -865,7 +906,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
       }
       HYMO_GDN_BWD_LOOP
-      for (int j = 0; j < w; ++j) {
+      for (int j = (OBC && w == 3) ? 1 : 0; j < w; ++j) {
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
@@ -883,6 +924,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
           dcacc[nt][e] *= ex2f((G[t] - gr) * A2[s]);
         }
+      if (OBC && w == 3) {  // (HYMO_GDN_BWD_OFFB) warp 0's (3, 0) term
+        asm volatile("bar.sync 3, 64;\n" ::: "memory");
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) dcacc[nt][e] += dcx[(nt * 4 + e) * 32 + lane];
+      }
       if ((DMB || B8) && fastb) {
         // the whole diagonal block (DMB): exp((G_t - G_m) A) [(dP masked to tau <= t) Km],
         // the keys Km from the mid tile, FP32-accurate (high and low parts); no walk (B8: the
@@ -1009,6 +1057,29 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     } else {
       // ---- db, rows (keys) of block w:
       //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
+      if (OBD && w == 3) {
+        // (HYMO_GDN_BWD_OFFB) db's term of block pair (3, 0) for key warp 0, scaled as that warp
+        // scales its own: d_30 (dP_30^T Qi_3) exp((G_15 - G_tau) A), into dbx; then arrive at
+        // barrier 4
+        float dp[2][4], tmp[NS][4];
+        zero(dp);
+        warp_mm_nt<2>(dp, D, sv, LD, dOt + 48 * LD, LD);
+        warp_mm_nt<2>(dp, D, sv, LD, dOt + LO + 48 * LD, LD);
+        uint32_t ah[4], alo[4];
+        frag_split(dp, ah, alo);
+        zero(tmp);
+        mm_split3<NS>(tmp, ah, alo, qi + 48 * LS, LS, LQ);
+        const float* f = pair(3, 0);
+        const float g15 = G[15];
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int t = gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
+            dbx[(nt * 4 + e) * 32 + lane] = tmp[nt][e] * f[s] * ex2f((g15 - G[t]) * A2[s]);
+          }
+        asm volatile("bar.arrive 4, 64;\n" ::: "memory");
+      }
       float dbacc[NS][4];
       zero(dbacc);
       warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht, LD);
@@ -1021,7 +1092,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
       }
       HYMO_GDN_BWD_LOOP
-      for (int i = w + 1; i < NW; ++i) {
+      for (int i = w + 1; i < ((OBD && w == 0) ? NW - 1 : NW); ++i) {
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
@@ -1041,6 +1112,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
             dbacc[nt][e] *= ex2f((ge - G[t]) * A2[s]);
           }
+      }
+      if (OBD && w == 0) {  // (HYMO_GDN_BWD_OFFB) key warp 3's (3, 0) term
+        asm volatile("bar.sync 4, 64;\n" ::: "memory");
+#pragma unroll
+        for (int nt = 0; nt < NS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) dbacc[nt][e] += dbx[(nt * 4 + e) * 32 + lane];
       }
       if ((DMB || B8) && fastb) {
         // the whole diagonal block (DMB): exp((G_m - G_tau) A) [(dP^T masked to t >= tau) Qm],
