@@ -8,7 +8,11 @@ prints, per line of the kernel's own file (an inlined call counts at its call si
 the share of executed warp instructions and of stall samples.
 
   scripts/gdn-sass-lines.py lines.sass ncuk-sass.csv KERNEL [--top N] [--source F --range A-B]
-      [--regions NAME=A-B,NAME=A-B,... [--per N]]
+      [--regions NAME=A-B,NAME=A-B,... [--per N]] [--wavefronts]
+
+--wavefronts prints, per line, the shared-memory wavefronts ncu counted (ideal, actual and
+excessive: bank conflicts and uncoalesced accesses) instead, the lines with the most excessive
+wavefronts first (the L1 pipe's load; session 34).
 
 --inner counts each instruction at its innermost inlined frame instead (any file: e.g.
 cuda_bf16.hpp's conversions, gdn.cuh's mma wrapper), the breakdown of a call site's share.
@@ -67,6 +71,14 @@ def ncu_rows(path):
     ia, isrc = hdr.index('Address'), hdr.index('Source')
     ie = hdr.index('Instructions Executed')
     isamp = hdr.index('Warp Stall Sampling (All Samples)')
+    iw = [hdr.index(n) if n in hdr else None
+          for n in ('L1 Wavefronts Shared Ideal', 'L1 Wavefronts Shared', 'L1 Wavefronts Shared Excessive')]
+
+    def num(r, i):
+        try:
+            return int(r[i]) if i is not None and r[i] else 0
+        except ValueError:
+            return 0
     out, base = [], None
     for r in body:
         try:
@@ -74,7 +86,7 @@ def ncu_rows(path):
         except (ValueError, IndexError):
             continue
         base = a if base is None else base
-        out.append((a - base, e, s, r[isrc].strip()))
+        out.append((a - base, e, s, r[isrc].strip(), tuple(num(r, i) for i in iw)))
     if not out:
         sys.exit(f'gdn-sass-lines: no instruction rows in {path}')
     return out
@@ -90,23 +102,37 @@ def main():
     ap.add_argument('--range')
     ap.add_argument('--regions', help='NAME=A-B,...: per-region sums over lines of the kernel\'s file')
     ap.add_argument('--per', type=float, help='with --regions: also print warp instructions / PER')
+    ap.add_argument('--wavefronts', action='store_true',
+                    help='per line: shared-memory wavefronts (ideal, actual, excessive)')
     ap.add_argument('--inner', action='store_true',
                     help='count each instruction at its innermost inlined frame (any file)')
     a = ap.parse_args()
     where = sass_lines(a.sass, a.kernel, a.inner)
     rows = ncu_rows(a.csv)
-    mismatched = sum(1 for off, _, _, src in rows[:200]
+    mismatched = sum(1 for off, _, _, src, _ in rows[:200]
                      if where.get(off, (None, '?'))[1] != (src.split()[0] if src else ''))
     if mismatched > 20:
         sys.exit(f'gdn-sass-lines: {mismatched} of the first 200 opcodes differ: not the same build?')
     tot_e = sum(r[1] for r in rows) or 1
     tot_s = sum(r[2] for r in rows) or 1
     ins, smp = collections.Counter(), collections.Counter()
-    for off, e, s, _ in rows:
+    wf = collections.defaultdict(lambda: [0, 0, 0])
+    for off, e, s, _, w in rows:
         key = where.get(off, ((None, 0), ''))[0] or ('?', 0)
         ins[key] += e
         smp[key] += s
+        for i in range(3):
+            wf[key][i] += w[i]
     print(f'{tot_e} warp instructions, {tot_s} stall samples; {mismatched} opcode mismatches in the first 200')
+    if a.wavefronts:
+        tw = [sum(v[i] for v in wf.values()) for i in range(3)]
+        print(f'shared-memory wavefronts: {tw[1]} ({tw[0]} ideal, {tw[2]} excessive)')
+        print('  ideal    actual  excess  excess%  line')
+        for k, v in sorted(wf.items(), key=lambda kv: -kv[1][2])[:a.top]:
+            if not v[1]:
+                break
+            print(f'{v[0]:7d} {v[1]:9d} {v[2]:7d} {100 * v[2] / max(tw[2], 1):7.1f}  {k[0]}:{k[1]}')
+        return
     if a.regions:
         own = collections.Counter(k[0] for k in ins if k[0] != '?').most_common(1)[0][0]
         print(f'region                        inst%  samp%' + ('   inst/per' if a.per else '') + f'   (lines of {own})')

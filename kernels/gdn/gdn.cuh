@@ -1332,6 +1332,30 @@ struct Plan {
 #ifndef HYMO_GDN_LOAD32
 #define HYMO_GDN_LOAD32 1
 #endif
+// HYMO_GDN_ROWPERM (session 34): which row and 16-byte piece a thread takes in the row-wise
+// accesses of rows of four pieces (32 BF16 values, tile rows 80 bytes apart: S or D = 32). A
+// 16-byte shared access is served eight lanes at a time; with consecutive pieces (lanes 8p .. 8p
+// + 7 on rows 2p and 2p + 1) the two rows' 64 bytes share a bank quad (80 bytes = 5 quads of
+// 16), two wavefronts where one would do (run 191: 2x the ideal on the staging's loads and
+// stores, 3.75x on the cp.async copies). With it, piece i of a group of 32 (8 rows) is row
+// p + 4 h, piece i % 4, where p = (i % 32) / 8 and h = (i / 4) % 2: rows p and p + 4 are 320
+// bytes apart, their quads disjoint. Bit 1: load_rows_async; bit 2: the staging loops of the
+// staged backward and of the forward passes. Other row lengths keep the plain order.
+#ifndef HYMO_GDN_ROWPERM
+#define HYMO_GDN_ROWPERM 0
+#endif
+template <int VR, int BIT>
+__device__ __forceinline__ int row_piece(int i, int& q) {
+  if constexpr (VR == 4 && (HYMO_GDN_ROWPERM & BIT)) {
+    const int l = i & 31;
+    q = l & 3;
+    return (i >> 5) * 8 + (l >> 3) + ((l >> 2) & 1) * 4;
+  } else {
+    q = i % VR;
+    return i / VR;
+  }
+}
+
 template <typename T, int X, int C, int NTH>
 __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, size_t tok_stride,
                                                 int n) {
@@ -1344,7 +1368,8 @@ __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, si
   for (int k = 0; k < (N + NTH - 1) / NTH; ++k) {
     const int i = static_cast<int>(threadIdx.x) + k * NTH;
     if (N % NTH != 0 && i >= N) break;
-    const int t = i / VR, q = i % VR;
+    int q;
+    const int t = row_piece<VR, 1>(i, q);  // (HYMO_GDN_ROWPERM)
     const T* g = src + ((t < n ? t : 0) * ts + q * VE);
     const uint32_t sa = s0 + static_cast<uint32_t>((t * ld + q * VE) * sizeof(T));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g),

@@ -795,7 +795,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       dpair[u] = ex2f((G[16 * i - 1] - G[16 * j + 15]) * A2[s]);
     }
     for (int u = tid; u < C * NS; u += NTH) {
-      const int t = u / NS, s0 = (u % NS) * 8, blk = t >> 4;
+      int q8;
+      const int t = row_piece<NS, 2>(u, q8), s0 = q8 * 8, blk = t >> 4;  // (HYMO_GDN_ROWPERM)
       float cx[8], bx[8], a2[8], y[8];
       ld8(A2 + s0, a2);
       ld8(sc + t * LS + s0, cx);

@@ -578,7 +578,8 @@ __device__ __forceinline__ float segment_local_state(
     } else {
       // keys referenced to the chunk end, FP32 split into BF16 high and low tiles
       for (int u = tid; u < C * (S / 8); u += NTH) {
-        const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
+        int q8;
+        const int t = row_piece<S / 8, 2>(u, q8), s0 = q8 * 8;  // (HYMO_GDN_ROWPERM)
         float x[8], a2[8];
         ld8(sb + t * LS + s0, x);
         ld8(A2 + s0, a2);
@@ -1044,7 +1045,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // only with ZROW's zero rows: run 88, 3.6% slower alone there; run 89, -5.2% with them)
     constexpr bool SL = HYMO_GDN_SEL && (TRAIN || D != 16 || ZR);
     for (int u = tid; u < C * (S / 8); u += NTH) {
-      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8, blk = t >> 4;
+      int q8;
+      const int t = row_piece<S / 8, 2>(u, q8), s0 = q8 * 8, blk = t >> 4;  // (HYMO_GDN_ROWPERM)
       float cx[8], bx[8], a2[8], y[8], z[8];
       ld8(A2 + s0, a2);
       const uint4 cr = *reinterpret_cast<const uint4*>(sc + t * LS + s0);
@@ -1965,7 +1967,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     }
     // Qs = c exp(G A), high and low parts
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
-      const int t = u / (S / 8), s0 = (u % (S / 8)) * 8;
+      int q8;
+      const int t = row_piece<S / 8, 2>(u, q8), s0 = q8 * 8;  // (HYMO_GDN_ROWPERM)
       float x[8], a2[8];
       ld8(A2 + s0, a2);
       ld8(scb + t * LS + s0, x);
