@@ -1340,9 +1340,13 @@ struct Plan {
 // stores, 3.75x on the cp.async copies). With it, piece i of a group of 32 (8 rows) is row
 // p + 4 h, piece i % 4, where p = (i % 32) / 8 and h = (i / 4) % 2: rows p and p + 4 are 320
 // bytes apart, their quads disjoint. Bit 1: load_rows_async; bit 2: the staging loops of the
-// staged backward and of the forward passes. Other row lengths keep the plain order.
+// staged backward and of the forward passes. Other row lengths keep the plain order. Default 2
+// since run 193 (A/B, 3 rounds, forward / training forward / forward + backward): bit 2 -2.1% /
+// -1.6% / -1.0% at the default shape, -1.2 / -1.4 / -0.9% at H = 64, -1.6 / 0.0 / -0.8% at D = 16,
+// even at S = 16 (rows of 16 values: unchanged); bit 1 alone +0.3% forward + backward (the
+// copies' wavefronts are not the L1 pipe's limit), both -0.3%.
 #ifndef HYMO_GDN_ROWPERM
-#define HYMO_GDN_ROWPERM 0
+#define HYMO_GDN_ROWPERM 2
 #endif
 template <int VR, int BIT>
 __device__ __forceinline__ int row_piece(int i, int& q) {
