@@ -88,7 +88,6 @@ struct Layout {
   int cpsl;                    // (HYMO_GDN_SEG_TAIL: cpsx of cpsl chunks, the rest cps)
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
   size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
-  size_t pbuf;  // HYMO_GDN_PSAVE: the training forward's P for the staged backward
   size_t total;
 };
 
@@ -213,10 +212,6 @@ Layout layout(const Shape& s) {
   L.sp_dc = take(sp ? BTH * s.S * nv : 0);
   L.sp_db = take(sp ? BTH * s.S * nv : 0);
   L.sp_dg = take(sp ? BTH * nb : 0);
-  // HYMO_GDN_PSAVE (gdn.cuh): at S, D <= 32 (C = 64, four row blocks) the ten 16x16 blocks of P^T
-  // a chunk that the staged backward reads, BF16, 512 bytes (128 floats' worth) each
-  const bool psave = HYMO_GDN_PSAVE && staged(s) && s.S <= 32 && s.D <= 32;
-  L.pbuf = take(psave ? size_t(BH) * L.NC * 10 * 128 : 0);
   L.total = off;
   return L;
 }
@@ -243,7 +238,6 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.sp_dc = reinterpret_cast<float*>(w + L.sp_dc);
   p.sp_db = reinterpret_cast<float*>(w + L.sp_db);
   p.sp_dg = reinterpret_cast<float*>(w + L.sp_dg);
-  p.pbuf = w + L.pbuf;
   p.clocks = g_clocks;
   return p;
 }

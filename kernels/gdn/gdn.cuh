@@ -71,17 +71,6 @@
 #define HYMO_GDN_SEG_SCAN 1
 #endif
 
-// HYMO_GDN_PSAVE (session 34): the training forward at S, D <= 32 (BF16, not the split path)
-// also leaves each chunk's intra-chunk attention P, its BF16 high part as the staged backward's
-// dv reads it, in the workspace (pbuf: per (b, h) and chunk, the NW (NW + 1) / 2 16x16 blocks
-// j <= i of P^T as mma A fragments, 512 bytes a block, lane-major), and the staged backward
-// main kernel fetches them with the chunk's other tiles instead of recomputing P (the key
-// warps' scaled-key products, the diagonal blocks' P^T squares and halves, and the named
-// barrier that shared those between the key warps).
-#ifndef HYMO_GDN_PSAVE
-#define HYMO_GDN_PSAVE 0
-#endif
-
 // HYMO_GDN_OUT4 (default on since run 45: forward -8.5% at the default shape;
 // -DHYMO_GDN_OUT4=0 turns it off): the plain BF16 output pass at S, D <= 32 in at most
 // 56 KB of shared memory and 128 registers, for 4 CTAs an SM instead of 3
@@ -765,8 +754,6 @@ struct KParams {
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
   float *sp_dc, *sp_db, *sp_dg;
-  // HYMO_GDN_PSAVE: [BH][NC][NW (NW + 1) / 2][32 lanes] of 16 bytes, P^T's blocks as A fragments
-  void* pbuf;
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for

@@ -72,17 +72,10 @@
 #ifndef HYMO_GDN_BWD_BAL
 #define HYMO_GDN_BWD_BAL 2
 #endif
-
-// HYMO_GDN_BWD_OFFB (session 34): the off-diagonal products of dc and db dealt more evenly.
-// Query warp w forms dc's terms of blocks j < w (warp 3 three, warp 0 none) and key warp w db's
-// of blocks i > w (warp 0 three, warp 3 none); run 191's profile put the chunk's time on those
-// warps rather than on either role's instruction count. Bit 1: query warp 0 forms dc's (3, 0)
-// term, scaled as warp 3 scales its own, into a fragment-layout tile (dcx) and arrives at named
-// barrier 3; warp 3 waits there and adds it. Bit 2: key warp 3 likewise forms db's (3, 0) term
-// for key warp 0 (dbx, barrier 4). 2 KB of shared memory each at S = 32.
-#ifndef HYMO_GDN_BWD_OFFB
-#define HYMO_GDN_BWD_OFFB 0
-#endif
+// Removed in session 34 (notes/gdn-measurements.md, runs 190-192): HYMO_GDN_PSAVE (the training
+// forward leaves P^T's blocks for dv, commit 197aa0b: the key warps' instructions -18%, the
+// kernel no faster, the training forward +3.2%) and HYMO_GDN_BWD_OFFB (one of the three
+// off-diagonal products of dc / db moved to the warp with none, commit 9afe0f5: +4%).
 
 // HYMO_GDN_BWD_KLAST (session 20): dv's state term reads its keys referenced to the chunk end,
 // Klast[t] = b_t exp((G_last - G_t) A) (<= |b|), from a BF16 tile the staging writes (an ex2, a
@@ -172,17 +165,10 @@ struct PlanB {
   static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);   // per-step decays, FP32 [C][FS]
   static constexpr size_t o_dpd = al(o_a + 4 * C * FS);  // per warp: dP (or dP^T) diagonal block [16][LT]
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
-  // HYMO_GDN_PSAVE (gdn.cuh): instead, the chunk's NPAIR blocks of P^T from the training forward,
-  // mma A fragments of 512 bytes (pbuf's layout), fetched with the chunk's v, dO and h0
-  static constexpr bool PS = HYMO_GDN_PSAVE != 0;
-  static constexpr size_t o_dcb = al(o_pd + (PS ? size_t(512) * NPAIR : 4 * NW * 16 * LT));  // dc, db FP32 [C][FS] each
-  // HYMO_GDN_BWD_OFFB: dc's and db's moved (3, 0) terms, 16 x S FP32 each in the mma accumulator
-  // layout ([S / 8 n8 tiles][4 registers][32 lanes])
-  static constexpr int OB = HYMO_GDN_BWD_OFFB;
-  static constexpr size_t o_ofb = al(o_dcb + 2 * 4 * C * FS);
+  static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
   // HYMO_GDN_BWD_KLAST: keys referenced to the chunk end, BF16 [C][LS] (else no bytes)
   static constexpr bool KL = HYMO_GDN_BWD_KLAST && S <= 32 && D <= 32;
-  static constexpr size_t o_kl = al(o_ofb + (OB ? 2 * 4 * 16 * S : 0));
+  static constexpr size_t o_kl = al(o_dcb + 2 * 4 * C * FS);
   static constexpr size_t o_vec = al(o_kl + (KL ? 2 * C * LS : 0));
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
   // (+ HYMO_GDN_DIAG_FLAGS_BWD with a diagonal-block switch: two buffers of 4 flags, amax2)
@@ -567,11 +553,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* dAx = rbp + 2 * S;
   float* misc = dAx + S;
   constexpr bool QO = HYMO_GDN_BWD_QOFF;
-  constexpr bool PS = P::PS;  // (HYMO_GDN_PSAVE: P^T's blocks from the training forward)
-  // HYMO_GDN_BWD_OFFB: the moved (3, 0) terms of dc (bit 1) and db (bit 2)
-  constexpr bool OBC = (P::OB & 1) && P::NW == 4, OBD = (P::OB & 2) && P::NW == 4;
-  [[maybe_unused]] float* dcx = reinterpret_cast<float*>(sm + P::o_ofb);
-  [[maybe_unused]] float* dbx = dcx + 4 * 16 * S;
   [[maybe_unused]] float* dpt = reinterpret_cast<float*>(sm + P::o_dpt);  // (QO) dP_tt
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
@@ -595,7 +576,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   const bf16* dOsrc = reinterpret_cast<const bf16*>(p.dObuf);
   const bf16* h0src = reinterpret_cast<const bf16*>(p.h0buf);
   float* dpd = reinterpret_cast<float*>(sm + P::o_dpd) + wid * 16 * LT;  // this warp's
-  [[maybe_unused]] float* pd = reinterpret_cast<float*>(sm + P::o_pd) + w * 16 * LT;  // (!PS)
+  float* pd = reinterpret_cast<float*>(sm + P::o_pd) + w * 16 * LT;
   const int r0 = 16 * w;
   auto pair = [&](int i, int j) { return dpair + (i * (i - 1) / 2 + j) * S; };
 
@@ -659,12 +640,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     const bf16* hsrc = h0src + (size_t(bh) * p.NC + chn) * S * 2 * D;
     load_rows_async<bf16, D, S, NTH>(h0t, LD, hsrc, 2 * D, S);
     load_rows_async<bf16, D, S, NTH>(h0t + LH, LD, hsrc + D, 2 * D, S);
-    if constexpr (P::PS) {  // the chunk's P^T blocks (HYMO_GDN_PSAVE), 16 bytes a copy
-      const char* psrc = static_cast<const char*>(p.pbuf) + (size_t(bh) * p.NC + chn) * (512 * P::NPAIR);
-      const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm + P::o_pd));
-      for (int i = tid; i < 32 * P::NPAIR; i += NTH)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s0 + 16 * i), "l"(psrc + 16 * i));
-    }
     cp_async_commit();
   };
   float graw[C / 32];
@@ -872,28 +847,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     if (role == 0) {
       // ---- dc, rows of block w:
       //   exp((G_t - G_r) A) [exp(G_r A) (dO h0^T) + sum_{j<w} d_wj (dP_wj Kend_j)] + square
-      if (OBC && w == 0) {
-        // (HYMO_GDN_BWD_OFFB) dc's term of block pair (3, 0) for warp 3, scaled as warp 3 scales
-        // its own: d_30 (dP_30 Kend_0) exp((G_t - G_47) A), into dcx; then arrive at barrier 3
-        float dp[2][4], tmp[NS][4];
-        zero(dp);
-        warp_mm_nt<2>(dp, D, dOt + 48 * LD, LD, sv, LD);
-        warp_mm_nt<2>(dp, D, dOt + LO + 48 * LD, LD, sv, LD);
-        uint32_t ah[4], alo[4];
-        frag_split(dp, ah, alo);
-        zero(tmp);
-        mm_split3<NS>(tmp, ah, alo, ke, LS, LQ);
-        const float* f = pair(3, 0);
-        const float g47 = G[47];
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int t = 48 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-            dcx[(nt * 4 + e) * 32 + lane] = tmp[nt][e] * f[s] * ex2f((G[t] - g47) * A2[s]);
-          }
-        asm volatile("bar.arrive 3, 64;\n" ::: "memory");
-      }
       float dcacc[NS][4];
       zero(dcacc);
       warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
@@ -907,7 +860,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
       }
       HYMO_GDN_BWD_LOOP
-      for (int j = (OBC && w == 3) ? 1 : 0; j < w; ++j) {
+      for (int j = 0; j < w; ++j) {
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
@@ -925,13 +878,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
           dcacc[nt][e] *= ex2f((G[t] - gr) * A2[s]);
         }
-      if (OBC && w == 3) {  // (HYMO_GDN_BWD_OFFB) warp 0's (3, 0) term
-        asm volatile("bar.sync 3, 64;\n" ::: "memory");
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) dcacc[nt][e] += dcx[(nt * 4 + e) * 32 + lane];
-      }
       if ((DMB || B8) && fastb) {
         // the whole diagonal block (DMB): exp((G_t - G_m) A) [(dP masked to tau <= t) Km],
         // the keys Km from the mid tile, FP32-accurate (high and low parts); no walk (B8: the
@@ -1053,34 +999,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       // HYMO_GDN_BWD_BAL = 2: the query warps' own named barrier, so that every warp
       // executes as many barriers as the key warps (with 1, racecheck's bookkeeping
       // reported hazards across the CTA barriers; with 2 it reports none, run 58)
-      // (PS: the key warps meet at no named barrier, P^T's blocks being staged)
-      if constexpr (HYMO_GDN_BWD_BAL == 2 && !PS) asm volatile("bar.sync 2, %0;\n" ::"n"(32 * NW) : "memory");
+      if constexpr (HYMO_GDN_BWD_BAL == 2) asm volatile("bar.sync 2, %0;\n" ::"n"(32 * NW) : "memory");
     } else {
       // ---- db, rows (keys) of block w:
       //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
-      if (OBD && w == 3) {
-        // (HYMO_GDN_BWD_OFFB) db's term of block pair (3, 0) for key warp 0, scaled as that warp
-        // scales its own: d_30 (dP_30^T Qi_3) exp((G_15 - G_tau) A), into dbx; then arrive at
-        // barrier 4
-        float dp[2][4], tmp[NS][4];
-        zero(dp);
-        warp_mm_nt<2>(dp, D, sv, LD, dOt + 48 * LD, LD);
-        warp_mm_nt<2>(dp, D, sv, LD, dOt + LO + 48 * LD, LD);
-        uint32_t ah[4], alo[4];
-        frag_split(dp, ah, alo);
-        zero(tmp);
-        mm_split3<NS>(tmp, ah, alo, qi + 48 * LS, LS, LQ);
-        const float* f = pair(3, 0);
-        const float g15 = G[15];
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int t = gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
-            dbx[(nt * 4 + e) * 32 + lane] = tmp[nt][e] * f[s] * ex2f((g15 - G[t]) * A2[s]);
-          }
-        asm volatile("bar.arrive 4, 64;\n" ::: "memory");
-      }
       float dbacc[NS][4];
       zero(dbacc);
       warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht, LD);
@@ -1093,7 +1015,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
       }
       HYMO_GDN_BWD_LOOP
-      for (int i = w + 1; i < ((OBD && w == 0) ? NW - 1 : NW); ++i) {
+      for (int i = w + 1; i < NW; ++i) {
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
@@ -1114,13 +1036,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             dbacc[nt][e] *= ex2f((ge - G[t]) * A2[s]);
           }
       }
-      if (OBD && w == 0) {  // (HYMO_GDN_BWD_OFFB) key warp 3's (3, 0) term
-        asm volatile("bar.sync 4, 64;\n" ::: "memory");
-#pragma unroll
-        for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) dbacc[nt][e] += dbx[(nt * 4 + e) * 32 + lane];
-      }
       if ((DMB || B8) && fastb) {
         // the whole diagonal block (DMB): exp((G_m - G_tau) A) [(dP^T masked to t >= tau) Qm],
         // the queries Qm from the decay tile (qm), FP32-accurate; P^T's block = Km Qm^T
@@ -1133,29 +1048,24 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
-        // (PS: P^T's block comes from the training forward; no sq, no pd)
         float sq[2][4];
         zero(sq);
         if (B16 && fast16) {
           diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, diag16_ref(G, r0));
-          if constexpr (!PS) warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         } else if constexpr (B8) {
           diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
-          if constexpr (!PS) {
-            float sq8[4] = {0.f, 0.f, 0.f, 0.f};
-            diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
-                              diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
-            sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
-            sq[1][1] = sq8[1];
-          }
+          float sq8[4] = {0.f, 0.f, 0.f, 0.f};
+          diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
+                            diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
+          sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
+          sq[1][1] = sq8[1];
         } else {
           diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, G[r0 + 7]);
-          if constexpr (!PS) warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
+          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         }
-        if constexpr (!PS) {
-          for_frag16([&](int nt, int e, int kl, int tl) { pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f; });
-          __syncwarp();  // pd
-        }
+        for_frag16([&](int nt, int e, int kl, int tl) { pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f; });
+        __syncwarp();  // pd
       } else {
         {
           // the diagonal block of dP^T = v_w dO_w^T: its upper triangle (FP32) for the
@@ -1186,7 +1096,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
             *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
           }
-        if constexpr (!PS) {
+        {
           // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
           // the square from the mid tile, the triangles below
           float sq[2][4];
@@ -1231,16 +1141,14 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int u = 0; u < Q; ++u) {
             const float cw = cv[u] * wv[u];
             acc[u] = fmaf(dp, cw, acc[u]);
-            if constexpr (!PS) x = fmaf(cw, kb[u], x);
+            x = fmaf(cw, kb[u], x);
           }
           part[it] = x;
         }
         flush(sdb + (base + 7 - pp) * FS + s0, acc);
-        if constexpr (!PS) {
-          quad_sum(part);
-          walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
-          __syncwarp();  // pd
-        }
+        quad_sum(part);
+        walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
+        __syncwarp();  // pd
       }
       // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
       //   sum_{i>wb} P_i,wb^T dO_i + P_wb,wb^T dO_wb + Klast_wb dh + D_skip dO
@@ -1252,32 +1160,21 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       {
         constexpr bool BAL = HYMO_GDN_BWD_BAL != 0;
         const int wb = BAL ? NW - 1 - w : w, rb = 16 * wb;
-        [[maybe_unused]] const float* pdb = pd + (wb - w) * 16 * LT;  // block wb's key warp's pd
+        const float* pdb = pd + (wb - w) * 16 * LT;  // block wb's key warp's pd
         float dvacc[ND][4];
         zero(dvacc);
-        // PS: block (i, wb) of P^T as the training forward left it (pbuf), staged at o_pd
-        [[maybe_unused]] const uint4* pst = reinterpret_cast<const uint4*>(sm + P::o_pd) + lane;
         HYMO_GDN_BWD_LOOP
         for (int i = wb + 1; i < NW; ++i) {
+          float pt[2][4];
+          zero(pt);
+          mm_scaled_key<S, HYMO_GDN_BWD_DVHI>(pt, ke + rb * LS, ke + LQ + rb * LS, LS, pair(i, wb), qi + 16 * i * LS, LS);
           uint32_t pa[4];
-          if constexpr (PS) {
-            const uint4 f = pst[(i * (i + 1) / 2 + wb) * 32];
-            pa[0] = f.x, pa[1] = f.y, pa[2] = f.z, pa[3] = f.w;
-          } else {
-            float pt[2][4];
-            zero(pt);
-            mm_scaled_key<S, HYMO_GDN_BWD_DVHI>(pt, ke + rb * LS, ke + LQ + rb * LS, LS, pair(i, wb), qi + 16 * i * LS, LS);
-            frag_hi(pt, pa);
-          }
+          frag_hi(pt, pa);
           mm_regA<ND>(dvacc, pa, dOt + 16 * i * LD, LD);
         }
-        if constexpr (PS) {
-          const uint4 f = pst[(wb * (wb + 1) / 2 + wb) * 32];
-          const uint32_t pa[4] = {f.x, f.y, f.z, f.w};
-          mm_regA<ND>(dvacc, pa, dOt + rb * LD, LD);
-        } else {
-          if constexpr (BAL)  // every key warp's pd is complete (barrier 1: the key warps only)
-            asm volatile("bar.sync 1, %0;\n" ::"n"(32 * NW) : "memory");
+        if constexpr (BAL)  // every key warp's pd is complete (barrier 1: the key warps only)
+          asm volatile("bar.sync 1, %0;\n" ::"n"(32 * NW) : "memory");
+        {
           uint32_t pa[4];
           pa[0] = pack_bf16(pdb[gq * LT + 2 * tq], pdb[gq * LT + 2 * tq + 1]);
           pa[1] = pack_bf16(pdb[(gq + 8) * LT + 2 * tq], pdb[(gq + 8) * LT + 2 * tq + 1]);

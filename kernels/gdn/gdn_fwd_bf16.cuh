@@ -1493,20 +1493,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
-    if constexpr (TRAIN && HYMO_GDN_PSAVE && staged_bwd(S, D) && !HM::split) {
-      // HYMO_GDN_PSAVE (gdn.cuh): P^T's blocks (j, i), j <= i = this warp's row block, as the
-      // staged backward's dv reads them (A fragments of P's high part; ldmatrix.trans of 8x8
-      // pieces: lanes 8m .. 8m + 7 address rows t = 16 w + 8 (m >> 1) + r of columns 16 j + 8 (m &
-      // 1)); the row block's R warps take every R-th block
-      static_assert(NW == 4, "ten blocks a chunk (gdn.cu's pbuf)");
-      uint4* dst = reinterpret_cast<uint4*>(p.pbuf) + (size_t(bh) * p.NC + ch) * (NW * (NW + 1) / 2) * 32;
-      const int m = lane >> 3, r = lane & 7;
-      for (int j = role; j <= w; j += R) {
-        uint32_t f[4];
-        ldsm_x4_t(f, sp + (r0 + 8 * (m >> 1) + r) * LP + 16 * j + 8 * (m & 1));
-        dst[(w * (w + 1) / 2 + j) * 32 + lane] = make_uint4(f[0], f[1], f[2], f[3]);
-      }
-    }
     // o = P V + Qs h (h as BF16 high + low)
     float acc[ND][4];
     zero(acc);
