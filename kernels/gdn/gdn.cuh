@@ -1327,7 +1327,10 @@ struct Plan {
 // stores, 3.75x on the cp.async copies). With it, piece i of a group of 32 (8 rows) is row
 // p + 4 h, piece i % 4, where p = (i % 32) / 8 and h = (i / 4) % 2: rows p and p + 4 are 320
 // bytes apart, their quads disjoint. Bit 1: load_rows_async; bit 2: the staging loops of the
-// staged backward and of the forward passes. Other row lengths keep the plain order. Default 2
+// staged backward and of the forward passes; bit 4: the output passes' z and y pieces through the
+// P tile (HYMO_GDN_OUT_ROWS; rows 144 bytes apart = 9 quads: four pieces a row as above, two
+// pieces a row (the training pass's column halves) rows p', p' + 2, p' + 4, p' + 6 in the eight
+// lanes, out_piece). Other row lengths keep the plain order. Default 2
 // since run 193 (A/B, 3 rounds, forward / training forward / forward + backward): bit 2 -2.1% /
 // -1.6% / -1.0% at the default shape, -1.2 / -1.4 / -0.9% at H = 64, -1.6 / 0.0 / -0.8% at D = 16,
 // even at S = 16 (rows of 16 values: unchanged); bit 1 alone +0.3% forward + backward (the
@@ -1344,6 +1347,22 @@ __device__ __forceinline__ int row_piece(int i, int& q) {
   } else {
     q = i % VR;
     return i / VR;
+  }
+}
+
+// HYMO_GDN_ROWPERM bit 4: piece u of a warp's 16-row block in the output passes' row pieces (VR
+// pieces a row, rows 144 bytes apart): its row, and q its piece in the row
+template <int VR>
+__device__ __forceinline__ int out_piece(int u, int& q) {
+  if constexpr (VR == 4 && (HYMO_GDN_ROWPERM & 4)) {
+    return row_piece<4, 4>(u, q);
+  } else if constexpr (VR == 2 && (HYMO_GDN_ROWPERM & 4)) {
+    const int l = u & 31, ph = l >> 3;  // eight lanes: rows 8 (ph / 2) + ph % 2 + 0, 2, 4, 6
+    q = l & 1;
+    return (u >> 5) * 16 + (ph >> 1) * 8 + (ph & 1) + 2 * ((l >> 1) & 3);
+  } else {
+    q = u % VR;
+    return u / VR;
   }
 }
 

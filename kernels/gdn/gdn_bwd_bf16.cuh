@@ -72,6 +72,9 @@
 #ifndef HYMO_GDN_BWD_BAL
 #define HYMO_GDN_BWD_BAL 2
 #endif
+#ifndef HYMO_GDN_PD24  // (PlanB::LTP)
+#define HYMO_GDN_PD24 0
+#endif
 // Removed in session 34 (notes/gdn-measurements.md, runs 190-192): HYMO_GDN_PSAVE (the training
 // forward leaves P^T's blocks for dv, commit 197aa0b: the key warps' instructions -18%, the
 // kernel no faster, the training forward +3.2%) and HYMO_GDN_BWD_OFFB (one of the three
@@ -152,6 +155,10 @@ struct PlanB {
   static constexpr int NW = C / 16, NTH = 64 * NW;  // two warps a row block
   static constexpr int NPAIR = NW * (NW + 1) / 2;  // block pairs j < i <= NW
   static constexpr int LT = 17;                     // stride of the per-warp 16x16 tiles
+  // HYMO_GDN_PD24 (session 34): the key warps' P^T diagonal blocks (pd) at a stride of 24 floats,
+  // written and read as float2 pairs: a half-warp's pairs on rows 24 floats apart fill the 32
+  // banks once (with 17 and single floats, run 194's profile: 4x the ideal wavefronts)
+  static constexpr int LTP = HYMO_GDN_PD24 ? 24 : LT;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   static constexpr size_t o_b = 0;
   static constexpr size_t o_c = al(o_b + 2 * C * LS);
@@ -165,7 +172,7 @@ struct PlanB {
   static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);   // per-step decays, FP32 [C][FS]
   static constexpr size_t o_dpd = al(o_a + 4 * C * FS);  // per warp: dP (or dP^T) diagonal block [16][LT]
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
-  static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LT);  // dc, db FP32 [C][FS] each
+  static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LTP);  // dc, db FP32 [C][FS] each
   // HYMO_GDN_BWD_KLAST: keys referenced to the chunk end, BF16 [C][LS] (else no bytes)
   static constexpr bool KL = HYMO_GDN_BWD_KLAST && S <= 32 && D <= 32;
   static constexpr size_t o_kl = al(o_dcb + 2 * 4 * C * FS);
@@ -576,7 +583,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   const bf16* dOsrc = reinterpret_cast<const bf16*>(p.dObuf);
   const bf16* h0src = reinterpret_cast<const bf16*>(p.h0buf);
   float* dpd = reinterpret_cast<float*>(sm + P::o_dpd) + wid * 16 * LT;  // this warp's
-  float* pd = reinterpret_cast<float*>(sm + P::o_pd) + w * 16 * LT;
+  constexpr int LTP = P::LTP;  // (HYMO_GDN_PD24)
+  float* pd = reinterpret_cast<float*>(sm + P::o_pd) + w * 16 * LTP;
   const int r0 = 16 * w;
   auto pair = [&](int i, int j) { return dpair + (i * (i - 1) / 2 + j) * S; };
 
@@ -1064,7 +1072,18 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, G[r0 + 7]);
           warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         }
-        for_frag16([&](int nt, int e, int kl, int tl) { pd[kl * LT + tl] = tl >= kl ? sq[nt][e] : 0.f; });
+        if constexpr (HYMO_GDN_PD24) {
+#pragma unroll
+          for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr) {
+              const int kl = gq + 8 * hr, tl = nt * 8 + 2 * tq;
+              *reinterpret_cast<float2*>(pd + kl * LTP + tl) =
+                  make_float2(tl >= kl ? sq[nt][2 * hr] : 0.f, tl + 1 >= kl ? sq[nt][2 * hr + 1] : 0.f);
+            }
+        } else {
+          for_frag16([&](int nt, int e, int kl, int tl) { pd[kl * LTP + tl] = tl >= kl ? sq[nt][e] : 0.f; });
+        }
         __syncwarp();  // pd
       } else {
         {
@@ -1103,13 +1122,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           zero(sq);
           warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, mid + r0 * LS, LS);
           // rows tau 0..7 (gq), columns t 8..15: sq[1][0..1]; rows 8..15 x columns 0..7: 0
-          pd[gq * LT + 8 + 2 * tq] = sq[1][0];
-          pd[gq * LT + 9 + 2 * tq] = sq[1][1];
-          pd[(gq + 8) * LT + 2 * tq] = 0.f;
-          pd[(gq + 8) * LT + 2 * tq + 1] = 0.f;
+          pd[gq * LTP + 8 + 2 * tq] = sq[1][0];
+          pd[gq * LTP + 9 + 2 * tq] = sq[1][1];
+          pd[(gq + 8) * LTP + 2 * tq] = 0.f;
+          pd[(gq + 8) * LTP + 2 * tq + 1] = 0.f;
           for (int i = lane; i < 128; i += 32) {  // zeros where tau > t inside the halves
             const int hb = 8 * (i >> 6), tl = (i >> 3) & 7, kl = i & 7;
-            if (kl < tl) pd[(hb + tl) * LT + hb + kl] = 0.f;
+            if (kl < tl) pd[(hb + tl) * LTP + hb + kl] = 0.f;
           }
         }
         __syncwarp();  // sdb, dpd
@@ -1147,7 +1166,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         }
         flush(sdb + (base + 7 - pp) * FS + s0, acc);
         quad_sum(part);
-        walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LT + lb + t] = x; });
+        walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LTP + lb + t] = x; });
         __syncwarp();  // pd
       }
       // ---- dv, rows (keys) of block wb (HYMO_GDN_BWD_BAL: wb = NW - 1 - w, else w):
@@ -1160,7 +1179,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       {
         constexpr bool BAL = HYMO_GDN_BWD_BAL != 0;
         const int wb = BAL ? NW - 1 - w : w, rb = 16 * wb;
-        const float* pdb = pd + (wb - w) * 16 * LT;  // block wb's key warp's pd
+        const float* pdb = pd + (wb - w) * 16 * LTP;  // block wb's key warp's pd
         float dvacc[ND][4];
         zero(dvacc);
         HYMO_GDN_BWD_LOOP
@@ -1176,10 +1195,18 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           asm volatile("bar.sync 1, %0;\n" ::"n"(32 * NW) : "memory");
         {
           uint32_t pa[4];
-          pa[0] = pack_bf16(pdb[gq * LT + 2 * tq], pdb[gq * LT + 2 * tq + 1]);
-          pa[1] = pack_bf16(pdb[(gq + 8) * LT + 2 * tq], pdb[(gq + 8) * LT + 2 * tq + 1]);
-          pa[2] = pack_bf16(pdb[gq * LT + 8 + 2 * tq], pdb[gq * LT + 9 + 2 * tq]);
-          pa[3] = pack_bf16(pdb[(gq + 8) * LT + 8 + 2 * tq], pdb[(gq + 8) * LT + 9 + 2 * tq]);
+          const auto pp2 = [&](int r, int c) {  // (PD24: one float2 load)
+            if constexpr (HYMO_GDN_PD24) {
+              const float2 x = *reinterpret_cast<const float2*>(pdb + r * LTP + c);
+              return pack_bf16(x.x, x.y);
+            } else {
+              return pack_bf16(pdb[r * LTP + c], pdb[r * LTP + c + 1]);
+            }
+          };
+          pa[0] = pp2(gq, 2 * tq);
+          pa[1] = pp2(gq + 8, 2 * tq);
+          pa[2] = pp2(gq, 8 + 2 * tq);
+          pa[3] = pp2(gq + 8, 8 + 2 * tq);
           mm_regA<ND>(dvacc, pa, dOt + rb * LD, LD);
         }
         if constexpr (P::KL) {

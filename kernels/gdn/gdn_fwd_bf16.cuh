@@ -798,10 +798,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   constexpr int NU = OR ? 16 * (DR / 8) / 32 : 1;
   static_assert(!OR || (NU >= 1 && 16 * (DR / 8) == 32 * NU), "OUT_ROWS: whole 16-byte pieces a lane");
   // OR: piece i of this lane is row rr of the warp's block, columns cb + cc .. + 7
+  // (HYMO_GDN_ROWPERM bit 4: out_piece's order, gdn.cuh)
   const auto or_piece = [](int i, int lane_, int& rr, int& cc) {
     const int u = lane_ + 32 * i;
-    rr = u / (DR / 8);
-    cc = (u % (DR / 8)) * 8;
+    int q;
+    rr = out_piece<DR / 8>(u, q);
+    cc = q * 8;
   };
 
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
