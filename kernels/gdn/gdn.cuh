@@ -1330,7 +1330,8 @@ struct Plan {
 // staged backward and of the forward passes; bit 4: the output passes' z and y pieces through the
 // P tile (HYMO_GDN_OUT_ROWS; rows 144 bytes apart = 9 quads: four pieces a row as above, two
 // pieces a row (the training pass's column halves) rows p', p' + 2, p' + 4, p' + 6 in the eight
-// lanes, out_piece). Other row lengths keep the plain order. Default 2
+// lanes, out_piece; run 195: forward +0.7% / -0.6% / +0.4% at the default shape / H = 64 / D = 16,
+// so off). Other row lengths keep the plain order. Default 2
 // since run 193 (A/B, 3 rounds, forward / training forward / forward + backward): bit 2 -2.1% /
 // -1.6% / -1.0% at the default shape, -1.2 / -1.4 / -0.9% at H = 64, -1.6 / 0.0 / -0.8% at D = 16,
 // even at S = 16 (rows of 16 values: unchanged); bit 1 alone +0.3% forward + backward (the

@@ -72,8 +72,8 @@
 #ifndef HYMO_GDN_BWD_BAL
 #define HYMO_GDN_BWD_BAL 2
 #endif
-#ifndef HYMO_GDN_PD24  // (PlanB::LTP)
-#define HYMO_GDN_PD24 0
+#ifndef HYMO_GDN_PD24  // (PlanB::LTP; default 1 since run 195)
+#define HYMO_GDN_PD24 1
 #endif
 // Removed in session 34 (notes/gdn-measurements.md, runs 190-192): HYMO_GDN_PSAVE (the training
 // forward leaves P^T's blocks for dv, commit 197aa0b: the key warps' instructions -18%, the
@@ -157,7 +157,9 @@ struct PlanB {
   static constexpr int LT = 17;                     // stride of the per-warp 16x16 tiles
   // HYMO_GDN_PD24 (session 34): the key warps' P^T diagonal blocks (pd) at a stride of 24 floats,
   // written and read as float2 pairs: a half-warp's pairs on rows 24 floats apart fill the 32
-  // banks once (with 17 and single floats, run 194's profile: 4x the ideal wavefronts)
+  // banks once (with 17 and single floats, run 194's profile: 4x the ideal wavefronts). Run 195
+  // (A/B, 3 rounds): forward + backward -0.7% (default shape), 0.0% (H = 64), -0.5% (D = 16), the
+  // forwards untouched; 1.8 KB more shared memory (still two CTAs an SM)
   static constexpr int LTP = HYMO_GDN_PD24 ? 24 : LT;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   static constexpr size_t o_b = 0;
