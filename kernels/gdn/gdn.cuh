@@ -1320,22 +1320,23 @@ struct Plan {
 #define HYMO_GDN_LOAD32 1
 #endif
 // HYMO_GDN_ROWPERM (session 34): which row and 16-byte piece a thread takes in the row-wise
-// accesses of rows of four pieces (32 BF16 values, tile rows 80 bytes apart: S or D = 32). A
-// 16-byte shared access is served eight lanes at a time; with consecutive pieces (lanes 8p .. 8p
-// + 7 on rows 2p and 2p + 1) the two rows' 64 bytes share a bank quad (80 bytes = 5 quads of
-// 16), two wavefronts where one would do (run 191: 2x the ideal on the staging's loads and
-// stores, 3.75x on the cp.async copies). With it, piece i of a group of 32 (8 rows) is row
-// p + 4 h, piece i % 4, where p = (i % 32) / 8 and h = (i / 4) % 2: rows p and p + 4 are 320
-// bytes apart, their quads disjoint. Bit 1: load_rows_async; bit 2: the staging loops of the
-// staged backward and of the forward passes; bit 4: the output passes' z and y pieces through the
-// P tile (HYMO_GDN_OUT_ROWS; rows 144 bytes apart = 9 quads: four pieces a row as above, two
-// pieces a row (the training pass's column halves) rows p', p' + 2, p' + 4, p' + 6 in the eight
-// lanes, out_piece; run 195: forward +0.7% / -0.6% / +0.4% at the default shape / H = 64 / D = 16,
-// so off). Other row lengths keep the plain order. Default 2
-// since run 193 (A/B, 3 rounds, forward / training forward / forward + backward): bit 2 -2.1% /
-// -1.6% / -1.0% at the default shape, -1.2 / -1.4 / -0.9% at H = 64, -1.6 / 0.0 / -0.8% at D = 16,
-// even at S = 16 (rows of 16 values: unchanged); bit 1 alone +0.3% forward + backward (the
-// copies' wavefronts are not the L1 pipe's limit), both -0.3%.
+// accesses of rows of four pieces (32 BF16 values; tile rows 80 bytes apart at S or D = 32). A
+// 16-byte shared access is served eight lanes at a time. In the plain order (lanes 8p .. 8p + 7
+// on rows 2p and 2p + 1) the two rows' 64 bytes share a bank quad (80 bytes = 5 quads of 16):
+// two wavefronts where one would do (run 191: 2x the ideal on the staging's loads and stores).
+// With the switch, piece i of a group of 32 (8 rows) is row p + 4 h, piece i % 4, where p =
+// (i % 32) / 8 and h = (i / 4) % 2: rows p and p + 4 are 320 bytes apart, their quads disjoint.
+// Other row lengths keep the plain order.
+//   bit 2 (default since run 193): the staging loops of the staged backward and of the forward
+//     passes. A/B, 3 rounds (forward / training forward / forward + backward): -2.1 / -1.6 /
+//     -1.0% at the default shape, -1.2 / -1.4 / -0.9% at H = 64, -1.6 / 0.0 / -0.8% at D = 16,
+//     even at S = 16.
+//   bit 1: load_rows_async's cp.async copies (3.75x their ideal wavefronts: one a 32-byte sector
+//     as it lands, which the order does not change): +0.3% forward + backward (run 193).
+//   bit 4: the output passes' z and y pieces through the P tile (HYMO_GDN_OUT_ROWS; rows 144
+//     bytes = 9 quads apart; four pieces a row as above, two pieces a row, the training pass's
+//     column halves, rows r, r + 2, r + 4, r + 6 in eight lanes: out_piece): forward +0.7 /
+//     -0.6 / +0.4% at the default shape / H = 64 / D = 16 (run 195), off.
 #ifndef HYMO_GDN_ROWPERM
 #define HYMO_GDN_ROWPERM 2
 #endif
