@@ -1409,6 +1409,69 @@ __device__ __forceinline__ void prefetch_rows_l2(const T* src, size_t tok_stride
   }
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+// HYMO_GDN_BULK (session 34; off, not yet run on the device): the staged backward main kernel
+// fetches its tiles with bulk copies (cp.async.bulk, one a tile row, completing on an mbarrier a
+// fetch group) instead of 16-byte cp.async pieces. Run 194's profiles: the cp.async copies are
+// 57-80% of each kernel's excess shared-memory wavefronts, one wavefront a 32-byte sector as it
+// lands (3.75x the ideal of 16-byte stores), in kernels whose L1 / shared pipe is their busiest
+// unit (61-68% of its peak); bulk copies take the writes off the LSU's path. Rows past the
+// sequence's end are zeroed with plain stores (then a proxy fence, since a later chunk's bulk
+// copies write the same rows).
+#ifndef HYMO_GDN_BULK
+#define HYMO_GDN_BULK 0
+#endif
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint64_t* mb, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(mb)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// one arrival that also expects `bytes` of transactions (the fetch group's bulk copies)
+__device__ __forceinline__ void mbar_expect_tx(uint64_t* mb, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(mb)), "r"(bytes)
+               : "memory");
+}
+// waits until the phase of parity `parity` has completed
+__device__ __forceinline__ void mbar_wait(uint64_t* mb, uint32_t parity) {
+  asm volatile(  // (labels inside braces are local to each inlined copy)
+      "{\n"
+      ".reg .pred p;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT;\n"
+      "}\n" ::"r"(smem_u32(mb)),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void bulk_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* mb) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   smem_u32(dst)),
+               "l"(src), "r"(bytes), "r"(smem_u32(mb))
+               : "memory");
+}
+// Rows [0, n) of R rows of X elements (token stride tok_stride) into smem rows of stride ld, a
+// bulk copy a row completing on mb; rows n..R-1 zeroed. Thread (threadIdx.x - tb) mod NTH takes
+// row 0 (tb spreads a group's tiles over the threads). The caller's one mbar_expect_tx counts
+// n X sizeof(T) bytes for this call.
+template <typename T, int X, int R, int NTH>
+__device__ __forceinline__ void load_rows_bulk(T* dst, int ld, const T* src, size_t tok_stride, int n,
+                                               uint64_t* mb, int tb) {
+  static_assert((X * sizeof(T)) % 16 == 0 && (NTH & (NTH - 1)) == 0, "16-byte rows, NTH a power of 2");
+  for (int r = (static_cast<int>(threadIdx.x) - tb) & (NTH - 1); r < R; r += NTH) {
+    if (r < n) {
+      bulk_g2s(dst + r * ld, src + r * tok_stride, X * sizeof(T), mb);
+    } else {
+#pragma unroll
+      for (int k = 0; k < int(X * sizeof(T) / 16); ++k)
+        reinterpret_cast<uint4*>(dst + r * ld)[k] = make_uint4(0u, 0u, 0u, 0u);
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+  }
+}
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }

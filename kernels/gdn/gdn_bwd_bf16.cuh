@@ -185,7 +185,9 @@ struct PlanB {
   static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4 + (DF ? 12 : 0);
   // HYMO_GDN_BWD_QOFF: dP's diagonal, dP_tt, a float a row of the chunk
   static constexpr size_t o_dpt = al(o_vec + 4 * vec_floats);
-  static constexpr size_t bytes = al(o_dpt + (HYMO_GDN_BWD_QOFF ? 4 * C : 0));
+  // HYMO_GDN_BULK: two mbarriers (the b, c group and the v, dO, h0 group)
+  static constexpr size_t o_mb = al(o_dpt + (HYMO_GDN_BWD_QOFF ? 4 * C : 0));
+  static constexpr size_t bytes = al(o_mb + (HYMO_GDN_BULK ? 16 : 0));
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
@@ -633,9 +635,26 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 
   // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
   // as soon as the chunk before (in walking order) is done with its tiles
+  // HYMO_GDN_BULK (gdn.cuh): the same tiles by bulk copies, each group completing on its mbarrier
+  // (mb[0]: b and c; mb[1]: v, dO, h0); the k-th chunk walked waits for each one's k-th phase
+  [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
+  if constexpr (HYMO_GDN_BULK) {
+    if (tid == 0) {
+      mbar_init(mb, 1);
+      mbar_init(mb + 1, 1);
+      mbar_init_fence();
+    }
+    __syncthreads();
+  }
   auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    if constexpr (HYMO_GDN_BULK) {
+      if (tid == 0) mbar_expect_tx(mb, 2u * nn * S * sizeof(bf16));
+      load_rows_bulk<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn, mb, 0);
+      load_rows_bulk<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn, mb, C);
+      return;
+    }
     load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
     load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
     cp_async_commit();
@@ -643,6 +662,17 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   auto fetch_vo = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    if constexpr (HYMO_GDN_BULK) {
+      const bf16* dsrc = dOsrc + (tk * p.H + h) * 2 * D;
+      const bf16* hsrc = h0src + (size_t(bh) * p.NC + chn) * S * 2 * D;
+      if (tid == 0) mbar_expect_tx(mb + 1, (3u * nn + 2u * S) * D * sizeof(bf16));
+      load_rows_bulk<bf16, D, C, NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, size_t(p.H) * D, nn, mb + 1, 0);
+      load_rows_bulk<bf16, D, C, NTH>(dOt, LD, dsrc, size_t(p.H) * 2 * D, nn, mb + 1, C);
+      load_rows_bulk<bf16, D, C, NTH>(dOt + LO, LD, dsrc + D, size_t(p.H) * 2 * D, nn, mb + 1, 2 * C);
+      load_rows_bulk<bf16, D, S, NTH>(h0t, LD, hsrc, 2 * D, S, mb + 1, 3 * C);
+      load_rows_bulk<bf16, D, S, NTH>(h0t + LH, LD, hsrc + D, 2 * D, S, mb + 1, 3 * C + S);
+      return;
+    }
     load_rows_async<bf16, D, C, NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, size_t(p.H) * D, nn);
     const bf16* dsrc = dOsrc + (tk * p.H + h) * 2 * D;
     load_rows_async<bf16, D, C, NTH>(dOt, LD, dsrc, size_t(p.H) * 2 * D, nn);
@@ -767,7 +797,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     float* g = gbuf + ((c1 - 1 - ch) & 1) * 2 * C;
     float* G = g + C;
     [[maybe_unused]] const int* fl = fl0 + 4 * ((c1 - 1 - ch) & 1);  // (DFL: this chunk's flags)
-    cp_async_wait_all();
+    if constexpr (HYMO_GDN_BULK) {  // the (c1 - 1 - ch)-th phase of each group
+      mbar_wait(mb, (c1 - 1 - ch) & 1);
+      mbar_wait(mb + 1, (c1 - 1 - ch) & 1);
+    } else {
+      cp_async_wait_all();
+    }
     __syncthreads();
     // the chunk-end sensitivity (rbp is rewritten for the next chunk during this one)
     for (int s = tid; s < S; s += NTH) rbend[s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);
