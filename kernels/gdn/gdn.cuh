@@ -1410,9 +1410,10 @@ __device__ __forceinline__ void prefetch_rows_l2(const T* src, size_t tok_stride
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
-// HYMO_GDN_BULK (session 34; off, not yet run on the device): the staged backward main kernel
-// fetches its tiles with bulk copies (cp.async.bulk, one a tile row, completing on an mbarrier a
-// fetch group) instead of 16-byte cp.async pieces. Run 194's profiles: the cp.async copies are
+// HYMO_GDN_BULK (session 34; off, not yet run on the device): bit 1, the staged backward main
+// kernel, bit 2, the output passes (plain and training) fetch their tiles with bulk copies
+// (cp.async.bulk, one a tile row, completing on an mbarrier a fetch group) instead of 16-byte
+// cp.async pieces. Run 194's profiles: the cp.async copies are
 // 57-80% of each kernel's excess shared-memory wavefronts, one wavefront a 32-byte sector as it
 // lands (3.75x the ideal of 16-byte stores), in kernels whose L1 / shared pipe is their busiest
 // unit (61-68% of its peak); bulk copies take the writes off the LSU's path. Rows past the

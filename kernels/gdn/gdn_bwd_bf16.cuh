@@ -187,7 +187,7 @@ struct PlanB {
   static constexpr size_t o_dpt = al(o_vec + 4 * vec_floats);
   // HYMO_GDN_BULK: two mbarriers (the b, c group and the v, dO, h0 group)
   static constexpr size_t o_mb = al(o_dpt + (HYMO_GDN_BWD_QOFF ? 4 * C : 0));
-  static constexpr size_t bytes = al(o_mb + (HYMO_GDN_BULK ? 16 : 0));
+  static constexpr size_t bytes = al(o_mb + ((HYMO_GDN_BULK & 1) ? 16 : 0));
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
@@ -638,7 +638,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // HYMO_GDN_BULK (gdn.cuh): the same tiles by bulk copies, each group completing on its mbarrier
   // (mb[0]: b and c; mb[1]: v, dO, h0); the k-th chunk walked waits for each one's k-th phase
   [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
-  if constexpr (HYMO_GDN_BULK) {
+  if constexpr (HYMO_GDN_BULK & 1) {
     if (tid == 0) {
       mbar_init(mb, 1);
       mbar_init(mb + 1, 1);
@@ -649,7 +649,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    if constexpr (HYMO_GDN_BULK) {
+    if constexpr (HYMO_GDN_BULK & 1) {
       if (tid == 0) mbar_expect_tx(mb, 2u * nn * S * sizeof(bf16));
       load_rows_bulk<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn, mb, 0);
       load_rows_bulk<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn, mb, C);
@@ -662,7 +662,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   auto fetch_vo = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    if constexpr (HYMO_GDN_BULK) {
+    if constexpr (HYMO_GDN_BULK & 1) {
       const bf16* dsrc = dOsrc + (tk * p.H + h) * 2 * D;
       const bf16* hsrc = h0src + (size_t(bh) * p.NC + chn) * S * 2 * D;
       if (tid == 0) mbar_expect_tx(mb + 1, (3u * nn + 2u * S) * D * sizeof(bf16));
@@ -797,7 +797,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     float* g = gbuf + ((c1 - 1 - ch) & 1) * 2 * C;
     float* G = g + C;
     [[maybe_unused]] const int* fl = fl0 + 4 * ((c1 - 1 - ch) & 1);  // (DFL: this chunk's flags)
-    if constexpr (HYMO_GDN_BULK) {  // the (c1 - 1 - ch)-th phase of each group
+    if constexpr (HYMO_GDN_BULK & 1) {  // the (c1 - 1 - ch)-th phase of each group
       mbar_wait(mb, (c1 - 1 - ch) & 1);
       mbar_wait(mb + 1, (c1 - 1 - ch) & 1);
     } else {

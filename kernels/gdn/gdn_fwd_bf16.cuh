@@ -239,7 +239,9 @@ struct PlanF {
   static constexpr bool DF = HYMO_GDN_DIAG_FLAGS && (HYMO_GDN_DIAGMM || HYMO_GDN_DIAG8 ||
                                                     HYMO_GDN_DIAGMM_TRAIN || HYMO_GDN_DIAG8_TRAIN);
   static constexpr size_t o_fl = al(o_g1 + (GA ? 4 * 2 * C : 0));
-  static constexpr size_t bytes_out = al(o_fl + (DF ? 4 * 12 : 0));
+  // HYMO_GDN_BULK bit 2: two mbarriers (the b, c group and the v group)
+  static constexpr size_t o_mb = al(o_fl + (DF ? 4 * 12 : 0));
+  static constexpr size_t bytes_out = al(o_mb + ((HYMO_GDN_BULK & 2) ? 16 : 0));
   // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
   // (HYMO_GDN_STATE_AHEAD): three b and v buffers, no high-part tile (it overwrites b)
   static constexpr bool SA = HYMO_GDN_STATE_AHEAD;
@@ -845,9 +847,27 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TRAIN) sp[LPP + t * LP + tau] = __float2bfloat16_rn(bf16_rem(x));
   };
 
+  // HYMO_GDN_BULK bit 2 (gdn.cuh): the same tiles by bulk copies, each group completing on its
+  // mbarrier (mb[0]: b and c; mb[1]: v); the segment's k-th chunk waits for each one's k-th phase
+  constexpr bool BK = (HYMO_GDN_BULK & 2) != 0;
+  [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
+  if constexpr (BK) {
+    if (tid == 0) {
+      mbar_init(mb, 1);
+      mbar_init(mb + 1, 1);
+      mbar_init_fence();
+    }
+    __syncthreads();
+  }
   auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    if constexpr (BK) {
+      if (tid == 0) mbar_expect_tx(mb, 2u * nn * S * sizeof(bf16));
+      load_rows_bulk<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn, mb, 0);
+      load_rows_bulk<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn, mb, C);
+      return;
+    }
     load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
     load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
     cp_async_commit();
@@ -855,6 +875,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   auto fetch_v = [&](int chn, bf16* dst) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    if constexpr (BK) {
+      if (tid == 0) mbar_expect_tx(mb + 1, 1u * nn * D * sizeof(bf16));
+      load_rows_bulk<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn, mb + 1, 2 * C);
+      return;
+    }
     load_rows_async<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
     cp_async_commit();
   };
@@ -1013,7 +1038,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       if (ch + 1 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 1) * C));
     }
-    cp_async_wait_all();
+    if constexpr (BK) {  // (the k-th phase of each group)
+      mbar_wait(mb, k & 1);
+      mbar_wait(mb + 1, k & 1);
+    } else {
+      cp_async_wait_all();
+    }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
