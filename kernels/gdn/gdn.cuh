@@ -1454,6 +1454,21 @@ __device__ __forceinline__ void bulk_g2s(void* dst, const void* src, uint32_t by
                "l"(src), "r"(bytes), "r"(smem_u32(mb))
                : "memory");
 }
+// A kernel's two fetch groups (b and c; the rest), an mbarrier each at mb[0], mb[1]: initialised by
+// thread 0 before any copy is issued (every thread calls this), and the wait for each group's k-th
+// completion (the k-th chunk a CTA walks).
+__device__ __forceinline__ void bulk_groups_init(uint64_t* mb) {
+  if (threadIdx.x == 0) {
+    mbar_init(mb, 1);
+    mbar_init(mb + 1, 1);
+    mbar_init_fence();
+  }
+  __syncthreads();
+}
+__device__ __forceinline__ void bulk_groups_wait(uint64_t* mb, int k) {
+  mbar_wait(mb, k & 1);
+  mbar_wait(mb + 1, k & 1);
+}
 // Rows [0, n) of R rows of X elements (token stride tok_stride) into smem rows of stride ld, a
 // bulk copy a row completing on mb; rows n..R-1 zeroed. Thread (threadIdx.x - tb) mod NTH takes
 // row 0 (tb spreads a group's tiles over the threads). The caller's one mbar_expect_tx counts

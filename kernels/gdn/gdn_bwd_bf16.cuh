@@ -638,14 +638,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // HYMO_GDN_BULK (gdn.cuh): the same tiles by bulk copies, each group completing on its mbarrier
   // (mb[0]: b and c; mb[1]: v, dO, h0); the k-th chunk walked waits for each one's k-th phase
   [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
-  if constexpr (HYMO_GDN_BULK & 1) {
-    if (tid == 0) {
-      mbar_init(mb, 1);
-      mbar_init(mb + 1, 1);
-      mbar_init_fence();
-    }
-    __syncthreads();
-  }
+  if constexpr (HYMO_GDN_BULK & 1) bulk_groups_init(mb);
   auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
@@ -797,12 +790,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     float* g = gbuf + ((c1 - 1 - ch) & 1) * 2 * C;
     float* G = g + C;
     [[maybe_unused]] const int* fl = fl0 + 4 * ((c1 - 1 - ch) & 1);  // (DFL: this chunk's flags)
-    if constexpr (HYMO_GDN_BULK & 1) {  // the (c1 - 1 - ch)-th phase of each group
-      mbar_wait(mb, (c1 - 1 - ch) & 1);
-      mbar_wait(mb + 1, (c1 - 1 - ch) & 1);
-    } else {
+    if constexpr (HYMO_GDN_BULK & 1)
+      bulk_groups_wait(mb, c1 - 1 - ch);
+    else
       cp_async_wait_all();
-    }
     __syncthreads();
     // the chunk-end sensitivity (rbp is rewritten for the next chunk during this one)
     for (int s = tid; s < S; s += NTH) rbend[s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);

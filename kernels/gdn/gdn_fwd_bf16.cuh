@@ -851,14 +851,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // mbarrier (mb[0]: b and c; mb[1]: v); the segment's k-th chunk waits for each one's k-th phase
   constexpr bool BK = (HYMO_GDN_BULK & 2) != 0;
   [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
-  if constexpr (BK) {
-    if (tid == 0) {
-      mbar_init(mb, 1);
-      mbar_init(mb + 1, 1);
-      mbar_init_fence();
-    }
-    __syncthreads();
-  }
+  if constexpr (BK) bulk_groups_init(mb);
   auto fetch_bc = [&](int chn) {
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
@@ -1038,12 +1031,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       if (ch + 1 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 1) * C));
     }
-    if constexpr (BK) {  // (the k-th phase of each group)
-      mbar_wait(mb, k & 1);
-      mbar_wait(mb + 1, k & 1);
-    } else {
+    if constexpr (BK)
+      bulk_groups_wait(mb, k);
+    else
       cp_async_wait_all();
-    }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
