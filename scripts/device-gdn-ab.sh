@@ -2,10 +2,13 @@
 # A/B of compile-time variants of kernels/gdn in one device call. GDN_AB_FLAGS holds one
 # or more variants separated by ';', each a set of CUDA defines (a macro the kernel
 # headers read behind #ifndef, e.g. "-DHYMO_GDN_STATE_AHEAD=1"). Variant i is built into
-# build-dev-b<i> (all such builds at once; gdn-prebuilt-lib.sh's build_variants), its GPU test runs (--quick; GDN_AB_TEST=full runs every case, 0 none), then the main
-# build's benchmark (A) and each variant's (B1, B2, ...) run in turn, GDN_AB_ROUNDS times
-# (default 3), on the shapes of GDN_AB_SHAPES (default: the default shape), with the
-# extra benchmark arguments of GDN_AB_BENCH_ARGS (e.g. "--cps 0,3,8": segment lengths).
+# build-dev-b<i> (all such builds at once; gdn-prebuilt-lib.sh's build_variants), its GPU
+# test runs (--quick; GDN_AB_TEST=full runs every case, 0 none; stopped after
+# GDN_AB_TEST_TIMEOUT s, default 300, and the variant left out of the benchmark, as a hung
+# variant would otherwise hold the device), then the main build's benchmark (A) and each
+# variant's (B1, B2, ...) run in turn, GDN_AB_ROUNDS times (default 3), on the shapes of
+# GDN_AB_SHAPES (default: the default shape), with the extra benchmark arguments of
+# GDN_AB_BENCH_ARGS (e.g. "--cps 0,3,8": segment lengths).
 # A is the build of `scripts/device-gdn.sh build` (recorded in /tmp/gdn-gdir); without one
 # in this machine's session the script runs that build step first (it takes the prebuilt
 # A when there is one: run 64 lost its A arm when this was left to the caller). A variant
@@ -34,8 +37,13 @@ for BB in "${DIRS[@]}"; do
     T=$(find "$BB" -name hymo_gdn_test -type f | head -1)
     Q=--quick
     [ "${GDN_AB_TEST:-1}" = full ] && Q=
-    "$T" $Q > "$OUT/ab-test-b$i.log" 2>&1
-    echo "B$i test (exit $?): $(tail -1 "$OUT/ab-test-b$i.log")" | tee -a "$OUT/ab.log"
+    timeout "${GDN_AB_TEST_TIMEOUT:-300}" "$T" $Q > "$OUT/ab-test-b$i.log" 2>&1
+    rc=$?
+    echo "B$i test (exit $rc): $(tail -1 "$OUT/ab-test-b$i.log")" | tee -a "$OUT/ab.log"
+    if [ "$rc" = 124 ]; then  # (its benchmark would hang the same way)
+      echo "B$i: the test timed out; B$i is left out of the benchmark" | tee -a "$OUT/ab.log"
+      continue
+    fi
   fi
   BINS+=("$(find "$BB" -name hymo_gdn_bench -type f | head -1)")
   NAMES+=("B$i")
