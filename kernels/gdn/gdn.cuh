@@ -19,6 +19,12 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#ifndef HYMO_GDN_TMA  // (the switch: see tma_load_3d below)
+#define HYMO_GDN_TMA 0
+#endif
+#if HYMO_GDN_TMA
+#include <cuda.h>  // CUtensorMap
+#endif
 #include <stdint.h>
 
 #include <type_traits>
@@ -775,8 +781,8 @@ struct HeadMap {
   __device__ __forceinline__ static int hG(int h) { return h / (NS * NV); }
   // their head counts (a token's stride, in heads), of the kernels' H (the identity map's
   // expressions are the caller's own: the same code as without the map)
-  __device__ __forceinline__ static int HS(int H) { return H / NV; }
-  __device__ __forceinline__ static int HD(int H) { return H / NS; }
+  __host__ __device__ __forceinline__ static int HS(int H) { return H / NV; }
+  __host__ __device__ __forceinline__ static int HD(int H) { return H / NS; }
   __device__ __forceinline__ static int HG(int H) { return H / (NS * NV); }
 };
 template <>
@@ -786,8 +792,8 @@ struct HeadMap<1, 1> {  // the identity, spelled out (the divisions by one gave 
   __device__ __forceinline__ static int hS(int h) { return h; }
   __device__ __forceinline__ static int hD(int h) { return h; }
   __device__ __forceinline__ static int hG(int h) { return h; }
-  __device__ __forceinline__ static int HS(int H) { return H; }
-  __device__ __forceinline__ static int HD(int H) { return H; }
+  __host__ __device__ __forceinline__ static int HS(int H) { return H; }
+  __host__ __device__ __forceinline__ static int HD(int H) { return H; }
   __device__ __forceinline__ static int HG(int H) { return H; }
 };
 
@@ -1409,19 +1415,24 @@ __device__ __forceinline__ void prefetch_rows_l2(const T* src, size_t tok_stride
   }
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-
-// HYMO_GDN_BULK (session 34; off, not yet run on the device): bit 1, the staged backward main
-// kernel, bit 2, the output passes (plain and training) fetch their tiles with bulk copies
-// (cp.async.bulk, one a tile row, completing on an mbarrier a fetch group) instead of 16-byte
-// cp.async pieces. Run 194's profiles: the cp.async copies are
-// 57-80% of each kernel's excess shared-memory wavefronts, one wavefront a 32-byte sector as it
-// lands (3.75x the ideal of 16-byte stores), in kernels whose L1 / shared pipe is their busiest
-// unit (61-68% of its peak); bulk copies take the writes off the LSU's path. Rows past the
-// sequence's end are zeroed with plain stores (then a proxy fence, since a later chunk's bulk
-// copies write the same rows).
-#ifndef HYMO_GDN_BULK
-#define HYMO_GDN_BULK 0
+// HYMO_GDN_TMA (session 35): bit 1, the staged backward main kernel (b, c, v, dO and the entering
+// states), bit 2, the output passes (plain and training: b, c and v) fetch their tiles with the tensor memory accelerator: one cp.async.bulk.tensor a tile (a box of L columns by
+// C token rows of a [B][T][heads x width] tensor, TileMaps, encoded on the host: encode_tile_map),
+// by one thread, completing on an mbarrier a fetch group, instead of 16-byte cp.async pieces by
+// every thread. A box row is the tile's padded smem row (L = width + 8 columns: the 8 past the
+// head's width are the next head's, or zeros past the last head, and no code reads them); rows
+// past the sequence's end come as zeros (out of the tensor's bounds). Run 194's profiles: the
+// cp.async copies are 57-80% of each kernel's excess shared-memory wavefronts. Session 34's
+// HYMO_GDN_BULK (a cp.async.bulk a 64-byte row) did this row by row and was 21% slower (run 198).
+#ifndef HYMO_GDN_TMA
+#define HYMO_GDN_TMA 0
 #endif
+#if HYMO_GDN_TMA
+// the b, c and v tensors of an output pass; also dO (o) and the entering states (h0) of the
+// staged backward main kernel
+struct TileMaps {
+  CUtensorMap b, c, v, o, h0;
+};
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -1431,7 +1442,7 @@ __device__ __forceinline__ void mbar_init(uint64_t* mb, uint32_t count) {
 __device__ __forceinline__ void mbar_init_fence() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
-// one arrival that also expects `bytes` of transactions (the fetch group's bulk copies)
+// one arrival that also expects `bytes` of transactions (the fetch group's copies)
 __device__ __forceinline__ void mbar_expect_tx(uint64_t* mb, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(mb)), "r"(bytes)
                : "memory");
@@ -1448,16 +1459,18 @@ __device__ __forceinline__ void mbar_wait(uint64_t* mb, uint32_t parity) {
       "r"(parity)
       : "memory");
 }
-__device__ __forceinline__ void bulk_g2s(void* dst, const void* src, uint32_t bytes, uint64_t* mb) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                   smem_u32(dst)),
-               "l"(src), "r"(bytes), "r"(smem_u32(mb))
-               : "memory");
+// the box of map m at (x: column, y: token, z: batch row) into dst (128-byte aligned)
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* m, int x, int y, int z, uint64_t* mb) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+      "%4}], [%5];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(m)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(mb))
+      : "memory");
 }
-// A kernel's two fetch groups (b and c; the rest), an mbarrier each at mb[0], mb[1]: initialised by
-// thread 0 before any copy is issued (every thread calls this), and the wait for each group's k-th
-// completion (the k-th chunk a CTA walks).
-__device__ __forceinline__ void bulk_groups_init(uint64_t* mb) {
+// A kernel's two fetch groups, an mbarrier each at mb[0], mb[1]: initialised by thread 0 before
+// any copy is issued (every thread calls this), and the wait for each group's k-th completion
+// (the k-th chunk a CTA walks).
+__device__ __forceinline__ void tma_groups_init(uint64_t* mb) {
   if (threadIdx.x == 0) {
     mbar_init(mb, 1);
     mbar_init(mb + 1, 1);
@@ -1465,29 +1478,11 @@ __device__ __forceinline__ void bulk_groups_init(uint64_t* mb) {
   }
   __syncthreads();
 }
-__device__ __forceinline__ void bulk_groups_wait(uint64_t* mb, int k) {
+__device__ __forceinline__ void tma_groups_wait(uint64_t* mb, int k) {
   mbar_wait(mb, k & 1);
   mbar_wait(mb + 1, k & 1);
 }
-// Rows [0, n) of R rows of X elements (token stride tok_stride) into smem rows of stride ld, a
-// bulk copy a row completing on mb; rows n..R-1 zeroed. Thread (threadIdx.x - tb) mod NTH takes
-// row 0 (tb spreads a group's tiles over the threads). The caller's one mbar_expect_tx counts
-// n X sizeof(T) bytes for this call.
-template <typename T, int X, int R, int NTH>
-__device__ __forceinline__ void load_rows_bulk(T* dst, int ld, const T* src, size_t tok_stride, int n,
-                                               uint64_t* mb, int tb) {
-  static_assert((X * sizeof(T)) % 16 == 0 && (NTH & (NTH - 1)) == 0, "16-byte rows, NTH a power of 2");
-  for (int r = (static_cast<int>(threadIdx.x) - tb) & (NTH - 1); r < R; r += NTH) {
-    if (r < n) {
-      bulk_g2s(dst + r * ld, src + r * tok_stride, X * sizeof(T), mb);
-    } else {
-#pragma unroll
-      for (int k = 0; k < int(X * sizeof(T) / 16); ++k)
-        reinterpret_cast<uint4*>(dst + r * ld)[k] = make_uint4(0u, 0u, 0u, 0u);
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    }
-  }
-}
+#endif
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }

@@ -185,9 +185,12 @@ struct PlanB {
   static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4 + (DF ? 12 : 0);
   // HYMO_GDN_BWD_QOFF: dP's diagonal, dP_tt, a float a row of the chunk
   static constexpr size_t o_dpt = al(o_vec + 4 * vec_floats);
-  // HYMO_GDN_BULK: two mbarriers (the b, c group and the v, dO, h0 group)
+  // HYMO_GDN_TMA bit 1: two mbarriers (the b, c group and the v, dO, h0 group)
   static constexpr size_t o_mb = al(o_dpt + (HYMO_GDN_BWD_QOFF ? 4 * C : 0));
-  static constexpr size_t bytes = al(o_mb + ((HYMO_GDN_BULK & 1) ? 16 : 0));
+  static constexpr size_t bytes = al(o_mb + ((HYMO_GDN_TMA & 1) ? 16 : 0));
+  static_assert(!(HYMO_GDN_TMA & 1) || (o_c % 128 == 0 && o_v % 128 == 0 && o_do % 128 == 0 &&
+                                        (2 * C * LD) % 128 == 0 && o_h0 % 128 == 0 && (2 * S * LD) % 128 == 0),
+                "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
   // the segment's leaving adjoint (FP32 [S][D + 4]) is combined in the Kend and mid tiles
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
@@ -529,8 +532,14 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
   chunk_dgate<bf16, S, C, NTH, FS, FUSED>(p, sdc, g, As, misc, n, tok0, h);
 }
 
+// HYMO_GDN_TMA bit 1 (gdn.cuh): the tile maps, a second kernel parameter
+#if HYMO_GDN_TMA & 1
+#define HYMO_GDN_BWD_MAPS , const __grid_constant__ TileMaps tm
+#else
+#define HYMO_GDN_BWD_MAPS
+#endif
 template <int S, int D, int C, bool FUSED>
-__global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p) {
+__global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_kernel(KParams p HYMO_GDN_BWD_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkBwd));  // (HYMO_GDN_CLOCKS)
   if constexpr (!HYMO_GDN_BWD_PDL_LATE)  // (gdn.cuh)
     pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
@@ -635,37 +644,43 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 
   // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
   // as soon as the chunk before (in walking order) is done with its tiles
-  // HYMO_GDN_BULK (gdn.cuh): the same tiles by bulk copies, each group completing on its mbarrier
-  // (mb[0]: b and c; mb[1]: v, dO, h0); the k-th chunk walked waits for each one's k-th phase
-  [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
-  if constexpr (HYMO_GDN_BULK & 1) bulk_groups_init(mb);
+  // HYMO_GDN_TMA bit 1 (gdn.cuh): the same tiles by the TMA, a copy a tile by thread 0, each
+  // group completing on its mbarrier (mb[0]: b and c; mb[1]: v, dO, h0); the k-th chunk walked
+  // waits for each one's k-th phase
+  constexpr bool TM = (HYMO_GDN_TMA & 1) != 0;
+#if HYMO_GDN_TMA & 1
+  uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
+  tma_groups_init(mb);
+#endif
   auto fetch_bc = [&](int chn) {
+#if HYMO_GDN_TMA & 1
+    if (tid == 0) {
+      mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
+      tma_load_3d(sb, &tm.b, h * S, chn * C, bb, mb);
+      tma_load_3d(sc, &tm.c, h * S, chn * C, bb, mb);
+    }
+    return;
+#endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    if constexpr (HYMO_GDN_BULK & 1) {
-      if (tid == 0) mbar_expect_tx(mb, 2u * nn * S * sizeof(bf16));
-      load_rows_bulk<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn, mb, 0);
-      load_rows_bulk<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn, mb, C);
-      return;
-    }
     load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
     load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
     cp_async_commit();
   };
   auto fetch_vo = [&](int chn) {
+#if HYMO_GDN_TMA & 1
+    if (tid == 0) {
+      mbar_expect_tx(mb + 1, (3u * C + 2u * S) * LD * sizeof(bf16));
+      tma_load_3d(sv, &tm.v, h * D, chn * C, bb, mb + 1);
+      tma_load_3d(dOt, &tm.o, h * 2 * D, chn * C, bb, mb + 1);
+      tma_load_3d(dOt + LO, &tm.o, h * 2 * D + D, chn * C, bb, mb + 1);
+      tma_load_3d(h0t, &tm.h0, 0, 0, bh * p.NC + chn, mb + 1);
+      tma_load_3d(h0t + LH, &tm.h0, D, 0, bh * p.NC + chn, mb + 1);
+    }
+    return;
+#endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    if constexpr (HYMO_GDN_BULK & 1) {
-      const bf16* dsrc = dOsrc + (tk * p.H + h) * 2 * D;
-      const bf16* hsrc = h0src + (size_t(bh) * p.NC + chn) * S * 2 * D;
-      if (tid == 0) mbar_expect_tx(mb + 1, (3u * nn + 2u * S) * D * sizeof(bf16));
-      load_rows_bulk<bf16, D, C, NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, size_t(p.H) * D, nn, mb + 1, 0);
-      load_rows_bulk<bf16, D, C, NTH>(dOt, LD, dsrc, size_t(p.H) * 2 * D, nn, mb + 1, C);
-      load_rows_bulk<bf16, D, C, NTH>(dOt + LO, LD, dsrc + D, size_t(p.H) * 2 * D, nn, mb + 1, 2 * C);
-      load_rows_bulk<bf16, D, S, NTH>(h0t, LD, hsrc, 2 * D, S, mb + 1, 3 * C);
-      load_rows_bulk<bf16, D, S, NTH>(h0t + LH, LD, hsrc + D, 2 * D, S, mb + 1, 3 * C + S);
-      return;
-    }
     load_rows_async<bf16, D, C, NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, size_t(p.H) * D, nn);
     const bf16* dsrc = dOsrc + (tk * p.H + h) * 2 * D;
     load_rows_async<bf16, D, C, NTH>(dOt, LD, dsrc, size_t(p.H) * 2 * D, nn);
@@ -790,10 +805,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     float* g = gbuf + ((c1 - 1 - ch) & 1) * 2 * C;
     float* G = g + C;
     [[maybe_unused]] const int* fl = fl0 + 4 * ((c1 - 1 - ch) & 1);  // (DFL: this chunk's flags)
-    if constexpr (HYMO_GDN_BULK & 1)
-      bulk_groups_wait(mb, c1 - 1 - ch);
-    else
+    if constexpr (TM) {
+#if HYMO_GDN_TMA & 1
+      tma_groups_wait(mb, c1 - 1 - ch);
+#endif
+    } else {
       cp_async_wait_all();
+    }
     __syncthreads();
     // the chunk-end sensitivity (rbp is rewritten for the next chunk during this one)
     for (int s = tid; s < S; s += NTH) rbend[s] = rbp[s] + (NH > 1 ? rbp[S + s] : 0.f);

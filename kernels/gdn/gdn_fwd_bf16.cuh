@@ -239,9 +239,11 @@ struct PlanF {
   static constexpr bool DF = HYMO_GDN_DIAG_FLAGS && (HYMO_GDN_DIAGMM || HYMO_GDN_DIAG8 ||
                                                     HYMO_GDN_DIAGMM_TRAIN || HYMO_GDN_DIAG8_TRAIN);
   static constexpr size_t o_fl = al(o_g1 + (GA ? 4 * 2 * C : 0));
-  // HYMO_GDN_BULK bit 2: two mbarriers (the b, c group and the v group)
+  // HYMO_GDN_TMA bit 2: two mbarriers (the b, c group and the v group)
   static constexpr size_t o_mb = al(o_fl + (DF ? 4 * 12 : 0));
-  static constexpr size_t bytes_out = al(o_mb + ((HYMO_GDN_BULK & 2) ? 16 : 0));
+  static constexpr size_t bytes_out = al(o_mb + ((HYMO_GDN_TMA & 2) ? 16 : 0));
+  static_assert(!(HYMO_GDN_TMA & 2) || (o_c % 128 == 0 && o_b % 128 == 0 && o_v0 % 128 == 0 && o_v1 % 128 == 0),
+                "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
   // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
   // (HYMO_GDN_STATE_AHEAD): three b and v buffers, no high-part tile (it overwrites b)
   static constexpr bool SA = HYMO_GDN_STATE_AHEAD;
@@ -747,6 +749,13 @@ __device__ __forceinline__ void block_pair_sync(int w) {
   }
 }
 
+// HYMO_GDN_TMA bit 2 (gdn.cuh): the output passes' tile maps, a second kernel parameter
+#if HYMO_GDN_TMA & 2
+#define HYMO_GDN_OUT_MAPS , const __grid_constant__ TileMaps tm
+#else
+#define HYMO_GDN_OUT_MAPS
+#endif
+
 // ---------------------------------------------------------------------------
 // Output pass: each CTA combines the earlier segments' local states into its
 // entering state (or, after the segment scan, loads it), then walks its chunks. b, c and the gate of the next chunk are
@@ -757,7 +766,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
                                   (S <= 32 && D <= 32) ? (TRAIN ? 2 : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
-    out_bf16_kernel(KParams p) {
+    out_bf16_kernel(KParams p HYMO_GDN_OUT_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, TRAIN ? kClkTrain : kClkOut));  // (HYMO_GDN_CLOCKS)
   pdl_launch_dependents();  // pdl_wait() below, before the segment combine
   using P = PlanF<S, D, C, TRAIN>;
@@ -847,32 +856,39 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TRAIN) sp[LPP + t * LP + tau] = __float2bfloat16_rn(bf16_rem(x));
   };
 
-  // HYMO_GDN_BULK bit 2 (gdn.cuh): the same tiles by bulk copies, each group completing on its
-  // mbarrier (mb[0]: b and c; mb[1]: v); the segment's k-th chunk waits for each one's k-th phase
-  constexpr bool BK = (HYMO_GDN_BULK & 2) != 0;
-  [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
-  if constexpr (BK) bulk_groups_init(mb);
+  // HYMO_GDN_TMA bit 2 (gdn.cuh): the same tiles by the TMA, a copy a tile by thread 0, each
+  // group completing on its mbarrier (mb[0]: b and c; mb[1]: v); the segment's k-th chunk waits
+  // for each one's k-th phase
+  constexpr bool TM = (HYMO_GDN_TMA & 2) != 0;
+#if HYMO_GDN_TMA & 2
+  uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
+  tma_groups_init(mb);
+#endif
   auto fetch_bc = [&](int chn) {
+#if HYMO_GDN_TMA & 2
+    if (tid == 0) {
+      mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
+      tma_load_3d(sb, &tm.b, HM::hS(h) * S, chn * C, bb, mb);
+      tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
+    }
+    return;
+#endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    if constexpr (BK) {
-      if (tid == 0) mbar_expect_tx(mb, 2u * nn * S * sizeof(bf16));
-      load_rows_bulk<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn, mb, 0);
-      load_rows_bulk<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn, mb, C);
-      return;
-    }
     load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
     load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
     cp_async_commit();
   };
   auto fetch_v = [&](int chn, bf16* dst) {
+#if HYMO_GDN_TMA & 2
+    if (tid == 0) {
+      mbar_expect_tx(mb + 1, 1u * C * LD * sizeof(bf16));
+      tma_load_3d(dst, &tm.v, HM::hD(h) * D, chn * C, bb, mb + 1);
+    }
+    return;
+#endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    if constexpr (BK) {
-      if (tid == 0) mbar_expect_tx(mb + 1, 1u * nn * D * sizeof(bf16));
-      load_rows_bulk<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn, mb + 1, 2 * C);
-      return;
-    }
     load_rows_async<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
     cp_async_commit();
   };
@@ -1031,10 +1047,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       if (ch + 1 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 1) * C));
     }
-    if constexpr (BK)
-      bulk_groups_wait(mb, k);
-    else
+    if constexpr (TM) {
+#if HYMO_GDN_TMA & 2
+      tma_groups_wait(mb, k);
+#endif
+    } else {
       cp_async_wait_all();
+    }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays

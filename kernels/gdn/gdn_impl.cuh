@@ -102,13 +102,65 @@ KParams split_params(const KParams& p) {
   return q;
 }
 
+#if HYMO_GDN_TMA
+// HYMO_GDN_TMA (gdn.cuh): the map of a BF16 tensor [B][T][W] (W = heads x width) whose boxes are
+// `box` columns by C tokens (one batch row); columns past W and tokens past T read as zeros
+// (the entering states [B H NC][S][2 D] are such a tensor too: S rows, one box a tile).
+// cuTensorMapEncodeTiled comes from the driver through the runtime (no libcuda link).
+inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int T, int W, int box, int C) {
+  using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                              const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+  static Encode encode = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) !=
+            cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    return reinterpret_cast<Encode>(f);
+  }();
+  if (!encode) return cudaErrorSymbolNotFound;
+  const cuuint64_t dims[3] = {cuuint64_t(W), cuuint64_t(T), cuuint64_t(B)};
+  const cuuint64_t strides[2] = {cuuint64_t(W) * 2, cuuint64_t(W) * T * 2};  // bytes, dims 1 and 2
+  const cuuint32_t boxd[3] = {cuuint32_t(box), cuuint32_t(C), 1u};
+  const cuuint32_t estr[3] = {1u, 1u, 1u};
+  const CUresult r = encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides, boxd,
+                            estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+// launch_bh with the tile maps as the kernel's second parameter
+template <typename K>
+cudaError_t launch_bh_maps(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows,
+                           const TileMaps& tm) {
+  const int slice = grid_slice();
+  const int BH = p.B * p.H;
+  for (int bh0 = 0; bh0 < BH; bh0 += slice) {
+    p.bh0 = bh0;
+    const int nbh = std::min(slice, BH - bh0);
+    const dim3 grid = HYMO_GDN_SEG_TAIL ? dim3(nbh, p.NSEG) : dim3(p.NSEG, nbh);
+    HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bh0 > 0, p, tm));
+  }
+  return cudaSuccess;
+}
+#endif
+
 // The output pass of the staged BF16 forward (TRAIN: the training pass) over p's heads.
 template <int S, int D, int C, bool FUSED, bool TRAIN, class HM>
 cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
   using PF = PlanF<S, D, C, TRAIN>;
   auto k = out_bf16_kernel<S, D, C, FUSED, TRAIN, HM>;
   HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
+#if HYMO_GDN_TMA & 2
+  TileMaps tm;
+  HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
+  HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
+  HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, PF::LD, C));
+  return launch_bh_maps(k, p, PF::NTHO, PF::bytes_out, st, true, tm);
+#else
   return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
+#endif
 }
 
 // The staged BF16 forward passes (S, D <= 64) over p's heads: the state pass, the segment scan
@@ -234,7 +286,17 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
+#if HYMO_GDN_TMA & 1
+    TileMaps tm;
+    HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, p.H * S, PB::LS, C));
+    HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, p.H * S, PB::LS, C));
+    HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, p.H * D, PB::LD, C));
+    HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, p.H * 2 * D, PB::LD, C));  // (BF16 high, low)
+    HYMO_GDN_TRY(encode_tile_map(&tm.h0, p.h0buf, p.B * p.H * p.NC, S, 2 * D, PB::LD, S));
+    HYMO_GDN_TRY(launch_bh_maps(b3, p, PB::NTH, PB::bytes, st, true, tm));
+#else
     HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true));
+#endif
   } else {
     auto b3 = seg_bwd_kernel<Tin, S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
