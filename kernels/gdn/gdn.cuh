@@ -1427,6 +1427,14 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 #ifndef HYMO_GDN_TMA
 #define HYMO_GDN_TMA 0
 #endif
+// the staged kernels' dynamic shared memory, sm (128-byte aligned with the TMA: its tiles)
+#if HYMO_GDN_TMA
+#define HYMO_GDN_SMEM_DECL          \
+  extern __shared__ __align__(128) char sm_a128[]; \
+  char* const sm = sm_a128
+#else
+#define HYMO_GDN_SMEM_DECL extern __shared__ __align__(16) char sm[]
+#endif
 #if HYMO_GDN_TMA
 // the b, c and v tensors of an output pass; also dO (o) and the entering states (h0) of the
 // staged backward main kernel
@@ -1470,10 +1478,13 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* m, int
 // A kernel's two fetch groups, an mbarrier each at mb[0], mb[1]: initialised by thread 0 before
 // any copy is issued (every thread calls this), and the wait for each group's k-th completion
 // (the k-th chunk a CTA walks).
-__device__ __forceinline__ void tma_groups_init(uint64_t* mb) {
+// (n: 1 or 2 groups; a dynamic shared memory base off a 128-byte boundary, which the tiles'
+// offsets assume, traps: HYMO_GDN_SMEM_DECL)
+__device__ __forceinline__ void tma_groups_init(uint64_t* mb, const void* sm, int n = 2) {
   if (threadIdx.x == 0) {
+    if (smem_u32(sm) & 127u) __trap();
     mbar_init(mb, 1);
-    mbar_init(mb + 1, 1);
+    if (n > 1) mbar_init(mb + 1, 1);
     mbar_init_fence();
   }
   __syncthreads();

@@ -548,7 +548,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   constexpr int NS = S / 8, ND = D / 8;
-  extern __shared__ __align__(16) char sm[];
+  HYMO_GDN_SMEM_DECL;
   bf16* sb = reinterpret_cast<bf16*>(sm + P::o_b);
   bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
   bf16* sv = reinterpret_cast<bf16*>(sm + P::o_v);
@@ -650,7 +650,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   constexpr bool TM = (HYMO_GDN_TMA & 1) != 0;
 #if HYMO_GDN_TMA & 1
   uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
-  tma_groups_init(mb);
+  tma_groups_init(mb, sm);
 #endif
   auto fetch_bc = [&](int chn) {
 #if HYMO_GDN_TMA & 1

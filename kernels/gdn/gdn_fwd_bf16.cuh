@@ -239,10 +239,12 @@ struct PlanF {
   static constexpr bool DF = HYMO_GDN_DIAG_FLAGS && (HYMO_GDN_DIAGMM || HYMO_GDN_DIAG8 ||
                                                     HYMO_GDN_DIAGMM_TRAIN || HYMO_GDN_DIAG8_TRAIN);
   static constexpr size_t o_fl = al(o_g1 + (GA ? 4 * 2 * C : 0));
-  // HYMO_GDN_TMA bit 2: two mbarriers (the b, c group and the v group)
+  // HYMO_GDN_TMA bit 2: two mbarriers (the b, c group and the v group); not in the plain pass at
+  // S or D = 64 (one CTA an SM), where it measured 6% slower (run 199)
+  static constexpr bool TMA = (HYMO_GDN_TMA & 2) && (TR || (S <= 32 && D <= 32));
   static constexpr size_t o_mb = al(o_fl + (DF ? 4 * 12 : 0));
-  static constexpr size_t bytes_out = al(o_mb + ((HYMO_GDN_TMA & 2) ? 16 : 0));
-  static_assert(!(HYMO_GDN_TMA & 2) || (o_c % 128 == 0 && o_b % 128 == 0 && o_v0 % 128 == 0 && o_v1 % 128 == 0),
+  static constexpr size_t bytes_out = al(o_mb + (TMA ? 16 : 0));
+  static_assert(!TMA || (o_c % 128 == 0 && o_b % 128 == 0 && o_v0 % 128 == 0 && o_v1 % 128 == 0),
                 "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
   // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
   // (HYMO_GDN_STATE_AHEAD): three b and v buffers, no high-part tile (it overwrites b)
@@ -780,7 +782,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   constexpr int R = P::R, NWT = NW * R, NTH = P::NTHO, DR = D / R, ND = DR / 8;
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
-  extern __shared__ __align__(16) char sm[];
+  HYMO_GDN_SMEM_DECL;
   bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
   bf16* sb = reinterpret_cast<bf16*>(sm + P::o_b);
   auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::o_v1 : P::o_v0)); };
@@ -859,19 +861,21 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // HYMO_GDN_TMA bit 2 (gdn.cuh): the same tiles by the TMA, a copy a tile by thread 0, each
   // group completing on its mbarrier (mb[0]: b and c; mb[1]: v); the segment's k-th chunk waits
   // for each one's k-th phase
-  constexpr bool TM = (HYMO_GDN_TMA & 2) != 0;
+  constexpr bool TM = P::TMA;
+  [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
 #if HYMO_GDN_TMA & 2
-  uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
-  tma_groups_init(mb);
+  if constexpr (TM) tma_groups_init(mb, sm);
 #endif
   auto fetch_bc = [&](int chn) {
 #if HYMO_GDN_TMA & 2
-    if (tid == 0) {
-      mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-      tma_load_3d(sb, &tm.b, HM::hS(h) * S, chn * C, bb, mb);
-      tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
+    if constexpr (TM) {
+      if (tid == 0) {
+        mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
+        tma_load_3d(sb, &tm.b, HM::hS(h) * S, chn * C, bb, mb);
+        tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
+      }
+      return;
     }
-    return;
 #endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
@@ -881,11 +885,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   };
   auto fetch_v = [&](int chn, bf16* dst) {
 #if HYMO_GDN_TMA & 2
-    if (tid == 0) {
-      mbar_expect_tx(mb + 1, 1u * C * LD * sizeof(bf16));
-      tma_load_3d(dst, &tm.v, HM::hD(h) * D, chn * C, bb, mb + 1);
+    if constexpr (TM) {
+      if (tid == 0) {
+        mbar_expect_tx(mb + 1, 1u * C * LD * sizeof(bf16));
+        tma_load_3d(dst, &tm.v, HM::hD(h) * D, chn * C, bb, mb + 1);
+      }
+      return;
     }
-    return;
 #endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
@@ -1802,13 +1808,27 @@ struct PlanA {
   static constexpr size_t o_qs = al(o_c1 + (AH ? 2 * C * LS : 0));  // Qs high, low
   static constexpr size_t o_do = al(o_qs + 2 * 2 * C * LS);  // dO high, low [C][LD]
   static constexpr size_t o_vec = al(o_do + 2 * 2 * C * LD); // g[C], G[C], A2[S], dw[D], wy[D]
-  static constexpr size_t bytes = al(o_vec + 4 * (2 * C + S + (ROWS ? 2 : 1) * D));
+  // HYMO_GDN_TMA bit 4: one mbarrier (o, v and c; adj_tma)
+  static constexpr size_t o_mb = al(o_vec + 4 * (2 * C + S + (ROWS ? 2 : 1) * D));
+  static constexpr size_t bytes = al(o_mb + ((HYMO_GDN_TMA & 4) ? 16 : 0));
+  static_assert(!(HYMO_GDN_TMA & 4) || (o_v % 128 == 0 && o_c % 128 == 0), "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
 };
+// HYMO_GDN_TMA bit 4: the adjoint pass's o, v and c tiles by the TMA, one mbarrier (not on the
+// split path's blocks, nor with HYMO_GDN_ADJ_AHEAD or HYMO_GDN_ADJ_EARLY, which wait on groups)
+template <class HM>
+__host__ __device__ constexpr bool adj_tma() {
+  return (HYMO_GDN_TMA & 4) && !HM::split && !HYMO_GDN_ADJ_AHEAD && !HYMO_GDN_ADJ_EARLY;
+}
+#if HYMO_GDN_TMA & 4
+#define HYMO_GDN_ADJ_MAPS , const __grid_constant__ TileMaps tm
+#else
+#define HYMO_GDN_ADJ_MAPS
+#endif
 
 template <int S, int D, int C, bool FUSED, class HM = HeadMap<>>
 __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB) ? HYMO_GDN_ADJ_MINB
                                        : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16 : 1)
-    adj_bf16_kernel(KParams p) {
+    adj_bf16_kernel(KParams p HYMO_GDN_ADJ_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkAdj));  // (HYMO_GDN_CLOCKS)
   using P = PlanA<S, D, C>;
   // HM::split (S or D = 128, gdn_impl.cuh run_bwd_split): one block of a head's state, the
@@ -1827,7 +1847,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
-  extern __shared__ __align__(16) char sm[];
+  HYMO_GDN_SMEM_DECL;
   float* so = reinterpret_cast<float*>(sm + P::o_o);
   bf16* sv = reinterpret_cast<bf16*>(sm + P::o_v);
   bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
@@ -1868,7 +1888,25 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   };
   auto rows = [&](int chn) { return min(C, p.T - chn * C); };
   auto tok = [&](int chn) { return size_t(bb) * p.T + size_t(chn) * C; };
+  // HYMO_GDN_TMA bit 4 (adj_tma): the same tiles by the TMA, a copy a tile by thread 0, on one
+  // mbarrier; the segment's k-th chunk waits for its k-th phase
+  constexpr bool TM = adj_tma<HM>();
+  [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
+#if HYMO_GDN_TMA & 4
+  if constexpr (TM) tma_groups_init(mb, sm, 1);
+#endif
   auto fetch = [&](int chn) {
+#if HYMO_GDN_TMA & 4
+    if constexpr (TM) {
+      if (tid == 0) {
+        mbar_expect_tx(mb, (LO ? 4u * C * P::FD : 0u) + (EPI ? 2u * C * LD : 0u) + 2u * C * LS);
+        if constexpr (LO) tma_load_3d(so, &tm.o, HM::hD(h) * D, chn * C, bb, mb);
+        if constexpr (EPI) tma_load_3d(sv, &tm.v, HM::hD(h) * D, chn * C, bb, mb);
+        tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
+      }
+      return;
+    }
+#endif
     const int nn = rows(chn);
     const size_t tk = tok(chn);
     if constexpr (LO) load_o(tk, nn, 0);
@@ -1975,10 +2013,15 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       if (ch + 1 < c1)
         gate_fetch<C>(graw, gate + (tok0 + C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 1) * C));
     }
-    if constexpr (AH)
+    if constexpr (TM) {
+#if HYMO_GDN_TMA & 4
+      mbar_wait(mb, (ch - c0) & 1);
+#endif
+    } else if constexpr (AH) {
       cp_async_wait_group<1>();
-    else
+    } else {
       cp_async_wait_all();
+    }
     __syncthreads();
     if ((HYMO_GDN_L2PF & 2) && D == 32 && ch + 1 < c1) {  // chunk ch + 1's tiles and dy, z into L2
       const size_t tk = tok(ch + 1);

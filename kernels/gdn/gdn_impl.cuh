@@ -103,11 +103,12 @@ KParams split_params(const KParams& p) {
 }
 
 #if HYMO_GDN_TMA
-// HYMO_GDN_TMA (gdn.cuh): the map of a BF16 tensor [B][T][W] (W = heads x width) whose boxes are
+// HYMO_GDN_TMA (gdn.cuh): the map of a BF16 (f32: FP32) tensor [B][T][W] (W = heads x width) whose boxes are
 // `box` columns by C tokens (one batch row); columns past W and tokens past T read as zeros
 // (the entering states [B H NC][S][2 D] are such a tensor too: S rows, one box a tile).
 // cuTensorMapEncodeTiled comes from the driver through the runtime (no libcuda link).
-inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int T, int W, int box, int C) {
+inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int T, int W, int box, int C,
+                                   bool f32 = false) {
   using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                               const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                               CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
@@ -122,10 +123,11 @@ inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int 
   }();
   if (!encode) return cudaErrorSymbolNotFound;
   const cuuint64_t dims[3] = {cuuint64_t(W), cuuint64_t(T), cuuint64_t(B)};
-  const cuuint64_t strides[2] = {cuuint64_t(W) * 2, cuuint64_t(W) * T * 2};  // bytes, dims 1 and 2
+  const cuuint64_t es = f32 ? 4 : 2;
+  const cuuint64_t strides[2] = {cuuint64_t(W) * es, cuuint64_t(W) * T * es};  // bytes, dims 1 and 2
   const cuuint32_t boxd[3] = {cuuint32_t(box), cuuint32_t(C), 1u};
   const cuuint32_t estr[3] = {1u, 1u, 1u};
-  const CUresult r = encode(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides, boxd,
+  const CUresult r = encode(m, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides, boxd,
                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
@@ -153,13 +155,38 @@ cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
   auto k = out_bf16_kernel<S, D, C, FUSED, TRAIN, HM>;
   HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
 #if HYMO_GDN_TMA & 2
-  TileMaps tm;
-  HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
-  HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
-  HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, PF::LD, C));
-  return launch_bh_maps(k, p, PF::NTHO, PF::bytes_out, st, true, tm);
+  if constexpr (!PF::TMA) {
+    return launch_bh_maps(k, p, PF::NTHO, PF::bytes_out, st, true, TileMaps{});  // (unused)
+  } else {
+    TileMaps tm;
+    HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
+    HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
+    HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, PF::LD, C));
+    return launch_bh_maps(k, p, PF::NTHO, PF::bytes_out, st, true, tm);
+  }
 #else
   return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
+#endif
+}
+
+// The adjoint pass (the staged backward's first) over p's heads.
+template <int S, int D, int C, bool FUSED, class HM>
+cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
+  using PA = PlanA<S, D, C>;
+  auto a = adj_bf16_kernel<S, D, C, FUSED, HM>;
+  HYMO_GDN_TRY(set_smem(a, PA::bytes));
+#if HYMO_GDN_TMA & 4
+  TileMaps tm{};
+  if constexpr (adj_tma<HM>()) {
+    if constexpr (FUSED) {  // (the o tile and v: adj_bf16_kernel's LO and EPI)
+      HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, HM::HD(p.H) * D, PA::FD, C, true));
+      HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, PA::LD, C));
+    }
+    HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, PA::LS, C));
+  }
+  return launch_bh_maps(a, p, PA::NTH, PA::bytes, st, follows, tm);
+#else
+  return launch_bh(a, p, PA::NTH, PA::bytes, st, follows);
 #endif
 }
 
@@ -245,10 +272,7 @@ cudaError_t run_bwd_split(const KParams& p, bool recompute, cudaStream_t st) {
   q.dc = p.sp_dc;
   q.db = p.sp_db;
   q.dgate = p.sp_dg;
-  using PA = PlanA<S2, D2, C>;
-  auto a = adj_bf16_kernel<S2, D2, C, FUSED, HM>;
-  HYMO_GDN_TRY(set_smem(a, PA::bytes));
-  HYMO_GDN_TRY(launch_bh(a, q, PA::NTH, PA::bytes, st, true));
+  HYMO_GDN_TRY((run_adj_pass<S2, D2, C, FUSED, HM>(q, st, true)));
   using P = Plan<bf16, S2, D2, C>;
   auto b3 = seg_bwd_kernel<bf16, S2, D2, C, FUSED, HM>;
   HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
@@ -270,10 +294,7 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
       q.out = nullptr;
       HYMO_GDN_TRY((run_fwd<Tin, S, D, FUSED>(q, true, st)));
     }
-    using PA = PlanA<S, D, C>;
-    auto a = adj_bf16_kernel<S, D, C, FUSED>;
-    HYMO_GDN_TRY(set_smem(a, PA::bytes));
-    HYMO_GDN_TRY(launch_bh(a, p, PA::NTH, PA::bytes, st, recompute));
+    HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>>(p, st, recompute)));
   } else {
     if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
     auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
