@@ -20,7 +20,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #ifndef HYMO_GDN_TMA  // (the switch: see tma_load_3d below)
-#define HYMO_GDN_TMA 0
+#define HYMO_GDN_TMA 3
 #endif
 #if HYMO_GDN_TMA
 #include <cuda.h>  // CUtensorMap
@@ -1415,18 +1415,22 @@ __device__ __forceinline__ void prefetch_rows_l2(const T* src, size_t tok_stride
   }
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-// HYMO_GDN_TMA (session 35): bit 1, the staged backward main kernel (b, c, v, dO and the entering
-// states), bit 2, the output passes (plain and training: b, c and v) fetch their tiles with the tensor memory accelerator: one cp.async.bulk.tensor a tile (a box of L columns by
-// C token rows of a [B][T][heads x width] tensor, TileMaps, encoded on the host: encode_tile_map),
-// by one thread, completing on an mbarrier a fetch group, instead of 16-byte cp.async pieces by
-// every thread. A box row is the tile's padded smem row (L = width + 8 columns: the 8 past the
+// HYMO_GDN_TMA (session 35; default 3 since run 200): the kernels fetch their tiles with the
+// tensor memory accelerator: one cp.async.bulk.tensor a tile (a box of L columns by C token rows
+// of a [B][T][heads x width] tensor; TileMaps, encoded on the host by encode_tile_map), issued by
+// one thread, completing on an mbarrier a fetch group, instead of 16-byte cp.async pieces by every
+// thread. A box row lands as the tile's padded smem row (L = width + 8 columns: the 8 past the
 // head's width are the next head's, or zeros past the last head, and no code reads them); rows
-// past the sequence's end come as zeros (out of the tensor's bounds). Run 194's profiles: the
-// cp.async copies are 57-80% of each kernel's excess shared-memory wavefronts. Session 34's
+// past the sequence's end come as zeros (out of the tensor's bounds).
+//   bit 1: the staged backward main kernel (b, c; v, dO and the entering states);
+//   bit 2: the output passes (b, c; v), but the plain pass at S or D = 64 (PlanF::TMA);
+//   bit 4: the adjoint pass (o, v, c on one mbarrier; adj_tma): measured no better (run 200), off.
+// Run 194's profiles: the cp.async copies were 57-80% of each kernel's excess shared-memory
+// wavefronts (a wavefront a 32-byte sector as it lands). Run 199 (bits 1 and 2, A/B at the
+// default shape): forward -3.9%, training forward -1.9%, forward + backward -1.6%; run 200 again
+// -2.4 / -1.3 / -1.1%, and H = 64 -3.0 / -1.2 / -1.7%, D = 16 +0.3 / -1.0 / -1.5%. Session 34's
 // HYMO_GDN_BULK (a cp.async.bulk a 64-byte row) did this row by row and was 21% slower (run 198).
-#ifndef HYMO_GDN_TMA
-#define HYMO_GDN_TMA 0
-#endif
+// -DHYMO_GDN_TMA=0 restores the cp.async fetches.
 // the staged kernels' dynamic shared memory, sm (128-byte aligned with the TMA: its tiles)
 #if HYMO_GDN_TMA
 #define HYMO_GDN_SMEM_DECL          \

@@ -1,6 +1,7 @@
 // Launch sequences of the GDN kernels for one (dtype, S, D, fused) variant.
 #pragma once
 #include <algorithm>
+#include <cstdio>
 #include "gdn.cuh"
 #include "gdn_bwd_bf16.cuh"
 #include "gdn_split.cuh"
@@ -121,7 +122,11 @@ inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int 
       f = nullptr;
     return reinterpret_cast<Encode>(f);
   }();
-  if (!encode) return cudaErrorSymbolNotFound;
+  if (!encode) {
+    std::fprintf(stderr, "hymo gdn: the driver has no cuTensorMapEncodeTiled (the TMA tile fetches need it;"
+                         " build with -DHYMO_GDN_TMA=0 for the cp.async ones)\n");
+    return cudaErrorSymbolNotFound;
+  }
   const cuuint64_t dims[3] = {cuuint64_t(W), cuuint64_t(T), cuuint64_t(B)};
   const cuuint64_t es = f32 ? 4 : 2;
   const cuuint64_t strides[2] = {cuuint64_t(W) * es, cuuint64_t(W) * T * es};  // bytes, dims 1 and 2
@@ -130,7 +135,14 @@ inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int 
   const CUresult r = encode(m, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides, boxd,
                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr,
+                 "hymo gdn: cuTensorMapEncodeTiled failed (CUresult %d) for a [%d][%d][%d] %s tensor at %p, boxes of"
+                 " %d x %d (the TMA needs a 16-byte aligned base and rows of a multiple of 16 bytes)\n",
+                 int(r), B, T, W, f32 ? "FP32" : "BF16", base, box, C);
+    return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
 }
 // launch_bh with the tile maps as the kernel's second parameter
 template <typename K>
