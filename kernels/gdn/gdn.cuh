@@ -1424,13 +1424,23 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 // past the sequence's end come as zeros (out of the tensor's bounds).
 //   bit 1: the staged backward main kernel (b, c; v, dO and the entering states);
 //   bit 2: the output passes (b, c; v), but the plain pass at S or D = 64 (PlanF::TMA);
-//   bit 4: the adjoint pass (o, v, c on one mbarrier; adj_tma): measured no better (run 200), off.
+//   bit 4: the adjoint pass (o, v, c on one mbarrier; adj_tma): measured no better (run 200), off;
+//   bit 8: the state pass (b, v; an mbarrier a buffer pair; not with HYMO_GDN_STATE_AHEAD):
+//   written in session 35, not yet measured, off.
 // Run 194's profiles: the cp.async copies were 57-80% of each kernel's excess shared-memory
 // wavefronts (a wavefront a 32-byte sector as it lands). Run 199 (bits 1 and 2, A/B at the
 // default shape): forward -3.9%, training forward -1.9%, forward + backward -1.6%; run 200 again
 // -2.4 / -1.3 / -1.1%, and H = 64 -3.0 / -1.2 / -1.7%, D = 16 +0.3 / -1.0 / -1.5%. Session 34's
 // HYMO_GDN_BULK (a cp.async.bulk a 64-byte row) did this row by row and was 21% slower (run 198).
 // -DHYMO_GDN_TMA=0 restores the cp.async fetches.
+// the state pass's maps, when it has them (segment_local_state: a null pointer otherwise)
+#if HYMO_GDN_TMA
+struct TileMaps;
+using TileMapsArg = const TileMaps*;
+#else
+using TileMapsArg = const void*;
+#endif
+#define HYMO_GDN_TMA_STATE ((HYMO_GDN_TMA & 8) != 0)
 // the staged kernels' dynamic shared memory, sm (128-byte aligned with the TMA: its tiles)
 #if HYMO_GDN_TMA
 #define HYMO_GDN_SMEM_DECL          \

@@ -261,7 +261,12 @@ struct PlanF {
   static constexpr size_t s_kh = al(s_v2 + (SA ? 2 * C * LD : 0));
   static constexpr size_t s_kl = al(s_kh + (SA || SR ? 0 : 2 * C * LS));
   static constexpr size_t s_vec = al(s_kl + (SR ? 0 : 2 * C * LS));  // g[C], G[C], A2[S] (SR: g1[C], G1[C])
-  static constexpr size_t bytes_state = al(s_vec + 4 * (2 * C + S + (SR ? 2 * C : 0)));
+  // HYMO_GDN_TMA bit 8 (not with SA): an mbarrier a b, v buffer pair
+  static constexpr bool TMA_S = (HYMO_GDN_TMA & 8) && !SA;
+  static constexpr size_t s_mb = al(s_vec + 4 * (2 * C + S + (SR ? 2 * C : 0)));
+  static constexpr size_t bytes_state = al(s_mb + (TMA_S ? 16 : 0));
+  static_assert(!TMA_S || (s_b1 % 128 == 0 && s_v0 % 128 == 0 && s_v1 % 128 == 0),
+                "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
 };
 
 // HYMO_GDN_STATE_KSPLIT (session 15; default on since run 93, 0 turns it off): the state
@@ -509,7 +514,8 @@ template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
-    int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr HYMO_GDN_CLK(, const Clk* clk = nullptr)) {
+    int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr, [[maybe_unused]] const TileMapsArg tmp = nullptr,
+    [[maybe_unused]] uint64_t* mb = nullptr HYMO_GDN_CLK(, const Clk* clk = nullptr)) {
   static_assert(AHEAD == 1 || (AHEAD == 2 && NWT >= 2), "AHEAD 1, or 2 with two warps");
   static_assert(!KS || (KREG && AI == 1 && AN == D / 8 && NWT % (S / 16) == 0 && C % (16 * NWT / (S / 16)) == 0),
                 "KS: KREG, acc [1][D / 8][4], the warps split evenly over row tiles and tokens");
@@ -520,7 +526,20 @@ __device__ __forceinline__ float segment_local_state(
   const size_t tsD = size_t(HMT::HD(p.H)) * D, tsS = size_t(HMT::HS(p.H)) * S, tsG = HMT::HG(p.H);
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   float* const g0 = g;
+  // HYMO_GDN_TMA bit 8 (tmp given; AHEAD = 1): the b and v tiles by the TMA, buffer pair k's on
+  // mbarrier mb[k], whose j-th phase is the j-th chunk walked into that pair
+  [[maybe_unused]] const bool tma = HYMO_GDN_TMA_STATE && AHEAD == 1 && tmp != nullptr;
   auto fetch = [&](int chn, int buf) {
+#if HYMO_GDN_TMA & 8
+    if (tma) {
+      if (tid == 0) {
+        mbar_expect_tx(mb + buf, 2u * C * (LS + LD));
+        tma_load_3d(bbuf(buf), &tmp->b, HMT::hS(h) * S, chn * C, bb, mb + buf);
+        tma_load_3d(vbuf(buf), &tmp->v, HMT::hD(h) * D, chn * C, bb, mb + buf);
+      }
+      return;
+    }
+#endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
     load_rows_async<bf16, S, C, NTH>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * HMT::HS(p.H) + HMT::hS(h)) * S, tsS, nn);
@@ -561,7 +580,11 @@ __device__ __forceinline__ float segment_local_state(
       if (has(ch, 1)) cp_async_wait_group<1>();
       else cp_async_wait_all();
     } else {
-      cp_async_wait_all();
+#if HYMO_GDN_TMA & 8
+      if (tma) mbar_wait(mb + cur, (k >> 1) & 1);
+      else
+#endif
+        cp_async_wait_all();
     }
     __syncthreads();
     // every warp is done with the chunk walked before ch: its buffers take chunk nxt(ch, AHEAD)
@@ -617,8 +640,13 @@ __device__ __forceinline__ float segment_local_state(
 // State pass: the local end state of each segment (from a zero state), and the
 // segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
 // PK (HYMO_GDN_PK2, for the plain forward only): the keys as BF16 only (state_update_regkeys).
+#if HYMO_GDN_TMA & 8
+#define HYMO_GDN_STATE_MAPS , const __grid_constant__ TileMaps tm
+#else
+#define HYMO_GDN_STATE_MAPS
+#endif
 template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false>
-__global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
+__global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
   // its end state rather than its top
@@ -626,7 +654,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
   HYMO_GDN_CLK(clk.waited());
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
-  extern __shared__ __align__(16) char sm[];
+  HYMO_GDN_SMEM_DECL;
   // buffer k of b and v (selects, not arrays: no local memory)
   auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (P::SA && k == 2 ? P::s_b2 : k ? P::s_b1 : P::s_b0)); };
   auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (P::SA && k == 2 ? P::s_v2 : k ? P::s_v1 : P::s_v0)); };
@@ -654,10 +682,20 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p) {
 #pragma unroll
   for (int it = 0; it < AI; ++it) zero(acc[it]);
   float gseg = 0.f;
+  // HYMO_GDN_TMA bit 8: the tiles by the TMA (segment_local_state), an mbarrier a buffer pair
+  [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::s_mb);
+  [[maybe_unused]] TileMapsArg tmp = nullptr;
+#if HYMO_GDN_TMA & 8
+  if constexpr (P::TMA_S) {
+    tma_groups_init(mb, sm);
+    tmp = &tm;
+  }
+#endif
   if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
                                decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR>(
-        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr HYMO_GDN_CLK(, &clk));
+        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr, tmp,
+        mb HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;

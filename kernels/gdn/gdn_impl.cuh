@@ -215,7 +215,16 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     using PF = PlanF<S, D, C>;
     auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
+#if HYMO_GDN_TMA & 8
+    TileMaps tm{};
+    if constexpr (PF::TMA_S) {
+      HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
+      HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, PF::LD, C));
+    }
+    HYMO_GDN_TRY(launch_bh_maps(k, p, PF::NTH, PF::bytes_state, st, false, tm));
+#else
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
+#endif
   }
   if constexpr (seg_scan_fwd(S, D))
     HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, (S * D + 127) / 128));
