@@ -144,6 +144,14 @@ inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int 
   }
   return cudaSuccess;
 }
+// the b, c and v maps of p's heads (HM: the split path's blocks of them), boxes of LS and LD
+// columns by C tokens
+template <int S, int D, class HM>
+cudaError_t encode_bcv(TileMaps& tm, const KParams& p, int LS, int LD, int C) {
+  HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, LS, C));
+  HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, LS, C));
+  return encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, LD, C);
+}
 // launch_bh with the tile maps as the kernel's second parameter
 template <typename K>
 cudaError_t launch_bh_maps(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows,
@@ -171,9 +179,7 @@ cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
     return launch_bh_maps(k, p, PF::NTHO, PF::bytes_out, st, true, TileMaps{});  // (unused)
   } else {
     TileMaps tm;
-    HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
-    HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
-    HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, PF::LD, C));
+    HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PF::LS, PF::LD, C)));
     return launch_bh_maps(k, p, PF::NTHO, PF::bytes_out, st, true, tm);
   }
 #else
@@ -190,11 +196,9 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
 #if HYMO_GDN_TMA & 4
   TileMaps tm{};
   if constexpr (adj_tma<HM>()) {
-    if constexpr (FUSED) {  // (the o tile and v: adj_bf16_kernel's LO and EPI)
+    HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PA::LS, PA::LD, C)));
+    if constexpr (FUSED)  // (the o tile: adj_bf16_kernel's LO)
       HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, HM::HD(p.H) * D, PA::FD, C, true));
-      HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, PA::LD, C));
-    }
-    HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, PA::LS, C));
   }
   return launch_bh_maps(a, p, PA::NTH, PA::bytes, st, follows, tm);
 #else
@@ -217,10 +221,7 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
-    if constexpr (PF::TMA_S) {
-      HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, PF::LS, C));
-      HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, PF::LD, C));
-    }
+    if constexpr (PF::TMA_S) HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PF::LS, PF::LD, C)));
     HYMO_GDN_TRY(launch_bh_maps(k, p, PF::NTH, PF::bytes_state, st, false, tm));
 #else
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
@@ -330,9 +331,7 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
 #if HYMO_GDN_TMA & 1
     TileMaps tm;
-    HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, p.H * S, PB::LS, C));
-    HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, p.H * S, PB::LS, C));
-    HYMO_GDN_TRY(encode_tile_map(&tm.v, p.v, p.B, p.T, p.H * D, PB::LD, C));
+    HYMO_GDN_TRY((encode_bcv<S, D, HeadMap<>>(tm, p, PB::LS, PB::LD, C)));
     HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, p.H * 2 * D, PB::LD, C));  // (BF16 high, low)
     HYMO_GDN_TRY(encode_tile_map(&tm.h0, p.h0buf, p.B * p.H * p.NC, S, 2 * D, PB::LD, S));
     HYMO_GDN_TRY(launch_bh_maps(b3, p, PB::NTH, PB::bytes, st, true, tm));
