@@ -104,6 +104,11 @@ KParams split_params(const KParams& p) {
 }
 
 #if HYMO_GDN_TMA
+// HYMO_GDN_TMA_L2: the maps' L2 promotion (cuda.h's CUtensorMapL2promotion: 0 none, 1 64 B, 2
+// 128 B, the default, 3 256 B; not yet compared on the device)
+#ifndef HYMO_GDN_TMA_L2
+#define HYMO_GDN_TMA_L2 2
+#endif
 // HYMO_GDN_TMA (gdn.cuh): the map of a BF16 (f32: FP32) tensor [B][T][W] (W = heads x width) whose boxes are
 // `box` columns by C tokens (one batch row); columns past W and tokens past T read as zeros
 // (the entering states [B H NC][S][2 D] are such a tensor too: S rows, one box a tile).
@@ -134,7 +139,7 @@ inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int 
   const cuuint32_t estr[3] = {1u, 1u, 1u};
   const CUresult r = encode(m, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides, boxd,
                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            CUtensorMapL2promotion(HYMO_GDN_TMA_L2), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::fprintf(stderr,
                  "hymo gdn: cuTensorMapEncodeTiled failed (CUresult %d) for a [%d][%d][%d] %s tensor at %p, boxes of"
