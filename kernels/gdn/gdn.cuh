@@ -1440,7 +1440,6 @@ using TileMapsArg = const TileMaps*;
 #else
 using TileMapsArg = const void*;
 #endif
-#define HYMO_GDN_TMA_STATE ((HYMO_GDN_TMA & 8) != 0)
 // the staged kernels' dynamic shared memory, sm (128-byte aligned with the TMA: its tiles)
 #if HYMO_GDN_TMA
 #define HYMO_GDN_SMEM_DECL          \

@@ -526,12 +526,13 @@ __device__ __forceinline__ float segment_local_state(
   const size_t tsD = size_t(HMT::HD(p.H)) * D, tsS = size_t(HMT::HS(p.H)) * S, tsG = HMT::HG(p.H);
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   float* const g0 = g;
-  // HYMO_GDN_TMA bit 8 (tmp given; AHEAD = 1): the b and v tiles by the TMA, buffer pair k's on
-  // mbarrier mb[k], whose j-th phase is the j-th chunk walked into that pair
-  [[maybe_unused]] const bool tma = HYMO_GDN_TMA_STATE && AHEAD == 1 && tmp != nullptr;
+  // HYMO_GDN_TMA bit 8 (AHEAD = 1, PlanF::TMA_S; the caller passes tmp and mb): the b and v tiles
+  // by the TMA, buffer pair k's on mbarrier mb[k], whose j-th phase is the j-th chunk walked into
+  // that pair
+  constexpr bool tma = (HYMO_GDN_TMA & 8) != 0 && AHEAD == 1;
   auto fetch = [&](int chn, int buf) {
 #if HYMO_GDN_TMA & 8
-    if (tma) {
+    if constexpr (tma) {
       if (tid == 0) {
         mbar_expect_tx(mb + buf, 2u * C * (LS + LD));
         tma_load_3d(bbuf(buf), &tmp->b, HMT::hS(h) * S, chn * C, bb, mb + buf);
@@ -580,11 +581,13 @@ __device__ __forceinline__ float segment_local_state(
       if (has(ch, 1)) cp_async_wait_group<1>();
       else cp_async_wait_all();
     } else {
+      if constexpr (tma) {
 #if HYMO_GDN_TMA & 8
-      if (tma) mbar_wait(mb + cur, (k >> 1) & 1);
-      else
+        mbar_wait(mb + cur, (k >> 1) & 1);
 #endif
+      } else {
         cp_async_wait_all();
+      }
     }
     __syncthreads();
     // every warp is done with the chunk walked before ch: its buffers take chunk nxt(ch, AHEAD)

@@ -61,17 +61,18 @@ int grid_slice();
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
 // that start at p.bh0 (each slice after the first follows the one before). With
 // HYMO_GDN_SEG_TAIL a segment grid is ((b, h), segment) instead (cta_seg, cta_bh in gdn.cuh:
-// the CTAs launch rank-major); the slices stay as they are.
-template <typename K>
+// the CTAs launch rank-major); the slices stay as they are. extra: the kernel's parameters
+// after p (HYMO_GDN_TMA's tile maps).
+template <typename K, typename... X>
 cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows,
-                      int gridx = 0) {
+                      int gridx = 0, const X&... extra) {
   const int slice = grid_slice();
   const int BH = p.B * p.H;
   for (int bh0 = 0; bh0 < BH; bh0 += slice) {
     p.bh0 = bh0;
     const int nbh = std::min(slice, BH - bh0);
     const dim3 grid = gridx > 0 ? dim3(gridx, nbh) : HYMO_GDN_SEG_TAIL ? dim3(nbh, p.NSEG) : dim3(p.NSEG, nbh);
-    HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bh0 > 0, p));
+    HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bh0 > 0, p, extra...));
   }
   return cudaSuccess;
 }
@@ -157,20 +158,6 @@ cudaError_t encode_bcv(TileMaps& tm, const KParams& p, int LS, int LD, int C) {
   HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, LS, C));
   return encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, LD, C);
 }
-// launch_bh with the tile maps as the kernel's second parameter
-template <typename K>
-cudaError_t launch_bh_maps(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows,
-                           const TileMaps& tm) {
-  const int slice = grid_slice();
-  const int BH = p.B * p.H;
-  for (int bh0 = 0; bh0 < BH; bh0 += slice) {
-    p.bh0 = bh0;
-    const int nbh = std::min(slice, BH - bh0);
-    const dim3 grid = HYMO_GDN_SEG_TAIL ? dim3(nbh, p.NSEG) : dim3(p.NSEG, nbh);
-    HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bh0 > 0, p, tm));
-  }
-  return cudaSuccess;
-}
 #endif
 
 // The output pass of the staged BF16 forward (TRAIN: the training pass) over p's heads.
@@ -181,11 +168,11 @@ cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
   HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
 #if HYMO_GDN_TMA & 2
   if constexpr (!PF::TMA) {
-    return launch_bh_maps(k, p, PF::NTHO, PF::bytes_out, st, true, TileMaps{});  // (unused)
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true, 0, TileMaps{});  // (unused)
   } else {
     TileMaps tm;
     HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PF::LS, PF::LD, C)));
-    return launch_bh_maps(k, p, PF::NTHO, PF::bytes_out, st, true, tm);
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true, 0, tm);
   }
 #else
   return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
@@ -205,7 +192,7 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
     if constexpr (FUSED)  // (the o tile: adj_bf16_kernel's LO)
       HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, HM::HD(p.H) * D, PA::FD, C, true));
   }
-  return launch_bh_maps(a, p, PA::NTH, PA::bytes, st, follows, tm);
+  return launch_bh(a, p, PA::NTH, PA::bytes, st, follows, 0, tm);
 #else
   return launch_bh(a, p, PA::NTH, PA::bytes, st, follows);
 #endif
@@ -227,7 +214,7 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
     if constexpr (PF::TMA_S) HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PF::LS, PF::LD, C)));
-    HYMO_GDN_TRY(launch_bh_maps(k, p, PF::NTH, PF::bytes_state, st, false, tm));
+    HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false, 0, tm));
 #else
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
@@ -339,7 +326,7 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY((encode_bcv<S, D, HeadMap<>>(tm, p, PB::LS, PB::LD, C)));
     HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, p.H * 2 * D, PB::LD, C));  // (BF16 high, low)
     HYMO_GDN_TRY(encode_tile_map(&tm.h0, p.h0buf, p.B * p.H * p.NC, S, 2 * D, PB::LD, S));
-    HYMO_GDN_TRY(launch_bh_maps(b3, p, PB::NTH, PB::bytes, st, true, tm));
+    HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true, 0, tm));
 #else
     HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true));
 #endif
