@@ -2124,6 +2124,13 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   }
 }
 
+// Row t of an FP32 dc or db tile of row stride fs starts at dcb_row<SK>(t, fs): with SK
+// (HYMO_GDN_DCB), the rows whose index has bit 2 set are 4 floats further on (fs >= S + 8)
+template <bool SK>
+__device__ __forceinline__ int dcb_row(int t, int fs) {
+  return t * fs + (SK ? (t & 4) : 0);
+}
+
 // The decay-gradient tails' common ends (chunk_decay_grads here, and
 // chunk_decay_grads_scan of the staged backward): dc and db written out, sdc turned
 // into q = c dc - b db (8 consecutive s a thread) ...
@@ -2132,16 +2139,23 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
 // tau = t terms, which cancel exactly in q; dc and db are written with dPd[t (FC + 1)] b_t and
 // ... c_t added back: FC + 1 is dPd's row stride plus one, the diagonal's step.)
 // (F32OUT: dc and db in FP32, the split backward's parts, gdn_impl.cuh run_bwd_split.)
-template <typename Tin, int S, int C, int NTH, int FS, int LS, bool WQ = true, bool F32OUT = false>
+// (SK, HYMO_GDN_DCB in gdn_bwd_bf16.cuh: the tiles' rows at dcb_row<true>, and a quarter-warp
+// takes rows t and t + 4, not t and t + 1: BF16 rows of c and b 80 bytes apart share a bank
+// between consecutive rows, not between rows 4 apart; the skew puts rows t and t + 4 of dc and
+// db on opposite 16-byte bank groups.)
+template <typename Tin, int S, int C, int NTH, int FS, int LS, bool WQ = true, bool F32OUT = false,
+          bool SK = false>
 __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc, const float* sdb,
                                                    const Tin* sc, const Tin* sb, int n, size_t tok0,
                                                    int h, const float* dPd = nullptr, int FC = 0) {
+  static_assert(!SK || (S == 32 && C % 8 == 0 && NTH % 32 == 0), "SK: four lanes a row, eight rows a warp");
   const int tid = threadIdx.x;
   for (int i = tid; i < C * (S / 8); i += NTH) {
-    const int t = i / (S / 8), s0 = (i % (S / 8)) * 8;
+    const int t = SK ? (i >> 5) * 8 + ((i >> 3) & 3) + ((i >> 2) & 1) * 4 : i / (S / 8),
+              s0 = (i % (S / 8)) * 8;
     float dcv[8], dbv[8], cv[8], bv[8];
-    ld8(sdc + t * FS + s0, dcv);
-    ld8(sdb + t * FS + s0, dbv);
+    ld8(sdc + dcb_row<SK>(t, FS) + s0, dcv);
+    ld8(sdb + dcb_row<SK>(t, FS) + s0, dbv);
     if (WQ || dPd) {
       ld8(sc + t * LS + s0, cv);
       ld8(sb + t * LS + s0, bv);
@@ -2201,8 +2215,8 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
         else
           q[e] = cv[e] * dcv[e] - bv[e] * dbv[e];
       }
-      *reinterpret_cast<float4*>(sdc + t * FS + s0) = make_float4(q[0], q[1], q[2], q[3]);
-      *reinterpret_cast<float4*>(sdc + t * FS + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
+      *reinterpret_cast<float4*>(sdc + dcb_row<SK>(t, FS) + s0) = make_float4(q[0], q[1], q[2], q[3]);
+      *reinterpret_cast<float4*>(sdc + dcb_row<SK>(t, FS) + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
     }
   }
 }

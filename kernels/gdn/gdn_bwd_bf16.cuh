@@ -75,6 +75,18 @@
 #ifndef HYMO_GDN_PD24  // (PlanB::LTP; default 1 since run 195)
 #define HYMO_GDN_PD24 1
 #endif
+// HYMO_GDN_DCB (session 36; 0 turns it off): the dc and db tiles without bank conflicts (run 202:
+// 1.38 M of the backward main kernel's 1.44 M excess shared-memory wavefronts were theirs). The
+// tiles' rows are S + 8 floats apart (PlanB::FSD; S + 4 before), and a row whose index has bit 2
+// set starts 4 floats further on (dcb_row in gdn.cuh). The products' float2 stores in the mma
+// layout (a half-warp's four rows) then fill the 32 banks once where rows 36 floats apart
+// shared half of them; the tail (chunk_store_dcdb_q) gives a quarter-warp rows t and t + 4,
+// whose c and b rows (80 bytes apart a row) no longer share a bank, and whose dc and db rows
+// the skew keeps apart. S = 32 only (the tail's four lanes a row); 1 KB more shared memory.
+#ifndef HYMO_GDN_DCB
+#define HYMO_GDN_DCB 0
+#endif
+static_assert(!HYMO_GDN_DCB || HYMO_GDN_DG_WARP, "HYMO_GDN_DCB: the tail of HYMO_GDN_DG_WARP");
 // Removed in session 34 (notes/gdn-measurements.md, runs 190-192): HYMO_GDN_PSAVE (the training
 // forward leaves P^T's blocks for dv, commit 197aa0b: the key warps' instructions -18%, the
 // kernel no faster, the training forward +3.2%) and HYMO_GDN_BWD_OFFB (one of the three
@@ -152,6 +164,8 @@ namespace hymo::gdn::dev {
 template <int S, int D, int C>
 struct PlanB {
   static constexpr int LS = S + 8, LD = D + 8, FS = S + 4;  // BF16 / float strides
+  static constexpr bool SK = HYMO_GDN_DCB && S == 32;       // (HYMO_GDN_DCB)
+  static constexpr int FSD = SK ? S + 8 : FS;               // the dc and db tiles' row stride
   static constexpr int NW = C / 16, NTH = 64 * NW;  // two warps a row block
   static constexpr int NPAIR = NW * (NW + 1) / 2;  // block pairs j < i <= NW
   static constexpr int LT = 17;                     // stride of the per-warp 16x16 tiles
@@ -174,10 +188,10 @@ struct PlanB {
   static constexpr size_t o_a = al(o_mid + 2 * 2 * C * LS);   // per-step decays, FP32 [C][FS]
   static constexpr size_t o_dpd = al(o_a + 4 * C * FS);  // per warp: dP (or dP^T) diagonal block [16][LT]
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
-  static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LTP);  // dc, db FP32 [C][FS] each
+  static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LTP);  // dc, db FP32 [C][FSD] each
   // HYMO_GDN_BWD_KLAST: keys referenced to the chunk end, BF16 [C][LS] (else no bytes)
   static constexpr bool KL = HYMO_GDN_BWD_KLAST && S <= 32 && D <= 32;
-  static constexpr size_t o_kl = al(o_dcb + 2 * 4 * C * FS);
+  static constexpr size_t o_kl = al(o_dcb + 2 * 4 * C * FSD);
   static constexpr size_t o_vec = al(o_kl + (KL ? 2 * C * LS : 0));
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
   // (+ HYMO_GDN_DIAG_FLAGS_BWD with a diagonal-block switch: two buffers of 4 flags, amax2)
@@ -408,7 +422,7 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
 // ddt_bias partial accumulate in registers over the segment's chunks and are reduced
 // once at its end, in a fixed order (the default tail adds ddt_bias with a shared
 // atomicAdd a warp and chunk).
-template <int S, int C, int NTH, int FS, int LS, bool FUSED, class BCDead>
+template <int S, int C, int NTH, int FS, int LS, bool FUSED, bool SK, class BCDead>
 __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* sdc, const float* sdb,
                                                        const bf16* sc, const bf16* sb,
                                                        const float* rbend, float* gs, const float* g,
@@ -423,7 +437,7 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
   // tiles as the products left them (complete since the CTA barrier before this tail):
   // no barrier between writing q and reading it back; dc and db go out as before
   constexpr bool QREG = HYMO_GDN_DG_WARP == 2;
-  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, !QREG>(p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0);
+  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, !QREG, false, SK>(p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0);
   if constexpr (!QREG) {
     __syncthreads();
     bc_dead();  // sc and sb are not read below
@@ -435,9 +449,9 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
 #pragma unroll
     for (int k = 0; k < TG; ++k) {
       const int t = tb + k;
-      q[k] = QREG ? __bfloat162float(sc[t * LS + s]) * sdc[t * FS + s] -
-                        __bfloat162float(sb[t * LS + s]) * sdb[t * FS + s]
-                  : sdc[t * FS + s];
+      const int ts = dcb_row<SK>(t, FS) + s;
+      q[k] = QREG ? __bfloat162float(sc[t * LS + s]) * sdc[ts] - __bfloat162float(sb[t * LS + s]) * sdb[ts]
+                  : sdc[ts];
       x += q[k];
     }
     gs[gg * S + s] = x;
@@ -545,6 +559,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     pdl_launch_dependents();  // pdl_wait() below, once the first chunk's b and c are in flight
   using P = PlanB<S, D, C>;
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FS = P::FS, NTH = P::NTH, LT = P::LT;
+  constexpr int FSD = P::FSD;      // the dc and db tiles' row stride
+  constexpr bool SK = P::SK;       // (HYMO_GDN_DCB) their rows skewed: dcb_row
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   constexpr int NS = S / 8, ND = D / 8;
@@ -560,7 +576,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   bf16* mid = reinterpret_cast<bf16*>(sm + P::o_mid);
   [[maybe_unused]] bf16* klt = reinterpret_cast<bf16*>(sm + P::o_kl);  // (P::KL)
   float* sdc = reinterpret_cast<float*>(sm + P::o_dcb);
-  float* sdb = sdc + C * FS;
+  float* sdb = sdc + C * FSD;
+  // the mma layout's rows r0 + gq (+ 8), r0 a multiple of 8: bit 2 of the row is gq's, so a
+  // lane's skew (dcb_row) is a fixed offset of the tiles' base
+  float* const sdcl = sdc + (SK ? ((threadIdx.x >> 2) & 4) : 0);
+  float* const sdbl = sdb + (SK ? ((threadIdx.x >> 2) & 4) : 0);
   float* a = reinterpret_cast<float*>(sm + P::o_a);
   // the gate of a chunk and its inclusive cumsum, two buffers: chunk ch uses buffer
   // (c1 - 1 - ch) & 1 (the next chunk's is computed while this one runs)
@@ -942,11 +962,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
         if constexpr (QO) keep_diag(dp, dpt + r0);
         if (B16 && fast16)
-          diag_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS, diag16_ref(G, r0));
+          diag_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD, diag16_ref(G, r0));
         else if constexpr (B8)
-          diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS);
+          diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD);
         else
-          diag_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdc, FS, G[r0 + 7]);
+          diag_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD, G[r0 + 7]);
       } else {
         // the diagonal block of dP: its lower triangle (FP32) for the elementwise
         // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
@@ -977,7 +997,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-            *reinterpret_cast<float2*>(sdc + t * FS + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
+            *reinterpret_cast<float2*>(sdcl + t * FSD + s) = make_float2(dcacc[nt][2 * hr], dcacc[nt][2 * hr + 1]);
           }
         __syncwarp();  // sdc
         // dc triangles: query 7 - pp (tau = 7 - pp .. 0), then query pp (tau = pp .. 0)
@@ -989,7 +1009,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const bool second = it >= 8 - pp;
           const int t = second ? pp : 7 - pp, tau = second ? pp - (it - (8 - pp)) : 7 - pp - it;
           if (it == 8 - pp) {
-            flush(sdc + (base + 7 - pp) * FS + s0, acc);
+            flush(sdc + dcb_row<SK>(base + 7 - pp, FSD) + s0, acc);
 #pragma unroll
             for (int u = 0; u < Q; ++u) wv[u] = 1.f;
           } else if (it > 0) {  // w(t, tau) = w(t, tau + 1) a_{tau + 1}
@@ -1004,7 +1024,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int u = 0; u < Q; ++u) acc[u] = fmaf(dp, bv[u] * wv[u], acc[u]);
         }
-        flush(sdc + (base + pp) * FS + s0, acc);
+        flush(sdc + dcb_row<SK>(base + pp, FSD) + s0, acc);
       }
 
       // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
@@ -1105,17 +1125,17 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float sq[2][4];
         zero(sq);
         if (B16 && fast16) {
-          diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, diag16_ref(G, r0));
+          diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD, diag16_ref(G, r0));
           warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         } else if constexpr (B8) {
-          diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS);
+          diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD);
           float sq8[4] = {0.f, 0.f, 0.f, 0.f};
           diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
                             diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
           sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
           sq[1][1] = sq8[1];
         } else {
-          diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdb, FS, G[r0 + 7]);
+          diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD, G[r0 + 7]);
           warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         }
         if constexpr (HYMO_GDN_PD24) {
@@ -1159,7 +1179,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int t = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-            *reinterpret_cast<float2*>(sdb + t * FS + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
+            *reinterpret_cast<float2*>(sdbl + t * FSD + s) = make_float2(dbacc[nt][2 * hr], dbacc[nt][2 * hr + 1]);
           }
         {
           // P^T of the diagonal block (rows tau, columns t; FP32 here, BF16 in the product):
@@ -1188,7 +1208,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           int tau, t;
           tri_key_step(pp, it, tau, t);
           if (it == 8 - pp) {
-            flush(sdb + (base + pp) * FS + s0, acc);
+            flush(sdb + dcb_row<SK>(base + pp, FSD) + s0, acc);
 #pragma unroll
             for (int u = 0; u < Q; ++u) wv[u] = 1.f;
             ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb);
@@ -1210,7 +1230,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           }
           part[it] = x;
         }
-        flush(sdb + (base + 7 - pp) * FS + s0, acc);
+        flush(sdb + dcb_row<SK>(base + 7 - pp, FSD) + s0, acc);
         quad_sum(part);
         walk_put<4>(part, qd, pp, [&](int tau, int t, float x) { pd[(lb + tau) * LTP + lb + t] = x; });
         __syncwarp();  // pd
@@ -1298,11 +1318,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         if (ch > c0) fetch_bc(ch - 1);
       };
       if constexpr (DGW)
-        chunk_decay_grads_warp<S, C, NTH, FS, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
+        chunk_decay_grads_warp<S, C, NTH, FSD, LS, FUSED, SK>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
                                                          dA_acc, ddt_acc, n, tok0, h, bc_dead,
                                                          QO ? dpt : nullptr);
       else
-        chunk_decay_grads_scan<S, C, NTH, FS, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, scr + NTH,
+        chunk_decay_grads_scan<S, C, NTH, FSD, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, scr + NTH,
                                                          g, As, dAx, misc, n, tok0, h, bc_dead,
                                                          QO ? dpt : nullptr);
     }
