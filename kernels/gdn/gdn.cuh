@@ -1414,6 +1414,10 @@ __device__ __forceinline__ void prefetch_rows_l2(const T* src, size_t tok_stride
     if (t < n) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(src + size_t(t) * tok_stride + l * LE));
   }
 }
+// the 128-byte line at p into L2 (a hint: nothing waits for it)
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // HYMO_GDN_TMA (session 35; default 3 since run 200): the kernels fetch their tiles with the
 // tensor memory accelerator: one cp.async.bulk.tensor a tile (a box of L columns by C token rows
@@ -1488,6 +1492,32 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* m, int
       "l"(reinterpret_cast<uint64_t>(m)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(mb))
       : "memory");
 }
+// The box of map m at (x, y, z) into L2 only (no shared memory, no completion to wait for)
+__device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap* m, int x, int y, int z) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(m)),
+               "r"(x), "r"(y), "r"(z)
+               : "memory");
+}
+// HYMO_GDN_PF_STATE, HYMO_GDN_PF_OUT (session 36; default 0, off): the state pass (with
+// HYMO_GDN_TMA bit 8) and the output passes (bit 2) also have the TMA bring the tiles of the
+// chunk this many chunks past the next one into L2 (tma_prefetch_3d) when they fetch the next
+// one: more of the sequence's bytes in flight than one chunk ahead a CTA (run 204's profile of
+// the state pass: half of its stall samples wait for a chunk's tiles or at the barrier behind
+// them; 2.0 TB/s from DRAM, 0.75 waves of CTAs).
+#ifndef HYMO_GDN_PF_STATE
+#define HYMO_GDN_PF_STATE 0
+#endif
+#ifndef HYMO_GDN_PF_OUT
+#define HYMO_GDN_PF_OUT 0
+#endif
+// HYMO_GDN_PF_ADJ (session 36; default 0, off): the adjoint pass (its cp.async fetches) likewise,
+// a prefetch.global.L2 a tile row (prefetch_l2)
+#ifndef HYMO_GDN_PF_ADJ
+#define HYMO_GDN_PF_ADJ 0
+#endif
+static_assert(!HYMO_GDN_PF_STATE || (HYMO_GDN_TMA & 8), "HYMO_GDN_PF_STATE prefetches by the state pass's maps (HYMO_GDN_TMA bit 8)");
+static_assert(!HYMO_GDN_PF_OUT || (HYMO_GDN_TMA & 2), "HYMO_GDN_PF_OUT prefetches by the output passes' maps (HYMO_GDN_TMA bit 2)");
 // A kernel's two fetch groups, an mbarrier each at mb[0], mb[1]: initialised by thread 0 before
 // any copy is issued (every thread calls this), and the wait for each group's k-th completion
 // (the k-th chunk a CTA walks).

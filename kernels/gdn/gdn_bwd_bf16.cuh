@@ -83,8 +83,11 @@
 // shared half of them; the tail (chunk_store_dcdb_q) gives a quarter-warp rows t and t + 4,
 // whose c and b rows (80 bytes apart a row) no longer share a bank, and whose dc and db rows
 // the skew keeps apart. S = 32 only (the tail's four lanes a row); 1 KB more shared memory.
+// Run 203 (A/B, 3 rounds, 925/925, racecheck and memcheck clean): the kernel's excess
+// wavefronts 1.44 M -> 0.07 M, its time in ncu 230.1 -> 226.2 us; forward + backward -0.4%
+// (default shape), -0.7% (H = 64), -0.2% (D = 16); on since then.
 #ifndef HYMO_GDN_DCB
-#define HYMO_GDN_DCB 0
+#define HYMO_GDN_DCB 1
 #endif
 static_assert(!HYMO_GDN_DCB || HYMO_GDN_DG_WARP, "HYMO_GDN_DCB: the tail of HYMO_GDN_DG_WARP");
 // Removed in session 34 (notes/gdn-measurements.md, runs 190-192): HYMO_GDN_PSAVE (the training

@@ -553,6 +553,17 @@ __device__ __forceinline__ float segment_local_state(
   auto has = [&](int ch, int a) { return REV ? ch - a >= c0 : ch + a < c1; };
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
+  // HYMO_GDN_PF_STATE (gdn.cuh): chunk a + HYMO_GDN_PF_STATE of the walk into L2 when chunk a
+  // is fetched, and the walk's chunks 1 .. HYMO_GDN_PF_STATE now
+  [[maybe_unused]] auto prefetch_l2 = [&](int chn) {
+#if HYMO_GDN_TMA & 8
+    tma_prefetch_3d(&tmp->b, HMT::hS(h) * S, chn * C, bb);
+    tma_prefetch_3d(&tmp->v, HMT::hD(h) * D, chn * C, bb);
+#endif
+  };
+  if constexpr (tma && HYMO_GDN_PF_STATE > 0)
+    if (tid == 0)
+      for (int a = 1; a <= HYMO_GDN_PF_STATE && has(cf, a); ++a) prefetch_l2(nxt(cf, a));
   if (AHEAD == 2 && has(cf, 1)) fetch(nxt(cf, 1), 1);
   if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - cf * C));
   if (AHEAD == 2 && wid == 1 && has(cf, 1))
@@ -592,6 +603,8 @@ __device__ __forceinline__ float segment_local_state(
     __syncthreads();
     // every warp is done with the chunk walked before ch: its buffers take chunk nxt(ch, AHEAD)
     if (has(ch, AHEAD)) fetch(nxt(ch, AHEAD), AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
+    if constexpr (tma && HYMO_GDN_PF_STATE > 0)
+      if (tid == 0 && has(ch, AHEAD + HYMO_GDN_PF_STATE)) prefetch_l2(nxt(ch, AHEAD + HYMO_GDN_PF_STATE));
     const float Gl = G[C - 1];
     // the keys' reference: the chunk's end, or (REV) the segment's end
     const float Gr = REV ? gseg + Gl : Gl;
@@ -939,10 +952,22 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     load_rows_async<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
     cp_async_commit();
   };
+  // HYMO_GDN_PF_OUT (gdn.cuh): chunk ch + 1 + HYMO_GDN_PF_OUT's b, c and v into L2 when chunk
+  // ch + 1's v is fetched, and chunks c0 + 1 .. c0 + HYMO_GDN_PF_OUT now
+  [[maybe_unused]] auto prefetch_l2 = [&](int chn) {
+#if HYMO_GDN_TMA & 2
+    tma_prefetch_3d(&tm.b, HM::hS(h) * S, chn * C, bb);
+    tma_prefetch_3d(&tm.c, HM::hS(h) * S, chn * C, bb);
+    tma_prefetch_3d(&tm.v, HM::hD(h) * D, chn * C, bb);
+#endif
+  };
   float graw[C / 32];
   if (c0 < c1) {
     fetch_bc(c0);
     fetch_v(c0, svb(0));
+    if constexpr (TM && HYMO_GDN_PF_OUT > 0)
+      if (tid == 0)
+        for (int a = 1; a <= HYMO_GDN_PF_OUT && c0 + a < c1; ++a) prefetch_l2(c0 + a);
     if (wid == gw) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
   // HYMO_GDN_OUT_A2_LATE: A_log loaded here, A2 written after the entering state's loads are
@@ -1103,6 +1128,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
+    if constexpr (TM && HYMO_GDN_PF_OUT > 0)
+      if (tid == 0 && ch + 1 + HYMO_GDN_PF_OUT < c1_now()) prefetch_l2(ch + 1 + HYMO_GDN_PF_OUT);
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
@@ -1967,6 +1994,20 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   };
   static_assert(!AH || (P::o_o1 - P::o_o == 4 * C * FD && P::o_c1 - P::o_c == 2 * C * LS),
                 "HYMO_GDN_ADJ_AHEAD: the second o and c buffers follow the first");
+  // HYMO_GDN_PF_ADJ (gdn.cuh): chunk chn's o, v and c rows into L2, a line a row (rows of at most
+  // 128 bytes, each in one line)
+  [[maybe_unused]] auto prefetch_chunk = [&](int chn) {
+    const int nn = rows(chn);
+    const size_t tk = tok(chn);
+    for (int i = tid; i < 3 * nn; i += P::NTH) {
+      const int which = i / nn;
+      const size_t t = tk + size_t(i % nn);
+      if (which == 0 && LO) prefetch_l2(p.dObuf + (t * HM::HD(p.H) + HM::hD(h)) * D);
+      if (which == 1 && EPI) prefetch_l2(reinterpret_cast<const bf16*>(p.v) + (t * HM::HD(p.H) + HM::hD(h)) * D);
+      if (which == 2) prefetch_l2(reinterpret_cast<const bf16*>(p.c) + (t * HM::HS(p.H) + HM::hS(h)) * S);
+    }
+  };
+  constexpr int PFA = (TM || AH || 4 * D > 128 || 2 * S > 128) ? 0 : HYMO_GDN_PF_ADJ;  // (plain fetches, D <= 32)
   float graw[C / 32];
   if (c0 < c1) {
     if constexpr (AH) {
@@ -1981,6 +2022,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       cp_async_commit();
     } else {
       fetch(c0);
+      if constexpr (PFA > 0)
+        for (int a = 1; a <= PFA && c0 + a < c1; ++a) prefetch_chunk(c0 + a);
     }
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
@@ -2277,6 +2320,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       }
     } else {
       if (ch + 1 < c1) fetch(ch + 1);  // o, v and c are dead for this chunk
+      if constexpr (PFA > 0)
+        if (ch + 1 + PFA < c1) prefetch_chunk(ch + 1 + PFA);
     }
     // dH += exp(gseg A) (Qs^T dO), hi*hi + lo*hi + hi*lo
 #pragma unroll
