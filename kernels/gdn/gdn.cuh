@@ -175,6 +175,12 @@
 #ifndef HYMO_GDN_L2PF
 #define HYMO_GDN_L2PF 2
 #endif
+// HYMO_GDN_L2PF_DIST (session 36; default 1): how many chunks ahead HYMO_GDN_L2PF's prefetches
+// reach (1: the next chunk, as before)
+#ifndef HYMO_GDN_L2PF_DIST
+#define HYMO_GDN_L2PF_DIST 1
+#endif
+static_assert(HYMO_GDN_L2PF_DIST >= 1, "HYMO_GDN_L2PF_DIST: at least the next chunk");
 
 // HYMO_GDN_ADJ_FASTSIG (session 8; default on since run 58, -DHYMO_GDN_ADJ_FASTSIG=0 turns
 // it off): the adjoint pass's sigmoid(z) with ex2.approx and the approximate reciprocal,
@@ -1414,10 +1420,6 @@ __device__ __forceinline__ void prefetch_rows_l2(const T* src, size_t tok_stride
     if (t < n) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(src + size_t(t) * tok_stride + l * LE));
   }
 }
-// the 128-byte line at p into L2 (a hint: nothing waits for it)
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // HYMO_GDN_TMA (session 35; default 3 since run 200): the kernels fetch their tiles with the
 // tensor memory accelerator: one cp.async.bulk.tensor a tile (a box of L columns by C token rows
@@ -1511,11 +1513,7 @@ __device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap* m, int x, int
 #ifndef HYMO_GDN_PF_OUT
 #define HYMO_GDN_PF_OUT 0
 #endif
-// HYMO_GDN_PF_ADJ (session 36; default 0, off): the adjoint pass (its cp.async fetches) likewise,
-// a prefetch.global.L2 a tile row (prefetch_l2)
-#ifndef HYMO_GDN_PF_ADJ
-#define HYMO_GDN_PF_ADJ 0
-#endif
+
 static_assert(!HYMO_GDN_PF_STATE || (HYMO_GDN_TMA & 8), "HYMO_GDN_PF_STATE prefetches by the state pass's maps (HYMO_GDN_TMA bit 8)");
 static_assert(!HYMO_GDN_PF_OUT || (HYMO_GDN_TMA & 2), "HYMO_GDN_PF_OUT prefetches by the output passes' maps (HYMO_GDN_TMA bit 2)");
 // A kernel's two fetch groups, an mbarrier each at mb[0], mb[1]: initialised by thread 0 before

@@ -1994,20 +1994,6 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   };
   static_assert(!AH || (P::o_o1 - P::o_o == 4 * C * FD && P::o_c1 - P::o_c == 2 * C * LS),
                 "HYMO_GDN_ADJ_AHEAD: the second o and c buffers follow the first");
-  // HYMO_GDN_PF_ADJ (gdn.cuh): chunk chn's o, v and c rows into L2, a line a row (rows of at most
-  // 128 bytes, each in one line)
-  [[maybe_unused]] auto prefetch_chunk = [&](int chn) {
-    const int nn = rows(chn);
-    const size_t tk = tok(chn);
-    for (int i = tid; i < 3 * nn; i += P::NTH) {
-      const int which = i / nn;
-      const size_t t = tk + size_t(i % nn);
-      if (which == 0 && LO) prefetch_l2(p.dObuf + (t * HM::HD(p.H) + HM::hD(h)) * D);
-      if (which == 1 && EPI) prefetch_l2(reinterpret_cast<const bf16*>(p.v) + (t * HM::HD(p.H) + HM::hD(h)) * D);
-      if (which == 2) prefetch_l2(reinterpret_cast<const bf16*>(p.c) + (t * HM::HS(p.H) + HM::hS(h)) * S);
-    }
-  };
-  constexpr int PFA = (TM || AH || 4 * D > 128 || 2 * S > 128) ? 0 : HYMO_GDN_PF_ADJ;  // (plain fetches, D <= 32)
   float graw[C / 32];
   if (c0 < c1) {
     if constexpr (AH) {
@@ -2022,8 +2008,6 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       cp_async_commit();
     } else {
       fetch(c0);
-      if constexpr (PFA > 0)
-        for (int a = 1; a <= PFA && c0 + a < c1; ++a) prefetch_chunk(c0 + a);
     }
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
@@ -2107,9 +2091,10 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       cp_async_wait_all();
     }
     __syncthreads();
-    if ((HYMO_GDN_L2PF & 2) && D == 32 && ch + 1 < c1) {  // chunk ch + 1's tiles and dy, z into L2
-      const size_t tk = tok(ch + 1);
-      const int nn = rows(ch + 1);
+    // chunk ch + HYMO_GDN_L2PF_DIST's tiles and dy, z into L2 (gdn.cuh)
+    if ((HYMO_GDN_L2PF & 2) && D == 32 && ch + HYMO_GDN_L2PF_DIST < c1) {
+      const size_t tk = tok(ch + HYMO_GDN_L2PF_DIST);
+      const int nn = rows(ch + HYMO_GDN_L2PF_DIST);
       if (!AH) {
         if (LO) prefetch_rows_l2<float, D, C, P::NTH>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
         prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
@@ -2320,8 +2305,6 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       }
     } else {
       if (ch + 1 < c1) fetch(ch + 1);  // o, v and c are dead for this chunk
-      if constexpr (PFA > 0)
-        if (ch + 1 + PFA < c1) prefetch_chunk(ch + 1 + PFA);
     }
     // dH += exp(gseg A) (Qs^T dO), hi*hi + lo*hi + hi*lo
 #pragma unroll
