@@ -172,15 +172,14 @@
 // 76, whose bits 1 (the backward main kernel's next chunk: forward + backward 0.6-1.1%
 // slower) and 4 (the output passes' b, c and z: forward 2% slower; those loads already had
 // most of a chunk to land, and the prefetches cost issue slots) were removed after it.
+// Further ahead is worse (session 36, run 205; commit 5659071 has the switches): this
+// prefetch two chunks ahead, with the output passes' b, c and v two chunks ahead by the TMA
+// maps (cp.async.bulk.prefetch.tensor): forward + backward +3.9% (default shape), +4.9% (H =
+// 64); the state pass's b and v 2 or 4 chunks ahead by its maps: the pass 24.0 -> 35.2 us in
+// ncu (L2 throughput 61 -> 76% of its peak, DRAM 47 -> 33%), forward +12%.
 #ifndef HYMO_GDN_L2PF
 #define HYMO_GDN_L2PF 2
 #endif
-// HYMO_GDN_L2PF_DIST (session 36; default 1): how many chunks ahead HYMO_GDN_L2PF's prefetches
-// reach (1: the next chunk, as before)
-#ifndef HYMO_GDN_L2PF_DIST
-#define HYMO_GDN_L2PF_DIST 1
-#endif
-static_assert(HYMO_GDN_L2PF_DIST >= 1, "HYMO_GDN_L2PF_DIST: at least the next chunk");
 
 // HYMO_GDN_ADJ_FASTSIG (session 8; default on since run 58, -DHYMO_GDN_ADJ_FASTSIG=0 turns
 // it off): the adjoint pass's sigmoid(z) with ex2.approx and the approximate reciprocal,
@@ -1494,28 +1493,6 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* m, int
       "l"(reinterpret_cast<uint64_t>(m)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(mb))
       : "memory");
 }
-// The box of map m at (x, y, z) into L2 only (no shared memory, no completion to wait for)
-__device__ __forceinline__ void tma_prefetch_3d(const CUtensorMap* m, int x, int y, int z) {
-  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(m)),
-               "r"(x), "r"(y), "r"(z)
-               : "memory");
-}
-// HYMO_GDN_PF_STATE, HYMO_GDN_PF_OUT (session 36; default 0, off): the state pass (with
-// HYMO_GDN_TMA bit 8) and the output passes (bit 2) also have the TMA bring the tiles of the
-// chunk this many chunks past the next one into L2 (tma_prefetch_3d) when they fetch the next
-// one: more of the sequence's bytes in flight than one chunk ahead a CTA (run 204's profile of
-// the state pass: half of its stall samples wait for a chunk's tiles or at the barrier behind
-// them; 2.0 TB/s from DRAM, 0.75 waves of CTAs).
-#ifndef HYMO_GDN_PF_STATE
-#define HYMO_GDN_PF_STATE 0
-#endif
-#ifndef HYMO_GDN_PF_OUT
-#define HYMO_GDN_PF_OUT 0
-#endif
-
-static_assert(!HYMO_GDN_PF_STATE || (HYMO_GDN_TMA & 8), "HYMO_GDN_PF_STATE prefetches by the state pass's maps (HYMO_GDN_TMA bit 8)");
-static_assert(!HYMO_GDN_PF_OUT || (HYMO_GDN_TMA & 2), "HYMO_GDN_PF_OUT prefetches by the output passes' maps (HYMO_GDN_TMA bit 2)");
 // A kernel's two fetch groups, an mbarrier each at mb[0], mb[1]: initialised by thread 0 before
 // any copy is issued (every thread calls this), and the wait for each group's k-th completion
 // (the k-th chunk a CTA walks).

@@ -553,17 +553,6 @@ __device__ __forceinline__ float segment_local_state(
   auto has = [&](int ch, int a) { return REV ? ch - a >= c0 : ch + a < c1; };
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
-  // HYMO_GDN_PF_STATE (gdn.cuh): chunk a + HYMO_GDN_PF_STATE of the walk into L2 when chunk a
-  // is fetched, and the walk's chunks 1 .. HYMO_GDN_PF_STATE now
-  [[maybe_unused]] auto prefetch_l2 = [&](int chn) {
-#if HYMO_GDN_TMA & 8
-    tma_prefetch_3d(&tmp->b, HMT::hS(h) * S, chn * C, bb);
-    tma_prefetch_3d(&tmp->v, HMT::hD(h) * D, chn * C, bb);
-#endif
-  };
-  if constexpr (tma && HYMO_GDN_PF_STATE > 0)
-    if (tid == 0)
-      for (int a = 1; a <= HYMO_GDN_PF_STATE && has(cf, a); ++a) prefetch_l2(nxt(cf, a));
   if (AHEAD == 2 && has(cf, 1)) fetch(nxt(cf, 1), 1);
   if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - cf * C));
   if (AHEAD == 2 && wid == 1 && has(cf, 1))
@@ -603,8 +592,6 @@ __device__ __forceinline__ float segment_local_state(
     __syncthreads();
     // every warp is done with the chunk walked before ch: its buffers take chunk nxt(ch, AHEAD)
     if (has(ch, AHEAD)) fetch(nxt(ch, AHEAD), AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
-    if constexpr (tma && HYMO_GDN_PF_STATE > 0)
-      if (tid == 0 && has(ch, AHEAD + HYMO_GDN_PF_STATE)) prefetch_l2(nxt(ch, AHEAD + HYMO_GDN_PF_STATE));
     const float Gl = G[C - 1];
     // the keys' reference: the chunk's end, or (REV) the segment's end
     const float Gr = REV ? gseg + Gl : Gl;
@@ -952,22 +939,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     load_rows_async<bf16, D, C, NTH>(dst, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
     cp_async_commit();
   };
-  // HYMO_GDN_PF_OUT (gdn.cuh): chunk ch + 1 + HYMO_GDN_PF_OUT's b, c and v into L2 when chunk
-  // ch + 1's v is fetched, and chunks c0 + 1 .. c0 + HYMO_GDN_PF_OUT now
-  [[maybe_unused]] auto prefetch_l2 = [&](int chn) {
-#if HYMO_GDN_TMA & 2
-    tma_prefetch_3d(&tm.b, HM::hS(h) * S, chn * C, bb);
-    tma_prefetch_3d(&tm.c, HM::hS(h) * S, chn * C, bb);
-    tma_prefetch_3d(&tm.v, HM::hD(h) * D, chn * C, bb);
-#endif
-  };
   float graw[C / 32];
   if (c0 < c1) {
     fetch_bc(c0);
     fetch_v(c0, svb(0));
-    if constexpr (TM && HYMO_GDN_PF_OUT > 0)
-      if (tid == 0)
-        for (int a = 1; a <= HYMO_GDN_PF_OUT && c0 + a < c1; ++a) prefetch_l2(c0 + a);
     if (wid == gw) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
   // HYMO_GDN_OUT_A2_LATE: A_log loaded here, A2 written after the entering state's loads are
@@ -1128,8 +1103,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     __syncthreads();
     if (ch + 1 < c1_now()) fetch_v(ch + 1, svb((k + 1) & 1));
-    if constexpr (TM && HYMO_GDN_PF_OUT > 0)
-      if (tid == 0 && ch + 1 + HYMO_GDN_PF_OUT < c1_now()) prefetch_l2(ch + 1 + HYMO_GDN_PF_OUT);
     // Staged operands, one unit per (t, 8 values of s): Qs, Qi, the per-step decays
     // a = exp(g A), the diagonal square's operand (rows 8..15 of a block: queries
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
@@ -2091,10 +2064,9 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       cp_async_wait_all();
     }
     __syncthreads();
-    // chunk ch + HYMO_GDN_L2PF_DIST's tiles and dy, z into L2 (gdn.cuh)
-    if ((HYMO_GDN_L2PF & 2) && D == 32 && ch + HYMO_GDN_L2PF_DIST < c1) {
-      const size_t tk = tok(ch + HYMO_GDN_L2PF_DIST);
-      const int nn = rows(ch + HYMO_GDN_L2PF_DIST);
+    if ((HYMO_GDN_L2PF & 2) && D == 32 && ch + 1 < c1) {  // chunk ch + 1's tiles and dy, z into L2
+      const size_t tk = tok(ch + 1);
+      const int nn = rows(ch + 1);
       if (!AH) {
         if (LO) prefetch_rows_l2<float, D, C, P::NTH>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
         prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
