@@ -2131,7 +2131,8 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
 }
 
 // Row t of an FP32 dc or db tile of row stride fs starts at dcb_row<SK>(t, fs): with SK
-// (HYMO_GDN_DCB), the rows whose index has bit 2 set are 4 floats further on (fs >= S + 8)
+// (HYMO_GDN_DCB), the rows whose index has bit 2 set are 4 floats further on (they fit at fs >=
+// S + 4; S + 8 is the stride that spreads the mma layout's stores over the banks)
 template <bool SK>
 __device__ __forceinline__ int dcb_row(int t, int fs) {
   return t * fs + (SK ? (t & 4) : 0);

@@ -76,20 +76,22 @@
 #define HYMO_GDN_PD24 1
 #endif
 // HYMO_GDN_DCB (session 36; 0 turns it off): the dc and db tiles without bank conflicts (run 202:
-// 1.38 M of the backward main kernel's 1.44 M excess shared-memory wavefronts were theirs). The
+// 1.38 M of the backward main kernel's 1.44 M excess shared-memory wavefronts were their stores
+// and the decay-gradient tail's loads of them and of c and b). The
 // tiles' rows are S + 8 floats apart (PlanB::FSD; S + 4 before), and a row whose index has bit 2
 // set starts 4 floats further on (dcb_row in gdn.cuh). The products' float2 stores in the mma
 // layout (a half-warp's four rows) then fill the 32 banks once where rows 36 floats apart
 // shared half of them; the tail (chunk_store_dcdb_q) gives a quarter-warp rows t and t + 4,
 // whose c and b rows (80 bytes apart a row) no longer share a bank, and whose dc and db rows
-// the skew keeps apart. S = 32 only (the tail's four lanes a row); 1 KB more shared memory.
+// the skew keeps apart. S = 32 only (the tail's four lanes a row), with HYMO_GDN_DG_WARP (whose
+// tail reads the skewed rows; the scan tail of HYMO_GDN_DG_WARP=0 does not, so the switch does
+// nothing there); 2 KB more shared memory (two CTAs an SM still fit).
 // Run 203 (A/B, 3 rounds, 925/925, racecheck and memcheck clean): the kernel's excess
 // wavefronts 1.44 M -> 0.07 M, its time in ncu 230.1 -> 226.2 us; forward + backward -0.4%
 // (default shape), -0.7% (H = 64), -0.2% (D = 16); on since then.
 #ifndef HYMO_GDN_DCB
 #define HYMO_GDN_DCB 1
 #endif
-static_assert(!HYMO_GDN_DCB || HYMO_GDN_DG_WARP, "HYMO_GDN_DCB: the tail of HYMO_GDN_DG_WARP");
 // Removed in session 34 (notes/gdn-measurements.md, runs 190-192): HYMO_GDN_PSAVE (the training
 // forward leaves P^T's blocks for dv, commit 197aa0b: the key warps' instructions -18%, the
 // kernel no faster, the training forward +3.2%) and HYMO_GDN_BWD_OFFB (one of the three
@@ -167,7 +169,7 @@ namespace hymo::gdn::dev {
 template <int S, int D, int C>
 struct PlanB {
   static constexpr int LS = S + 8, LD = D + 8, FS = S + 4;  // BF16 / float strides
-  static constexpr bool SK = HYMO_GDN_DCB && S == 32;       // (HYMO_GDN_DCB)
+  static constexpr bool SK = HYMO_GDN_DCB && HYMO_GDN_DG_WARP && S == 32;  // (HYMO_GDN_DCB)
   static constexpr int FSD = SK ? S + 8 : FS;               // the dc and db tiles' row stride
   static constexpr int NW = C / 16, NTH = 64 * NW;  // two warps a row block
   static constexpr int NPAIR = NW * (NW + 1) / 2;  // block pairs j < i <= NW
@@ -425,6 +427,7 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
 // ddt_bias partial accumulate in registers over the segment's chunks and are reduced
 // once at its end, in a fixed order (the default tail adds ddt_bias with a shared
 // atomicAdd a warp and chunk).
+// (FS: the dc and db tiles' row stride, PlanB::FSD; SK: their rows skewed, HYMO_GDN_DCB)
 template <int S, int C, int NTH, int FS, int LS, bool FUSED, bool SK, class BCDead>
 __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* sdc, const float* sdb,
                                                        const bf16* sc, const bf16* sb,
@@ -580,8 +583,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   [[maybe_unused]] bf16* klt = reinterpret_cast<bf16*>(sm + P::o_kl);  // (P::KL)
   float* sdc = reinterpret_cast<float*>(sm + P::o_dcb);
   float* sdb = sdc + C * FSD;
-  // the mma layout's rows r0 + gq (+ 8), r0 a multiple of 8: bit 2 of the row is gq's, so a
-  // lane's skew (dcb_row) is a fixed offset of the tiles' base
+  // the mma layout's rows r0 + gq (+ 8), r0 = 16 w a multiple of 8 (below): bit 2 of the row is
+  // gq's, so a lane's skew (dcb_row) is a fixed offset of the tiles' base
   float* const sdcl = sdc + (SK ? ((threadIdx.x >> 2) & 4) : 0);
   float* const sdbl = sdb + (SK ? ((threadIdx.x >> 2) & 4) : 0);
   float* a = reinterpret_cast<float*>(sm + P::o_a);
