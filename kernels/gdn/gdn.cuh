@@ -101,6 +101,13 @@
 #ifndef HYMO_GDN_STATE_AHEAD
 #define HYMO_GDN_STATE_AHEAD 0
 #endif
+// HYMO_GDN_STATE_GATE2 (session 36; default 0): STATE_AHEAD's gate scheme alone, b and v still one
+// chunk ahead: warps 0 and 1 finish the even and the odd chunks' gates, each fetching its next
+// one two chunks ahead (run 204's profile of the state pass: 6.5% of its stall samples on the
+// gate's loads, issued one chunk ahead by warp 0, while the other warps wait at the barrier)
+#ifndef HYMO_GDN_STATE_GATE2
+#define HYMO_GDN_STATE_GATE2 0
+#endif
 
 // HYMO_GDN_ADJ_AHEAD (default off; run 50: forward + backward 1.3-1.6% slower): the
 // staged backward's adjoint pass fetches each chunk's o (FP32, its largest tile) and c a

@@ -554,8 +554,11 @@ __device__ __forceinline__ float segment_local_state(
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
   if (AHEAD == 2 && has(cf, 1)) fetch(nxt(cf, 1), 1);
+  // GA: the gates' distance, two chunks (warps 0 and 1 alternating) with AHEAD = 2 or
+  // HYMO_GDN_STATE_GATE2 (gdn.cuh; the KREG layout's two g, G buffers)
+  constexpr int GA = (AHEAD == 2 || (HYMO_GDN_STATE_GATE2 && KREG && NWT >= 2)) ? 2 : 1;
   if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - cf * C));
-  if (AHEAD == 2 && wid == 1 && has(cf, 1))
+  if (GA == 2 && wid == 1 && has(cf, 1))
     gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(cf, 1)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - nxt(cf, 1) * C));
   float gseg = 0.f;
 
@@ -570,11 +573,11 @@ __device__ __forceinline__ float segment_local_state(
       g = (k & 1) ? g1 : g0;
       G = g + C;
     }
-    if (wid == (AHEAD == 1 ? 0 : k & 1)) {
+    if (wid == (GA == 1 ? 0 : k & 1)) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
-      if (has(ch, AHEAD))
-        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, AHEAD)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG,
-                      min(C, p.T - nxt(ch, AHEAD) * C));
+      if (has(ch, GA))
+        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, GA)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG,
+                      min(C, p.T - nxt(ch, GA) * C));
     }
     // this chunk's b and v (AHEAD = 2: the next chunk's, committed later, may stay in flight)
     if constexpr (AHEAD == 2) {
