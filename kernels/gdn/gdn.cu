@@ -29,7 +29,6 @@ namespace {
 thread_local std::string g_err;
 int g_cps_override = 0;
 int g_nseg_override = 0;
-int g_tail_override = -1;  // gdn_set_tail_segments
 int g_grid_slice = 0;      // gdn_set_grid_slice
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
@@ -84,8 +83,7 @@ bool split(const Shape& s) { return dev::split_variant(s.dtype == DType::BF16, s
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
 struct Layout {
-  int C, NC, cps, cpsx, NSEG;  // NSEG segments a (b, h): cpsx of cps + 1 chunks, the rest cps
-  int cpsl;                    // (HYMO_GDN_SEG_TAIL: cpsx of cpsl chunks, the rest cps)
+  int C, NC, cps, NSEG;  // NSEG segments a (b, h) of cps chunks, the last one shorter
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
   size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
   size_t total;
@@ -157,32 +155,9 @@ Layout layout(const Shape& s) {
   if (L.cps > L.NC) L.cps = L.NC;
   L.NSEG = (L.NC + L.cps - 1) / L.cps;
   if (g_nseg_override > 0) L.NSEG = std::min(g_nseg_override, L.NC);
-  if (HYMO_GDN_SEG_BAL) {
-    // Balanced segments (session 20, gdn.cuh): the NC chunks split into NSEG segments whose
-    // lengths differ by at most one chunk, the longer ones first (the kernels' seg_c0), where
-    // the segments of cps chunks left a short last one when cps did not divide NC.
-    L.cps = L.NC / L.NSEG;
-    L.cpsx = L.NC % L.NSEG;
-  } else {
-    if (g_nseg_override > 0) {  // ceil(NC / nseg) chunks a segment, the last one shorter
-      L.cps = (L.NC + L.NSEG - 1) / L.NSEG;
-      L.NSEG = (L.NC + L.cps - 1) / L.cps;
-    }
-    L.cpsx = 0;
-  }
-  L.cpsl = L.cps;
-  if (HYMO_GDN_SEG_TAIL) {
-    // HYMO_GDN_SEG_TAIL = k (session 21, gdn.cuh): the last k segments of each (b, h) split in
-    // two halves (the kernels launch the pairs' segments rank-major, so the halves run last and
-    // fill the passes' last SM slots), where the segments are all whole and of an even length
-    // (staged kernels at S, D <= 32; gdn_set_tail_segments overrides k)
-    const int k = std::min(g_tail_override >= 0 ? g_tail_override : int(HYMO_GDN_SEG_TAIL), L.NSEG);
-    L.cpsx = L.NSEG;  // (no split: every segment "long", cpsl = cps chunks)
-    if (k > 0 && staged(s) && s.S <= 32 && s.D <= 32 && L.cps >= 2 && L.cps % 2 == 0 && L.NC % L.cps == 0) {
-      L.cpsx = L.NSEG - k;
-      L.cps /= 2;
-      L.NSEG += k;
-    }
+  if (g_nseg_override > 0) {  // ceil(NC / nseg) chunks a segment, the last one shorter
+    L.cps = (L.NC + L.NSEG - 1) / L.NSEG;
+    L.NSEG = (L.NC + L.cps - 1) / L.cps;
   }
   size_t off = 0;
   auto take = [&](size_t floats) {
@@ -218,7 +193,7 @@ Layout layout(const Shape& s) {
 
 dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void* ws) {
   dev::KParams p{};
-  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.cpsx = L.cpsx; p.cpsl = L.cpsl; p.NSEG = L.NSEG; p.eps = s.eps;
+  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.NSEG = L.NSEG; p.eps = s.eps;
   p.v = a.v; p.b = a.b; p.c = a.c; p.gate = a.gate; p.z = a.z;
   p.dt_bias = a.dt_bias; p.A_log = a.A_log; p.D_skip = a.D_skip; p.w_y = a.w_y;
   p.out = a.out;
@@ -307,7 +282,6 @@ const char* gdn_last_error() { return g_err.c_str(); }
 
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
-void gdn_set_tail_segments(int k) { g_tail_override = k; }
 void gdn_set_grid_slice(int n) { g_grid_slice = n; }
 
 size_t gdn_clocks_bytes() {

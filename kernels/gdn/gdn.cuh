@@ -49,22 +49,6 @@
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
 // segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
 // 5a8abdc has it.
-// Prologue orders (session 21; each DRAM round trip a CTA waits for before its first chunk is
-// one its SM's other CTAs must cover, run 124's clock stamps): HYMO_GDN_OUT_A2_LATE (the output
-// passes), HYMO_GDN_ADJ_EARLY (the adjoint pass), HYMO_GDN_BWD_PRO (the backward main kernel);
-// at their uses.
-#ifndef HYMO_GDN_OUT_A2_LATE
-#define HYMO_GDN_OUT_A2_LATE 0
-#endif
-#ifndef HYMO_GDN_ADJ_EARLY
-#define HYMO_GDN_ADJ_EARLY 0
-#endif
-#ifndef HYMO_GDN_BWD_PRO
-#define HYMO_GDN_BWD_PRO 0
-#endif
-#ifndef HYMO_GDN_SEG_TAIL  // (segment layout and launch order: see seg_c0 below)
-#define HYMO_GDN_SEG_TAIL 0
-#endif
 
 // HYMO_GDN_SEG_SCAN (default on since run 45: -1..-2% at the default shape, forward -12%
 // at B = 1; -DHYMO_GDN_SEG_SCAN=0 turns it off): the staged BF16 forward turns the
@@ -88,37 +72,12 @@
 #define HYMO_GDN_OUT4 1
 #endif
 
-// HYMO_GDN_STATE_AHEAD (default off; run 50: forward 4-5% slower, one CTA an SM fewer): the
-// staged BF16 state pass keeps two chunks of b, v and the gate in flight instead of one
-// (its warps waited at the barrier for the chunk's loads, run 43's profile), in three
-// b and v buffers; the chunk-end keys' high part overwrites b in place, so the pass needs
-// one tile more (PlanF::bytes_state), not two (segment_local_state, gdn_fwd_bf16.cuh). At
-// S = D = 32: 36480 bytes instead of 31360, 6 CTAs an SM instead of 7. Since session 19 it
-// keeps HYMO_GDN_STATE_REG's register keys (three b and v buffers, no key tiles: 7 CTAs an SM;
-// at 8-chunk segments the default shape's 784 CTAs fill 6 an SM): run 119 (A/B, 3 rounds,
-// 540/540, racecheck clean) forward +1.4% at the default shape, -0.6% at H = 64, +1.6% at
-// B = 1, +1.8% at D = 16; still off.
-#ifndef HYMO_GDN_STATE_AHEAD
-#define HYMO_GDN_STATE_AHEAD 0
-#endif
-// HYMO_GDN_STATE_GATE2 (session 36; default 0): STATE_AHEAD's gate scheme alone, b and v still one
-// chunk ahead: warps 0 and 1 finish the even and the odd chunks' gates, each fetching its next
+// HYMO_GDN_STATE_GATE2 (session 36; default 0): the state pass's gates two chunks ahead, b and v
+// one chunk ahead: warps 0 and 1 finish the even and the odd chunks' gates, each fetching its next
 // one two chunks ahead (run 204's profile of the state pass: 6.5% of its stall samples on the
 // gate's loads, issued one chunk ahead by warp 0, while the other warps wait at the barrier)
 #ifndef HYMO_GDN_STATE_GATE2
 #define HYMO_GDN_STATE_GATE2 0
-#endif
-
-// HYMO_GDN_ADJ_AHEAD (default off; run 50: forward + backward 1.3-1.6% slower): the
-// staged backward's adjoint pass fetches each chunk's o (FP32, its largest tile) and c a
-// chunk and a half ahead, into two buffers each, instead of half a chunk ahead into one
-// (its warps waited for the chunk's loads: long scoreboard and barrier stalls, 23% of
-// warps active in the profile before session 7); v stays in one buffer, fetched as before
-// (adj_bf16_kernel, PlanA, gdn_fwd_bf16.cuh). At S = D = 32: 55040 bytes instead of 40704
-// and 128 registers instead of 127 (ptxas), 4 CTAs an SM either way; at S = 16, D = 32,
-// 144 registers instead of 127: 3 CTAs an SM instead of 4.
-#ifndef HYMO_GDN_ADJ_AHEAD
-#define HYMO_GDN_ADJ_AHEAD 0
 #endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
@@ -146,16 +105,6 @@
 // split path's main kernel's instructions. seg_bwd_kernel.
 #ifndef HYMO_GDN_TRI_HORNER
 #define HYMO_GDN_TRI_HORNER 1
-#endif
-
-// HYMO_GDN_BWD_DVA (session 29; default 0, measured slower): with two roles, dv's K_last dh
-// product in the key role's first phase (beside the query role's dc_inter), P^T dO added in the
-// third (run 166's profile: the key role's first phase and the query role's third were about half
-// as long as the other role's). Its accumulators live across P: 152 bytes of spills in the fused
-// D = S = 64 kernels instead of 16, and run 168's A/B has it 0.7% (D = S = 128) and 1.0% (D = S =
-// 64) slower on forward + backward. seg_bwd_kernel.
-#ifndef HYMO_GDN_BWD_DVA
-#define HYMO_GDN_BWD_DVA 0
 #endif
 
 // HYMO_GDN_GEN_DVHI (session 32; on since run 183, 0 turns it off): the generic BF16 main
@@ -226,16 +175,6 @@
 #define HYMO_GDN_ADJ_ROWS 1
 #endif
 
-// HYMO_GDN_H0_TILE (session 10; default off: run 65, the training forward -0.3 to -0.9% at
-// S = D = 32, but +1.5% at S = 32, D = 16; 450/450, racecheck clean): the training output pass
-// writes each chunk's entering state for the staged backward (per state row, the D BF16
-// high parts, then the D low parts) by copying its high and low tiles, which hold exactly
-// those bytes, 16 bytes a thread, instead of splitting the FP32 accumulators again and
-// storing 4 bytes a lane (8 rows a warp instruction, half of each 32-byte sector).
-#ifndef HYMO_GDN_H0_TILE
-#define HYMO_GDN_H0_TILE 0
-#endif
-
 // HYMO_GDN_OUT_ROWS (session 10; default on since run 65: forward -5.8% at the default
 // shape, -6% at H = 64, -3% at B = 1, H = 16; the training forward -0.3%; 450/450,
 // racecheck and memcheck clean; not the plain pass at D = 16, 2% slower there; 0 turns it
@@ -296,17 +235,6 @@
 // pace there.
 #ifndef HYMO_GDN_TRI4
 #define HYMO_GDN_TRI4 1
-#endif
-
-// HYMO_GDN_TQS (session 13; off): the training output pass stages no Qs tile (high and
-// low); its Qs h product scales Qi's fragments by exp(G_{r-1} A) in registers (high + low,
-// split again), as the plain pass's P4 layout does. One exp and one tile pair fewer a
-// staged value (the staging phase is all threads between two barriers), 10 KB less shared
-// memory at S = D = 32; the o phase pays the scaling, in both warps of a row block. Run 81:
-// training forward +1.8% (default shape), +1.7% (H = 64), +3.0% (D = S = 64): the scaling
-// done twice (by both warps of a block) costs more than the staging it saves.
-#ifndef HYMO_GDN_TQS
-#define HYMO_GDN_TQS 0
 #endif
 
 // HYMO_GDN_MIDREG (session 13; default on since run 83, 0 turns it off): the training output
@@ -374,21 +302,10 @@
 #endif
 // HYMO_GDN_BWD_PDL_LATE (session 16; default on since run 98, 0 turns it off): the same for
 // the backward main kernel (its dependent: the parameter reduction). Run 98 (A/B, 3 rounds):
-// forward + backward -0.5% (default shape), -1.3% (B = 4, H = 16), -0.4% (H = 64).
-// HYMO_GDN_ADJ_PDL_LATE (session 16, default off): the same for the adjoint pass (its
-// dependents: the reverse scan, then the backward main kernel). Run 98: forward + backward
-// +0.8% (default shape), -0.1% (H = 16), 0.0% (H = 64).
+// forward + backward -0.5% (default shape), -1.3% (B = 4, H = 16), -0.4% (H = 64). The same for
+// the adjoint pass and the segment scans measured slower (docs/kernels/gdn-history.md).
 #ifndef HYMO_GDN_BWD_PDL_LATE
 #define HYMO_GDN_BWD_PDL_LATE 1
-#endif
-#ifndef HYMO_GDN_ADJ_PDL_LATE
-#define HYMO_GDN_ADJ_PDL_LATE 0
-#endif
-// HYMO_GDN_SCAN_PDL_LATE (session 16, default off): the same for the segment scans (their
-// dependents: the output pass, the backward main kernel). Run 100: forward +0.2% (default
-// shape), +2.3% (B = 4, H = 16).
-#ifndef HYMO_GDN_SCAN_PDL_LATE
-#define HYMO_GDN_SCAN_PDL_LATE 0
 #endif
 
 // HYMO_GDN_DIAGMM (session 16; docs/kernels/gdn.md "Left to do" item 10): a diagonal
@@ -684,64 +601,22 @@ __device__ __forceinline__ int ctaid_x_fresh() {
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
   return x;
 }
-// the CTA's segment (cta_seg()) read the same way
-__device__ __forceinline__ int cta_seg_fresh() {
-  int x;
-  if constexpr (HYMO_GDN_SEG_TAIL)
-    asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(x));
-  else
-    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
-  return x;
-}
 
-
-// HYMO_GDN_SEG_BAL (session 20; measured slower, default off): balanced segments. The first
-// chunk of segment seg (with the switch seg_c0(p, NSEG) = NC): segments differ in length by at most one chunk,
-// the longer ones first (gdn.cu's layout()). Off: segments of cps chunks, the last one shorter
-// where cps does not divide NC. The idea was that the default shape's 896 CTAs fill 3.4 waves
-// of the 2-CTA passes (264 slots), and 7 segments of 9 or 10 chunks (784 CTAs, 2.97 waves)
-// would waste less of the last one. Run 120: at the same segments the switch's code made the
-// forward 1.9% slower (the segment end, recomputed at each use in the output pass, costs two
-// instructions more); 7 balanced segments against 8 even ones: forward + backward even
-// (0.5443 / 0.5402 against 0.5424 / 0.5416 ms), forward +13%. In a sweep of 5..16 segments
-// at 8 shapes (one round each), the counts that do not divide the chunks made the forward
-// slower than the automatic rule's count (or within 1% of it), and forward + backward at best 2%
-// faster (S = 16 at 9 segments), within a round's spread (notes/gdn-measurements.md, run 120).
-#ifndef HYMO_GDN_SEG_BAL
-#define HYMO_GDN_SEG_BAL 0
-#endif
-// HYMO_GDN_SEG_TAIL (session 21; see gdn.cu's layout() for the rule and the measurements):
-// the segments of each (b, h) are cpsx long ones of cpsl chunks, then short ones of cps chunks,
-// and the CTAs launch rank-major (the grid is (b, h) x segment, blockIdx.x the pair), so that
-// every pair's long segments start before any short one and the short ones fill the passes'
-// last SM slots (the clock stamps of run 124: an SM of a 2-CTA pass left with one CTA runs
-// at 67-74% of its throughput with two, and 104 of the 132 SMs at the default shape ended
-// on such a lone CTA of 8 chunks).
-static_assert(!(HYMO_GDN_SEG_BAL && HYMO_GDN_SEG_TAIL), "HYMO_GDN_SEG_BAL and HYMO_GDN_SEG_TAIL exclude each other");
+// The segments of a (b, h): cps chunks each, the last one shorter where cps does not divide NC.
+// The first chunk of segment seg < NSEG:
 template <class KP>
 __device__ __forceinline__ int seg_c0(const KP& p, int seg) {
-  if constexpr (HYMO_GDN_SEG_BAL) return seg * p.cps + min(seg, p.cpsx);
-  else if constexpr (HYMO_GDN_SEG_TAIL) return seg < p.cpsx ? seg * p.cpsl : p.cpsx * p.cpsl + (seg - p.cpsx) * p.cps;
-  else return seg * p.cps;  // (seg < NSEG)
+  return seg * p.cps;
 }
 // The end of the segment that starts at chunk c0 (seg_c0(p, seg + 1)).
 template <class KP>
-__device__ __forceinline__ int seg_c1(const KP& p, int seg, int c0) {
-  if constexpr (HYMO_GDN_SEG_BAL) return c0 + p.cps + (seg < p.cpsx ? 1 : 0);
-  else if constexpr (HYMO_GDN_SEG_TAIL) return min(p.NC, c0 + (seg < p.cpsx ? p.cpsl : p.cps));
-  else return min(p.NC, c0 + p.cps);
+__device__ __forceinline__ int seg_c1(const KP& p, int, int c0) {
+  return min(p.NC, c0 + p.cps);
 }
-// A segment kernel's CTA: its segment and (b, h) pair (launch_bh's grid: segment x pair, or
-// with HYMO_GDN_SEG_TAIL pair x segment)
-#if HYMO_GDN_SEG_TAIL
-__device__ __forceinline__ int cta_seg() { return blockIdx.y; }
-template <class KP>
-__device__ __forceinline__ int cta_bh(const KP& p) { return blockIdx.x + p.bh0; }
-#else
+// A segment kernel's CTA: its segment and (b, h) pair (launch_bh's grid: segment x pair)
 __device__ __forceinline__ int cta_seg() { return blockIdx.x; }
 template <class KP>
 __device__ __forceinline__ int cta_bh(const KP& p) { return blockIdx.y + p.bh0; }
-#endif
 
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
@@ -763,11 +638,7 @@ struct KParams {
   float* dwpart;    // [BH*NSEG][D]
   double* dDpart;   // [BH*NSEG] (FP64: the sum over tokens of dyp.v cancels)
   float* ddtpart;   // [BH*NSEG]
-  // HYMO_GDN_SEG_BAL: the first cpsx segments are cps + 1 chunks long, the rest cps (seg_c0);
-  // HYMO_GDN_SEG_TAIL: the first cpsx are cpsl chunks long, the rest cps
-  int cpsx;
   unsigned long long* clocks;  // HYMO_GDN_CLOCKS: the stamps' buffer (gdn_clocks_arm), or null
-  int cpsl;                    // HYMO_GDN_SEG_TAIL: the long segments' length
   // the split path (S or D = 128, gdn_split.cuh): its blocks' segment states and gate sums,
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
@@ -2516,8 +2387,6 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
       dv_kdh(acc);
       dv_store(acc);
     };
-    constexpr bool DVA = R == 2 && HYMO_GDN_BWD_DVA;
-    [[maybe_unused]] float dva[D / 8][4];
     [[maybe_unused]] float dci[S / 8][4];
     if constexpr (H0S || H0S2) {
       if (qw) dc_inter(dci);
@@ -2654,10 +2523,6 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
             const int t = ri + gq + (e >> 1) * 8, tau = 16 * j + nt * 8 + 2 * tq + (e & 1);
             dP[t * P::FC + tau] = (tau <= t) ? acc[nt][e] : 0.f;
           }
-      }
-      if constexpr (DVA) {
-        zero(dva);
-        dv_kdh(dva);
       }
     }
     // dc rows of block w: exp(G_t A) (h0 dO_t) + sum_{j<w} exp((G_t - Gend_j) A) (dP_wj K_end_j)
@@ -2893,12 +2758,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
       else db_phase();
       __syncthreads();
       if (kw) {
-        if constexpr (DVA) {
-          dv_pdo(dva);
-          dv_store(dva);
-        } else {
-          dv_phase();
-        }
+        dv_phase();
       } else {
         dc_compute(dca);
       }

@@ -84,13 +84,9 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
 
 // Tuning: chunks per segment (0 = automatic), or segments per sequence (0 = from the
 // chunks per segment; more than the sequence's chunks: one chunk each; else ceil(chunks /
-// nseg) chunks a segment, the last one shorter, or with HYMO_GDN_SEG_BAL lengths within one
-// chunk of each other). Each changes gdn_workspace_bytes.
+// nseg) chunks a segment, the last one shorter). Each changes gdn_workspace_bytes.
 void gdn_set_chunks_per_segment(int cps);
 void gdn_set_segments(int nseg);
-// With HYMO_GDN_SEG_TAIL (a build switch, docs/kernels/gdn.md): how many of each (b, h)'s last
-// segments split in two halves (-1 = the switch's default; 0 = none). No effect without it.
-void gdn_set_tail_segments(int k);
 // Test hook: the kernels over (segment, (b, h)) grids launch in slices of at most n (b, h) pairs
 // (0 = the grid's limit, 65535), as more pairs than that launch anyway; lets a small case cover
 // the slices' offsets.

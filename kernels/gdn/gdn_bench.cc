@@ -1,7 +1,7 @@
 // GDN benchmark: CUDA-event medians of forward (fused) and forward+backward, inputs
 // rotating through buffers larger than the 60 MB L2. `--json`: one JSON object a shape
 // (default shape first). Usage: hymo_gdn_bench [--json] [--iters N] [--cps a,b,..] [--nseg a,b,..]
-//   [--tail k1,k2,..] [--shape B,T,H,D,S] [--quick] [--decay-scale F] [--clocks FILE]
+//   [--shape B,T,H,D,S] [--quick] [--decay-scale F] [--clocks FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -138,13 +138,12 @@ Res bench(const Shape& s, int iters, double decay_scale) {
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--nseg N1,N2,...] [--tail K1,...]\n"
+      "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--nseg N1,N2,...]\n"
       "                      [--shape B,T,H,D,S]... [--decay-scale F]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
       "  --cps: segment lengths in chunks (0 = the automatic rule); --nseg: segments a (b, h)\n"
       "  instead (gdn_set_segments; each list is run in turn; the JSON's \"segments\" is the\n"
-      "  count the calls used); --tail: segments split in two at each (b, h)'s end (a build with\n"
-      "  HYMO_GDN_SEG_TAIL; gdn_set_tail_segments), run in turn as well; --shape may repeat;\n"
+      "  count the calls used); --shape may repeat;\n"
       "  --decay-scale: A = -(h % 28 + 1) F for head h (default 1: the spec's initial A_log;\n"
       "  0.1 gives milder decays, where more diagonal blocks take HYMO_GDN_DIAGMM's product);\n"
       "  --clocks FILE (a build with -DHYMO_GDN_CLOCKS=1): the kernels' per-CTA time stamps of\n"
@@ -152,7 +151,7 @@ int main(int argc, char** argv) {
   bool json = false, quick = false;
   int iters = 50;
   double decay_scale = 1.0;
-  std::vector<int> cps_list, nseg_list, tail_list;
+  std::vector<int> cps_list, nseg_list;
   std::vector<Shape> shapes;
   const char* clocks_path = nullptr;
   auto mk = [](int B, int T, int H, int D, int S) {
@@ -164,7 +163,6 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
                        !std::strcmp(argv[i], "--nseg") || !std::strcmp(argv[i], "--clocks") ||
-                       !std::strcmp(argv[i], "--tail") ||
                        !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
@@ -190,16 +188,6 @@ int main(int argc, char** argv) {
           return 2;
         }
         nseg_list.push_back(x);
-      }
-    } else if (!std::strcmp(argv[i], "--tail")) {
-      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
-        char* end = nullptr;
-        const long x = std::strtol(t, &end, 10);
-        if (end == t || *end != '\0' || x < 0 || x > 1024) {
-          std::fprintf(stderr, "hymo_gdn_bench: --tail expects counts 0..1024, got '%s'\n", t);
-          return 2;
-        }
-        tail_list.push_back(int(x));
       }
     } else if (!std::strcmp(argv[i], "--clocks")) {
       clocks_path = argv[++i];
@@ -235,15 +223,14 @@ int main(int argc, char** argv) {
       for (int D : {64, 128}) shapes.push_back(mk(4, 4096, 28, D, D));
     }
   }
-  // (cps, nseg, tail) settings: the --cps list, then the --nseg list, then the --tail list
+  // (cps, nseg) settings: the --cps list, then the --nseg list
   struct Setting {
-    int cps, nseg, tail;
+    int cps, nseg;
   };
   std::vector<Setting> settings;
-  for (int c : cps_list) settings.push_back({c, 0, -1});
-  for (int n : nseg_list) settings.push_back({0, n, -1});
-  for (int k : tail_list) settings.push_back({0, 0, k});
-  if (settings.empty()) settings.push_back({0, 0, -1});
+  for (int c : cps_list) settings.push_back({c, 0});
+  for (int n : nseg_list) settings.push_back({0, n});
+  if (settings.empty()) settings.push_back({0, 0});
   // --clocks: the stamps' device buffer, armed for every call; FILE is opened (appending)
   // before the first measurement, so that a path that cannot be written fails at once
   DevBuf clk_buf;
@@ -270,10 +257,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", m);
       return 1;
     }
-    for (const auto& [cps, nseg, tail] : settings) {
+    for (const auto& [cps, nseg] : settings) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
-      gdn_set_tail_segments(tail);
       if (clk_file) GDN_CUDA(cudaMemset(clk_buf.p, 0, gdn_clocks_bytes()));
       const Res r = bench(s, iters, decay_scale);
       if (clk_file) {
@@ -300,17 +286,17 @@ int main(int argc, char** argv) {
         std::printf(
             "{\"B\": %d, \"T\": %d, \"H\": %d, \"D\": %d, \"S\": %d, \"fwd_ms\": %.4f, "
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
-            "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"tail\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
+            "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
             "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
-            gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, tail, gdn_segments(s), r.fwd_ms / floor_f,
+            gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share);
       else
-        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d (%d segments)  fwd %.4f ms (floor %.4f, %.2fx)  "
+        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d (%d segments)  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
                     "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)\n",
-                    s.B, s.T, s.H, s.D, s.S, cps, nseg, tail, gdn_segments(s), r.fwd_ms, floor_f, r.fwd_ms / floor_f,
+                    s.B, s.T, s.H, s.D, s.S, cps, nseg, gdn_segments(s), r.fwd_ms, floor_f, r.fwd_ms / floor_f,
                     r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, decay_scale,
                     100 * r.diag_share, 100 * r.diag8_share);
       std::fflush(stdout);

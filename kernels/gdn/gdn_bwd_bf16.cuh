@@ -97,22 +97,6 @@
 // kernel no faster, the training forward +3.2%) and HYMO_GDN_BWD_OFFB (one of the three
 // off-diagonal products of dc / db moved to the warp with none, commit 9afe0f5: +4%).
 
-// HYMO_GDN_BWD_KLAST (session 20): dv's state term reads its keys referenced to the chunk end,
-// Klast[t] = b_t exp((G_last - G_t) A) (<= |b|), from a BF16 tile the staging writes (an ex2, a
-// multiply a value, by every thread), instead of each key warp rescaling its block's Kend high
-// and low parts by d_NW,j in registers (scale_pair: two unpacks, an add and a multiply a value,
-// and the column factors' loads). The key warps, the longer role (run 86: 1825 warp
-// instructions a chunk against the query warps' 1401), lose about 80 instructions a chunk,
-// every warp gains about 30. 5 KB more shared memory (115,472 bytes at S = D = 32: two CTAs an
-// SM still fit). Run 121 (A/B, 3 rounds, 586/586, racecheck clean): forward + backward +0.0% at
-// the default shape and at H = 64, -0.1% at S = 16, -0.4% at B = 1: the kernel's time does not
-// follow the key warps' instruction count. Off. The kernel has grown since (session 25's QOFF):
-// with KLAST it needs 115,776 bytes at S = D = 32, and two CTAs an SM need 2 x (bytes + 1 KB) <=
-// 233,472, so only one fits: run 181, forward + backward +18.6% at the default shape.
-#ifndef HYMO_GDN_BWD_KLAST
-#define HYMO_GDN_BWD_KLAST 0
-#endif
-
 // HYMO_GDN_BWD_DVHI (session 31; on since run 178, 0 turns it off): dv's products from BF16 high
 // parts only. dv is written in BF16 and no other gradient reads it; its P term already takes P
 // rounded to BF16 and dO's high part. With the switch the key operands of its off-diagonal P
@@ -137,32 +121,9 @@
 #define HYMO_GDN_BWD_QOFF 1
 #endif
 
-// HYMO_GDN_BWD_HN_EARLY (session 20): the query warps load the next segment's entering state
-// (for the last chunk's end sensitivity, rb_end) into registers before the segment's leaving
-// adjoint is read and combined, so that the two DRAM round trips of the prologue overlap
-// instead of following each other (docs/kernels/gdn.md, Left to do item 12: per-CTA cost).
-// Run 123 (A/B, 3 rounds, 586/586, racecheck clean): forward + backward +0.0% at the default
-// shape and H = 64, +0.4% at B = 1, -0.3% at S = 16: even. Off.
-#ifndef HYMO_GDN_BWD_HN_EARLY
-#define HYMO_GDN_BWD_HN_EARLY 0
-#endif
-
 // HYMO_GDN_BWD_RUNS (session 22, run 128: the kernel as one wave of CTAs each walking runs of
 // segments; -1.2% of forward + backward only at 16 segments a pair, which cost the other passes
 // 2.3%) was removed in session 24, never shown race-free; commit fec08ba has it.
-// HYMO_GDN_BWD_REV (session 23): the backward main kernel's CTAs take their (pair, segment)
-// in the reverse of the launch order (the last pair's last segment first). The adjoint pass
-// before it runs in launch order and walks its chunks forwards, so what it touched last (the
-// dO it wrote, the v and c it read, for the last pairs' later chunks) is what this kernel, which
-// walks its chunks backwards, reads first. Run 131 (A/B, 3 rounds, 675/675): forward +
-// backward -0.8% at the default shape and at H = 64, -1.3% at B = 1 T = 16384, +0.7% at H = 16,
-// -0.6% at S = 16, where the same call's forward (which this switch does not touch) moved by
-// -1.4..+0.9% between the arms: within the noise. Off.
-#ifndef HYMO_GDN_BWD_REV
-#define HYMO_GDN_BWD_REV 0
-#endif
-static_assert(!(HYMO_GDN_BWD_REV && HYMO_GDN_SEG_TAIL),
-              "HYMO_GDN_BWD_REV reverses the plain (segment x pair) grid");
 
 namespace hymo::gdn::dev {
 
@@ -194,10 +155,7 @@ struct PlanB {
   static constexpr size_t o_dpd = al(o_a + 4 * C * FS);  // per warp: dP (or dP^T) diagonal block [16][LT]
   static constexpr size_t o_pd = al(o_dpd + 4 * 2 * NW * 16 * LT);  // per key warp: P^T diagonal block
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LTP);  // dc, db FP32 [C][FSD] each
-  // HYMO_GDN_BWD_KLAST: keys referenced to the chunk end, BF16 [C][LS] (else no bytes)
-  static constexpr bool KL = HYMO_GDN_BWD_KLAST && S <= 32 && D <= 32;
-  static constexpr size_t o_kl = al(o_dcb + 2 * 4 * C * FSD);
-  static constexpr size_t o_vec = al(o_kl + (KL ? 2 * C * LS : 0));
+  static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FSD);
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
   // (+ HYMO_GDN_DIAG_FLAGS_BWD with a diagonal-block switch: two buffers of 4 flags, amax2)
   static constexpr bool DF = HYMO_GDN_DIAG_FLAGS_BWD && (HYMO_GDN_DIAGMM_BWD || HYMO_GDN_DIAG8_BWD);
@@ -580,7 +538,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   bf16* qi = reinterpret_cast<bf16*>(sm + P::o_qi);   // low parts C * LS later
   bf16* ke = reinterpret_cast<bf16*>(sm + P::o_ke);
   bf16* mid = reinterpret_cast<bf16*>(sm + P::o_mid);
-  [[maybe_unused]] bf16* klt = reinterpret_cast<bf16*>(sm + P::o_kl);  // (P::KL)
   float* sdc = reinterpret_cast<float*>(sm + P::o_dcb);
   float* sdb = sdc + C * FSD;
   // the mma layout's rows r0 + gq (+ 8), r0 = 16 w a multiple of 8 (below): bit 2 of the row is
@@ -602,11 +559,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   [[maybe_unused]] float* dpt = reinterpret_cast<float*>(sm + P::o_dpt);  // (QO) dP_tt
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
-#if HYMO_GDN_BWD_REV
-  const int seg = gridDim.x - 1 - blockIdx.x, bh = gridDim.y - 1 - blockIdx.y + p.bh0, bb = bh / p.H, h = bh % p.H;
-#else
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
-#endif
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   // the row block and this warp's role in it (roles alternating by warp, so that each
   // scheduler ran one role's code, was 2% slower: run 36)
@@ -627,21 +580,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   const int r0 = 16 * w;
   auto pair = [&](int i, int j) { return dpair + (i * (i - 1) / 2 + j) * S; };
 
-  // HYMO_GDN_BWD_PRO: A_log loaded here and the head's vectors written after the programmatic
-  // wait, the first chunk's gate fetched before it (inputs both): the prologue's round trips
-  // before the loop overlap
-  constexpr bool PRO = HYMO_GDN_BWD_PRO && S <= 32;
-  [[maybe_unused]] float alr = 0.f;
-  auto head_vectors = [&](int s, float al) {
-    const float A = -expf(al);
+  for (int s = tid; s < S; s += NTH) {
+    const float A = -expf(p.A_log[h * S + s]);
     As[s] = A;
     A2[s] = A * 1.4426950408889634f;
     dAx[s] = 0.f;
-  };
-  if constexpr (PRO) {
-    if (tid < S) alr = p.A_log[h * S + tid];
-  } else {
-    for (int s = tid; s < S; s += NTH) head_vectors(s, p.A_log[h * S + s]);
   }
   if (tid == 0) misc[0] = 0.f;
   // HYMO_GDN_DIAGMM_BWD: a diagonal block that passes diag_fast (gdn_diag.h) has no walks: the
@@ -661,7 +604,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   constexpr bool DFL = P::DF && (DMB || B8);
   static_assert(!DFL || NW <= 4, "four flags a chunk");
   [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(misc + 4);
-  if constexpr (DFL && !PRO)
+  if constexpr (DFL)
     if (wid == 0) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
   [[maybe_unused]] const float amax2 = (DMB || B8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
@@ -718,46 +661,19 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   };
   float graw[C / 32];
   if (c0 < c1) fetch_bc(c1 - 1);
-  if constexpr (PRO)
-    if (c0 < c1 && wid == 0)
-      gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c1 - 1) * C) * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
   pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
   HYMO_GDN_CLK(clk.waited());
-  if constexpr (PRO) {
-    if (tid < S) head_vectors(tid, alr);
-    if constexpr (DFL) {
-      if (wid == 0) {  // head_amax2's value from the lanes' A_log (the same bits)
-        float m = lane < S ? fmaxf(0.f, expf(alr) * 1.4426950408889634f) : 0.f;
-#pragma unroll
-        for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-        if (lane == 0) fl0[8] = __float_as_int(m);
-        __syncwarp();
-      }
-    }
-  }
   if (c0 < c1) {
     fetch_vo(c1 - 1);
     if (wid == 0) {
       const size_t tk = size_t(bb) * p.T + size_t(c1 - 1) * C;
-      if constexpr (!PRO) gate_fetch<C>(graw, gate + tk * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
+      gate_fetch<C>(graw, gate + tk * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
       gate_finish<C, FUSED>(graw, gbuf, gbuf + C, min(C, p.T - (c1 - 1) * C), dtb);
       if constexpr (DFL) diag_flags<B8, B16>(gbuf + C, fl0, NW, fl0 + 8);
       if (c1 - 2 >= c0) gate_fetch<C>(graw, gate + (tk - C) * p.H + h, tsG, C);
     }
   }
 
-  // HYMO_GDN_BWD_HN_EARLY: the next segment's entering state (high + low) for rb_end below,
-  // loaded now by the query warps
-  constexpr bool HNE = HYMO_GDN_BWD_HN_EARLY;
-  [[maybe_unused]] float2 hne[HNE ? IPW : 1][HNE ? NTW : 1][2];
-  if constexpr (HNE) {
-    if (role == 0 && c1 < p.NC) {
-      const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
-      for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
-        hne[it][nt][hr] = bf16x2_sum(hn + s * 2 * D + d, hn + s * 2 * D + D + d);
-      });
-    }
-  }
   // The adjoint leaving this segment (from the later segments' local adjoints) into
   // this warp's items (FP32 registers) and the high / low tiles.
   float dh[IPW][NTW][4];
@@ -813,12 +729,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (role == 0) put_dh();
   if (role == 0) {  // the last chunk's end sensitivity: h is the next segment's entering state
     if (c1 < p.NC) {
-      if constexpr (HNE) {
-        rb_end([&](int it, int nt, int hr, int, int) { return hne[it][nt][hr]; });
-      } else {
-        const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
-        rb_end([&](int, int, int, int s, int d) { return bf16x2_sum(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
-      }
+      const bf16* hn = h0src + (size_t(bh) * p.NC + c1) * S * 2 * D;
+      rb_end([&](int, int, int, int s, int d) { return bf16x2_sum(hn + s * 2 * D + d, hn + s * 2 * D + D + d); });
     } else {
       for (int s = 32 * w + lane; s < 2 * S; s += 32 * NW) rbp[s] = 0.f;
     }
@@ -867,14 +779,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       const bool f16 = B16 && fast && (DFL ? fl[blk] == 2 : diag16_fast(G, 16 * blk, amax2));
       const float gz = B8 && fast ? (f16 ? diag16_ref(G, 16 * blk) : diag8_ref(G, t & ~7)) : gm;
       auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
-      if constexpr (P::KL) {  // Klast: the key referenced to the chunk end, BF16
-        const float gl = G[C - 1] - gt;
-        uint32_t kv[4];
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          kv[e] = pack_bf16(bx[2 * e] * ex2f(gl * a2[2 * e]), bx[2 * e + 1] * ex2f(gl * a2[2 * e + 1]));
-        *reinterpret_cast<uint4*>(klt + t * LS + s0) = make_uint4(kv[0], kv[1], kv[2], kv[3]);
-      }
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
       put(qi);
@@ -1281,16 +1185,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           pa[3] = pp2(gq + 8, 8 + 2 * tq);
           mm_regA<ND>(dvacc, pa, dOt + rb * LD, LD);
         }
-        if constexpr (P::KL) {
-          // Klast of block wb from its tile, against dh high and low (DVHI: high only)
-#pragma unroll
-          for (int k0 = 0; k0 < S; k0 += 16) {
-            uint32_t ak[4];
-            ldsm_x4(ak, klt + (rb + (lane & 15)) * LS + k0 + (lane >> 4) * 8);
-            mm_regA<ND>(dvacc, ak, dht + k0 * LD, LD);
-            if constexpr (!HYMO_GDN_BWD_DVHI) mm_regA<ND>(dvacc, ak, dht + LH + k0 * LD, LD);
-          }
-        } else {
+        {
           // Klast = Kend_wb d_NW,wb: scaled in registers (scaled_key_frag), against dh high and
           // low (DVHI: high only)
           const float* f = pair(NW, wb);

@@ -207,9 +207,8 @@ struct PlanF {
   static constexpr bool P4 = HYMO_GDN_OUT4 && !TR && S <= 32 && D <= 32;
   // KE: the C-row Kend tile (P4, or the training pass with HYMO_GDN_TKEND)
   static constexpr bool KE = P4 || (HYMO_GDN_TKEND && TR);
-  // QR: no Qs tile; the Qs h product scales Qi's fragments in registers (P4, and the
-  // training pass with HYMO_GDN_TQS: high and low parts, split again)
-  static constexpr bool QR = P4 || (HYMO_GDN_TQS && TR && KE);
+  // QR: no Qs tile; the Qs h product scales Qi's fragments in registers (P4)
+  static constexpr bool QR = P4;
   // MR (HYMO_GDN_MIDREG, the training pass at S, D <= 32): no mid tile; the diagonal
   // square's operands are built in registers by the warp that computes it
   static constexpr bool MR = HYMO_GDN_MIDREG && TR && R == 2 && S <= 32 && D <= 32;
@@ -246,23 +245,18 @@ struct PlanF {
   static constexpr size_t bytes_out = al(o_mb + (TMA ? 16 : 0));
   static_assert(!TMA || (o_c % 128 == 0 && o_b % 128 == 0 && o_v0 % 128 == 0 && o_v1 % 128 == 0),
                 "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
-  // state pass: double-buffered b and v, the keys' high and low parts, vectors. SA
-  // (HYMO_GDN_STATE_AHEAD): three b and v buffers, no high-part tile (it overwrites b)
-  static constexpr bool SA = HYMO_GDN_STATE_AHEAD;
+  // state pass: double-buffered b and v, the keys' high and low parts, vectors
   static constexpr size_t s_b0 = 0;
   static constexpr size_t s_b1 = al(s_b0 + 2 * C * LS);
-  static constexpr size_t s_b2 = al(s_b1 + 2 * C * LS);
-  static constexpr size_t s_v0 = al(s_b2 + (SA ? 2 * C * LS : 0));
+  static constexpr size_t s_v0 = al(s_b1 + 2 * C * LS);
   static constexpr size_t s_v1 = al(s_v0 + 2 * C * LD);
-  static constexpr size_t s_v2 = al(s_v1 + 2 * C * LD);
-  // SR (HYMO_GDN_STATE_REG): no key tiles; a second g, G pair after A2 (with SA too since
-  // session 19: three b and v buffers, register keys)
+  // SR (HYMO_GDN_STATE_REG): no key tiles; a second g, G pair after A2
   static constexpr bool SR = HYMO_GDN_STATE_REG;
-  static constexpr size_t s_kh = al(s_v2 + (SA ? 2 * C * LD : 0));
-  static constexpr size_t s_kl = al(s_kh + (SA || SR ? 0 : 2 * C * LS));
+  static constexpr size_t s_kh = al(s_v1 + 2 * C * LD);
+  static constexpr size_t s_kl = al(s_kh + (SR ? 0 : 2 * C * LS));
   static constexpr size_t s_vec = al(s_kl + (SR ? 0 : 2 * C * LS));  // g[C], G[C], A2[S] (SR: g1[C], G1[C])
-  // HYMO_GDN_TMA bit 8 (not with SA): an mbarrier a b, v buffer pair
-  static constexpr bool TMA_S = (HYMO_GDN_TMA & 8) && !SA;
+  // HYMO_GDN_TMA bit 8: an mbarrier a b, v buffer pair
+  static constexpr bool TMA_S = (HYMO_GDN_TMA & 8) != 0;
   static constexpr size_t s_mb = al(s_vec + 4 * (2 * C + S + (SR ? 2 * C : 0)));
   static constexpr size_t bytes_state = al(s_mb + (TMA_S ? 16 : 0));
   static_assert(!TMA_S || (s_b1 % 128 == 0 && s_v0 % 128 == 0 && s_v1 % 128 == 0),
@@ -316,7 +310,7 @@ __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return HYMO_GDN_SEG_SCAN && staged_bwd(S, D);
 }
 
-// The gate of one chunk: one warp (warp 0; with HYMO_GDN_STATE_AHEAD the state pass's
+// The gate of one chunk: one warp (warp 0; with HYMO_GDN_STATE_GATE2 the state pass's
 // warps 0 and 1, for the even and the odd chunks) holds the raw values of C/32 tokens a
 // lane in registers (fetched ahead), then turns them into g and the inclusive
 // within-chunk cumsum G (gate_cumsum).
@@ -494,21 +488,19 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // The local end state of chunks c0 .. c1-1 (c0 < c1) of (b, h), accumulated into acc
 // (zero on entry; the items of warp wid of NWT, Items<S, D, NWT>); returns the chunks'
 // gate sum.
-// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (AHEAD + 1 buffers, strides LS and
+// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (two buffers, strides LS and
 // LD), kh, kl the chunk-end keys' high and low parts, g and G the gate vectors, A2 (set
-// and visible); graw is the gate registers. b, v and the gate of the next AHEAD chunks
-// are in flight while the current one computes. AHEAD = 1: warp 0 holds the gate.
-// AHEAD = 2 (the state pass with HYMO_GDN_STATE_AHEAD): warps 0 and 1 hold the gates of
-// the even and the odd chunks, so that a warp's gate loads have two chunks to land (one
-// warp would need a second register set, and handing it on in the rolled loop waits for
-// the load a chunk early); the keys' high part overwrites b in place (kh unused), whose
-// buffer stays the chunk's until the state update has read it. The state pass.
-// KREG (HYMO_GDN_STATE_REG; AHEAD 1 or 2): the keys go straight into the A fragments of the
+// and visible); graw is the gate registers. b, v and the gate of the next chunk
+// are in flight while the current one computes. Warp 0 holds the gate (with
+// HYMO_GDN_STATE_GATE2 and KREG, warps 0 and 1 hold the gates of the even and the odd chunks,
+// so that a warp's gate loads have two chunks to land: one warp would need a second register
+// set, and handing it on in the rolled loop waits for the load a chunk early). The state pass.
+// KREG (HYMO_GDN_STATE_REG): the keys go straight into the A fragments of the
 // state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
 // KS (HYMO_GDN_STATE_KSPLIT, with KREG): acc is [1][D / 8][4], warp wid's rows mt = wid %
 // (S / 16) of the state, every column, summed over its share of each chunk's tokens
 // the caller adds the shares (state_bf16_kernel).
-template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, int AHEAD, class BBuf,
+template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, class BBuf,
           class VBuf, bool KREG = false, bool KS = false, bool REV = false, class HMT = HeadMap<>, bool PK = false,
           int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
@@ -516,7 +508,6 @@ __device__ __forceinline__ float segment_local_state(
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
     int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr, [[maybe_unused]] const TileMapsArg tmp = nullptr,
     [[maybe_unused]] uint64_t* mb = nullptr HYMO_GDN_CLK(, const Clk* clk = nullptr)) {
-  static_assert(AHEAD == 1 || (AHEAD == 2 && NWT >= 2), "AHEAD 1, or 2 with two warps");
   static_assert(!KS || (KREG && AI == 1 && AN == D / 8 && NWT % (S / 16) == 0 && C % (16 * NWT / (S / 16)) == 0),
                 "KS: KREG, acc [1][D / 8][4], the warps split evenly over row tiles and tokens");
   static_assert(KS || (AI == Items<S, D, NWT>::IPW && AN == Items<S, D, NWT>::NTW), "acc: the warp's items");
@@ -526,10 +517,10 @@ __device__ __forceinline__ float segment_local_state(
   const size_t tsD = size_t(HMT::HD(p.H)) * D, tsS = size_t(HMT::HS(p.H)) * S, tsG = HMT::HG(p.H);
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   float* const g0 = g;
-  // HYMO_GDN_TMA bit 8 (AHEAD = 1, PlanF::TMA_S; the caller passes tmp and mb): the b and v tiles
+  // HYMO_GDN_TMA bit 8 (PlanF::TMA_S; the caller passes tmp and mb): the b and v tiles
   // by the TMA, buffer pair k's on mbarrier mb[k], whose j-th phase is the j-th chunk walked into
   // that pair
-  constexpr bool tma = (HYMO_GDN_TMA & 8) != 0 && AHEAD == 1;
+  constexpr bool tma = (HYMO_GDN_TMA & 8) != 0;
   auto fetch = [&](int chn, int buf) {
 #if HYMO_GDN_TMA & 8
     if constexpr (tma) {
@@ -553,10 +544,9 @@ __device__ __forceinline__ float segment_local_state(
   auto has = [&](int ch, int a) { return REV ? ch - a >= c0 : ch + a < c1; };
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
-  if (AHEAD == 2 && has(cf, 1)) fetch(nxt(cf, 1), 1);
-  // GA: the gates' distance, two chunks (warps 0 and 1 alternating) with AHEAD = 2 or
+  // GA: the gates' distance, two chunks (warps 0 and 1 alternating) with
   // HYMO_GDN_STATE_GATE2 (gdn.cuh; the KREG layout's two g, G buffers)
-  constexpr int GA = (AHEAD == 2 || (HYMO_GDN_STATE_GATE2 && KREG && NWT >= 2)) ? 2 : 1;
+  constexpr int GA = (HYMO_GDN_STATE_GATE2 && KREG && NWT >= 2) ? 2 : 1;
   if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - cf * C));
   if (GA == 2 && wid == 1 && has(cf, 1))
     gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(cf, 1)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - nxt(cf, 1) * C));
@@ -565,10 +555,9 @@ __device__ __forceinline__ float segment_local_state(
   for (int ch = cf; REV ? ch >= c0 : ch < c1; ch = nxt(ch, 1)) {
     const int k = REV ? c1 - 1 - ch : ch - c0, n = min(C, p.T - ch * C);
     HYMO_GDN_CLK(if (clk) clk->chunk(k));
-    const int cur = AHEAD == 1 ? k & 1 : k % 3;  // this chunk's buffers
+    const int cur = k & 1;  // this chunk's buffers
     bf16* sb = bbuf(cur);
     const bf16* sv = vbuf(cur);
-    bf16* skh = AHEAD == 1 ? kh : sb;  // the keys' high part
     if constexpr (KREG) {  // this chunk's gate buffer
       g = (k & 1) ? g1 : g0;
       G = g + C;
@@ -579,22 +568,17 @@ __device__ __forceinline__ float segment_local_state(
         gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, GA)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG,
                       min(C, p.T - nxt(ch, GA) * C));
     }
-    // this chunk's b and v (AHEAD = 2: the next chunk's, committed later, may stay in flight)
-    if constexpr (AHEAD == 2) {
-      if (has(ch, 1)) cp_async_wait_group<1>();
-      else cp_async_wait_all();
-    } else {
-      if constexpr (tma) {
+    // this chunk's b and v
+    if constexpr (tma) {
 #if HYMO_GDN_TMA & 8
-        mbar_wait(mb + cur, (k >> 1) & 1);
+      mbar_wait(mb + cur, (k >> 1) & 1);
 #endif
-      } else {
-        cp_async_wait_all();
-      }
+    } else {
+      cp_async_wait_all();
     }
     __syncthreads();
-    // every warp is done with the chunk walked before ch: its buffers take chunk nxt(ch, AHEAD)
-    if (has(ch, AHEAD)) fetch(nxt(ch, AHEAD), AHEAD == 1 ? (k + 1) & 1 : (k + 2) % 3);
+    // every warp is done with the chunk walked before ch: its buffers take chunk nxt(ch, 1)
+    if (has(ch, 1)) fetch(nxt(ch, 1), (k + 1) & 1);
     const float Gl = G[C - 1];
     // the keys' reference: the chunk's end, or (REV) the segment's end
     const float Gr = REV ? gseg + Gl : Gl;
@@ -621,7 +605,7 @@ __device__ __forceinline__ float segment_local_state(
         const float dg = Gr - G[t];
 #pragma unroll
         for (int e = 0; e < 8; ++e) x[e] *= ex2f(dg * a2[e]);
-        st16_split(skh + t * LS + s0, kl + t * LS + s0, x);  // (AHEAD = 2: over the b values this thread just read)
+        st16_split(kh + t * LS + s0, kl + t * LS + s0, x);
       }
       __syncthreads();
 #pragma unroll
@@ -633,7 +617,7 @@ __device__ __forceinline__ float segment_local_state(
             const float d0 = ex2f(Gl * A2[mt * 16 + gq]), d1 = ex2f(Gl * A2[mt * 16 + gq + 8]);
             scale_rows(acc[it], d0, d1);
           }
-          warp_mm_ldsm<NTW, true>(acc[it], C, skh + mt * 16, LS, sv + nb, LD);
+          warp_mm_ldsm<NTW, true>(acc[it], C, kh + mt * 16, LS, sv + nb, LD);
           warp_mm_ldsm<NTW, true>(acc[it], C, kl + mt * 16, LS, sv + nb, LD);
         }
       }
@@ -662,9 +646,9 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
   using I = Items<S, D, P::NW>;
   HYMO_GDN_SMEM_DECL;
   // buffer k of b and v (selects, not arrays: no local memory)
-  auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (P::SA && k == 2 ? P::s_b2 : k ? P::s_b1 : P::s_b0)); };
-  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (P::SA && k == 2 ? P::s_v2 : k ? P::s_v1 : P::s_v0)); };
-  bf16* kh = P::SA || P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kh);  // (SA: the high part overwrites b)
+  auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_b1 : P::s_b0)); };
+  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_v1 : P::s_v0)); };
+  bf16* kh = P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kh);
   bf16* kl = P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kl);
   float* g = reinterpret_cast<float*>(sm + P::s_vec);
   float* G = g + C;
@@ -698,7 +682,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
   }
 #endif
   if (c0 < c1)
-    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD, P::SA ? 2 : 1,
+    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD,
                                decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr, tmp,
         mb HYMO_GDN_CLK(, &clk));
@@ -754,7 +738,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
 // x (b, h)); the loads of U segments are in flight together.
 template <int S, int D, bool REVERSE, class HM = HeadMap<>>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
-  pdl_enter_at_top<HYMO_GDN_SCAN_PDL_LATE>();  // (gdn.cuh)
+  pdl_enter();  // (gdn.cuh)
   constexpr int N = S * D, U = HYMO_GDN_SCAN_U;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
   const int i = blockIdx.x * 128 + threadIdx.x;
@@ -780,7 +764,6 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
         run = fmaf(REVERSE ? expf(gj[u] * A) : __expf(gj[u] * A), run, x[u]);
       }
   }
-  pdl_release<HYMO_GDN_SCAN_PDL_LATE>();
 }
 
 // Named barrier 1 + w between the R warps of row block w (immediate ids: the kernel
@@ -846,8 +829,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   float* ssx = dl + S;  // the epilogue's per-row partial sums of squares, one row per role
   // low parts (TRAIN): at a fixed distance after each high tile
   constexpr int LQ = C * LS, LK = P::NKRP * LS, LPP = C * LP;
-  // HYMO_GDN_H0_TILE: the entering states for the staged backward from the state tiles
-  constexpr bool H0T = TRAIN && HYMO_GDN_H0_TILE && staged_bwd(S, D);
   // HYMO_GDN_OUT_ROWS: z and y as 16-byte row pieces (NU a lane: 16 rows of DR columns),
   // through the warp's P rows (C + 8 >= D columns when D <= 32); not in the plain pass at
   // D = 16, where it spills and measured 2% slower (run 65)
@@ -948,15 +929,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     fetch_v(c0, svb(0));
     if (wid == gw) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
-  // HYMO_GDN_OUT_A2_LATE: A_log loaded here, A2 written after the entering state's loads are
-  // issued (one DRAM round trip before the loop instead of two)
-  constexpr bool A2L = HYMO_GDN_OUT_A2_LATE && S <= NTH;
-  [[maybe_unused]] float alog_pre = 0.f;
-  if constexpr (A2L) {
-    if (tid < S) alog_pre = p.A_log[HM::hS(h) * S + tid];
-  } else {
-    for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
-  }
+  for (int s = tid; s < S; s += NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
   [[maybe_unused]] float2 wy[ND];
   if constexpr (EPI) {
 #pragma unroll
@@ -1009,8 +982,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       }
     }
   }
-  if constexpr (A2L)
-    if (tid < S) A2[tid] = -expf(alog_pre) * 1.4426950408889634f;
   // HHI (HYMO_GDN_PK2_HHI, the plain pass): the state's high tile only
   constexpr bool HHI = HYMO_GDN_PK2_HHI && !TRAIN;
   auto put_state = [&]() {
@@ -1026,9 +997,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 
   // the segment's end chunk, recomputed at each use (c1 = seg_c1(p, seg, seg_c0(p, seg)))
   const auto c1_now = [&]() {
-    if constexpr (HYMO_GDN_SEG_BAL) return seg_c0(p, ctaid_x_fresh() + 1);
-    else if constexpr (HYMO_GDN_SEG_TAIL) return seg_c1(p, cta_seg_fresh(), seg_c0(p, cta_seg_fresh()));
-    else return min(p.NC, (ctaid_x_fresh() + 1) * p.cps);
+    return min(p.NC, (ctaid_x_fresh() + 1) * p.cps);
   };
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
@@ -1112,18 +1081,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // in every Kref_i with i > its block (P4: no Qs; key t once, in Kend, referenced to
     // the end of its own block; a in FP16).
     for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
-    // HYMO_GDN_H0_TILE: the state entering this chunk, for the staged backward, copied
-    // from its high and low tiles (put_state wrote them; rewritten after the chunk's last
-    // barrier): per row s the D high parts, then the D low parts, 16 bytes a thread
-    if constexpr (H0T) {
-      bf16* h0 = reinterpret_cast<bf16*>(p.h0buf + (size_t(bh) * p.NC + ch) * S * D);
-      constexpr int U = D / 8;  // 16-byte units in a row's high (or low) half
-      for (int u = tid; u < S * 2 * U; u += NTH) {
-        const int s = u / (2 * U), k = u % (2 * U);
-        const bf16* src = (k < U ? hh : hl) + s * LD + 8 * (k % U);
-        *reinterpret_cast<uint4*>(h0 + s * 2 * D + 8 * k) = *reinterpret_cast<const uint4*>(src);
-      }
-    }
     // TS, R1 and ZR: how the P phase below deals its work (defined here for SL)
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
@@ -1590,17 +1547,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     zero(acc);
     warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
     if constexpr (P::QR) {
-      // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (TRAIN:
-      // to high + low, split again; + the low part against hh)
+      // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (P4: the
+      // plain pass only)
+      static_assert(!TRAIN, "QR: the plain pass");
       const float gs = w ? G[r0 - 1] : 0.f;
 #pragma unroll
       for (int k0 = 0; k0 < S; k0 += 16) {
         uint32_t a4[4];
-        [[maybe_unused]] uint32_t al4[4];
-        if constexpr (TRAIN)
-          ldsm_a_colscaled_split(a4, al4, qi + r0 * LS, LQ, LS, k0, gs, A2);
-        else
-          ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
+        ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
 #pragma unroll
         for (int np = 0; np < ND / 2; ++np) {
           uint32_t b4[4];
@@ -1608,10 +1562,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           ldsm_x4_t(b4, hh + bo);
           mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
           mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
-          if constexpr (TRAIN) {
-            mma_bf16(acc[2 * np], al4, b4[0], b4[1]);
-            mma_bf16(acc[2 * np + 1], al4, b4[2], b4[3]);
-          }
           if constexpr (!HHI) {
             ldsm_x4_t(b4, hl + bo);
             mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
@@ -1756,7 +1706,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const int item = wid + it * NWT;
         if (item >= NIT) continue;
         const int mt = item / NH, nb = (item % NH) * NTW * 8;
-        if constexpr (TRAIN && !H0T) {  // the state entering this chunk, for the backward: for
+        if constexpr (TRAIN) {  // the state entering this chunk, for the backward: for
           // the staged backward, per row s the D BF16 high parts, then the D low parts;
           // for the generic one, FP32
           float* h0f = p.h0buf + (size_t(bh) * p.NC + ch) * S * D;
@@ -1820,7 +1770,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 // the segment's local adjoint  sum_t (c_t exp((gseg + G_t) A)) dO_t^T, accumulated
 // per chunk as exp(gseg A) (Qs^T dO) with Qs and dO split into BF16 high and low
 // tiles (FP32-accurate products: the adjoints feed the decay gradient).
-// AH (HYMO_GDN_ADJ_AHEAD): o and c in two buffers each (o_o1, o_c1), v in one.
 // The fused epilogue's backward for one element, y = nn w silu(z) with nn = yp r (r the
 // row's rsqrt): returns dz; dn = dL/dnn, and adds the dw_y term and nn dn (the row's m).
 // HYMO_GDN_ADJ_FASTSIG: sigmoid(z) as in the forward's epilogue, 1 / (1 + 2^(-z log2 e))
@@ -1841,15 +1790,12 @@ template <int S, int D, int C>
 struct PlanA {
   static constexpr int LS = S + 8, LD = D + 8, FD = D + 4;
   static constexpr int NW = C / 16, NTH = 32 * NW;
-  static constexpr bool AH = HYMO_GDN_ADJ_AHEAD;
   static constexpr bool ROWS = HYMO_GDN_ADJ_ROWS && D >= 32;  // (w_y in shared memory then)
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   static constexpr size_t o_o = 0;                           // o, FP32 [C][FD]
-  static constexpr size_t o_o1 = al(o_o + 4 * C * FD);       // (AH) o, second buffer
-  static constexpr size_t o_v = al(o_o1 + (AH ? 4 * C * FD : 0));  // v [C][LD]
+  static constexpr size_t o_v = al(o_o + 4 * C * FD);        // v [C][LD]
   static constexpr size_t o_c = al(o_v + 2 * C * LD);        // c [C][LS]
-  static constexpr size_t o_c1 = al(o_c + 2 * C * LS);       // (AH) c, second buffer
-  static constexpr size_t o_qs = al(o_c1 + (AH ? 2 * C * LS : 0));  // Qs high, low
+  static constexpr size_t o_qs = al(o_c + 2 * C * LS);       // Qs high, low
   static constexpr size_t o_do = al(o_qs + 2 * 2 * C * LS);  // dO high, low [C][LD]
   static constexpr size_t o_vec = al(o_do + 2 * 2 * C * LD); // g[C], G[C], A2[S], dw[D], wy[D]
   // HYMO_GDN_TMA bit 4: one mbarrier (o, v and c; adj_tma)
@@ -1858,10 +1804,10 @@ struct PlanA {
   static_assert(!(HYMO_GDN_TMA & 4) || (o_v % 128 == 0 && o_c % 128 == 0), "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
 };
 // HYMO_GDN_TMA bit 4: the adjoint pass's o, v and c tiles by the TMA, one mbarrier (not on the
-// split path's blocks, nor with HYMO_GDN_ADJ_AHEAD or HYMO_GDN_ADJ_EARLY, which wait on groups)
+// split path's blocks)
 template <class HM>
 __host__ __device__ constexpr bool adj_tma() {
-  return (HYMO_GDN_TMA & 4) && !HM::split && !HYMO_GDN_ADJ_AHEAD && !HYMO_GDN_ADJ_EARLY;
+  return (HYMO_GDN_TMA & 4) && !HM::split;
 }
 #if HYMO_GDN_TMA & 4
 #define HYMO_GDN_ADJ_MAPS , const __grid_constant__ TileMaps tm
@@ -1879,15 +1825,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   // prologue as FUSED says, no epilogue: the o tile is dO (FP32, the caller's [B,T,H,D] in
   // p.dObuf, from split_dout_kernel), read as v's view; nothing is written over it
   constexpr bool EPI = FUSED && !HM::split, LO = FUSED || HM::split;  // (LO: the o tile)
-  // HYMO_GDN_ADJ_EARLY: the first chunk's input tiles (v, c) and gate are fetched before the
-  // programmatic wait, o (the training forward's) after it
-  constexpr bool AE = HYMO_GDN_ADJ_EARLY && !HYMO_GDN_ADJ_PDL_LATE && !P::AH;
-  if constexpr (AE) {
-    pdl_launch_dependents();
-  } else {
-    pdl_enter_at_top<HYMO_GDN_ADJ_PDL_LATE>();  // (gdn.cuh)
-    HYMO_GDN_CLK(clk.waited());
-  }
+  pdl_enter();  // (gdn.cuh)
+  HYMO_GDN_CLK(clk.waited());
   constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
@@ -1919,16 +1858,15 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
   }
   if (tid == 0) dDacc = 0.0;
 
-  // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb (o and
-  // c into buffer k: HYMO_GDN_ADJ_AHEAD below)
-  auto load_o = [&](size_t tk, int nn, int k) {
-    load_rows_async<float, D, C, P::NTH>(so + k * (C * FD), FD, p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
+  // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb
+  auto load_o = [&](size_t tk, int nn) {
+    load_rows_async<float, D, C, P::NTH>(so, FD, p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
   };
   auto load_v = [&](size_t tk, int nn) {
     load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
   };
-  auto load_c = [&](size_t tk, int nn, int k) {
-    load_rows_async<bf16, S, C, P::NTH>(sc + k * (C * LS), LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
+  auto load_c = [&](size_t tk, int nn) {
+    load_rows_async<bf16, S, C, P::NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
   };
   auto rows = [&](int chn) { return min(C, p.T - chn * C); };
   auto tok = [&](int chn) { return size_t(bb) * p.T + size_t(chn) * C; };
@@ -1953,47 +1891,15 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 #endif
     const int nn = rows(chn);
     const size_t tk = tok(chn);
-    if constexpr (LO) load_o(tk, nn, 0);
+    if constexpr (LO) load_o(tk, nn);
     if constexpr (EPI) load_v(tk, nn);
-    load_c(tk, nn, 0);
+    load_c(tk, nn);
     cp_async_commit();
   };
-  // HYMO_GDN_ADJ_AHEAD: chunk ch's o and c go to buffer (ch - c0) & 1, fetched at the
-  // middle barrier of chunk ch - 2 (the one after which no warp reads that buffer), its
-  // v at the middle barrier of chunk ch - 1 as before. Groups, oldest first, pending at
-  // the top of chunk ch: o,c(ch) [, v(ch)], o,c(ch + 1) (empty past the segment's end);
-  // cp_async_wait_group<1> leaves only the last in flight. The caller commits.
-  constexpr bool AH = P::AH;
-  auto fetch_oc = [&](int chn, int k) {
-    if constexpr (LO) load_o(tok(chn), rows(chn), k);
-    load_c(tok(chn), rows(chn), k);
-  };
-  static_assert(!AH || (P::o_o1 - P::o_o == 4 * C * FD && P::o_c1 - P::o_c == 2 * C * LS),
-                "HYMO_GDN_ADJ_AHEAD: the second o and c buffers follow the first");
   float graw[C / 32];
   if (c0 < c1) {
-    if constexpr (AH) {
-      fetch_oc(c0, 0);
-      if constexpr (EPI) load_v(tok(c0), rows(c0));
-      cp_async_commit();
-      if (c0 + 1 < c1) fetch_oc(c0 + 1, 1);
-      cp_async_commit();
-    } else if constexpr (AE) {
-      if constexpr (EPI) load_v(tok(c0), rows(c0));
-      load_c(tok(c0), rows(c0), 0);
-      cp_async_commit();
-    } else {
-      fetch(c0);
-    }
+    fetch(c0);
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
-  }
-  if constexpr (AE) {
-    pdl_wait();
-    HYMO_GDN_CLK(clk.waited());
-    if constexpr (LO) {
-      if (c0 < c1) load_o(tok(c0), rows(c0), 0);
-      cp_async_commit();
-    }
   }
   // HYMO_GDN_ADJ_ROWS: the epilogue's lane owns columns cw0 .. cw0 + CW - 1 of its two
   // rows (NV 16-byte vectors a row); wy and dwl then hold those columns, pair nt = columns
@@ -2020,10 +1926,6 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     const int t0 = ch * C, n = min(C, p.T - t0);
     const size_t tok0 = size_t(bb) * p.T + t0;
     HYMO_GDN_CLK(clk.chunk(ch - c0));
-    // this chunk's o and c buffer (AH: the other one fills meanwhile)
-    const int buf = AH ? (ch - c0) & 1 : 0;
-    const float* sob = so + buf * (C * FD);
-    const bf16* scb = sc + buf * (C * LS);
     // this lane's z and dy pairs (epilogue layout), raw; ROWS: its rows' columns, 16
     // bytes a load
     [[maybe_unused]] uint32_t zq[D / 8][2], yq[D / 8][2];
@@ -2061,8 +1963,6 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 #if HYMO_GDN_TMA & 4
       mbar_wait(mb, (ch - c0) & 1);
 #endif
-    } else if constexpr (AH) {
-      cp_async_wait_group<1>();
     } else {
       cp_async_wait_all();
     }
@@ -2070,10 +1970,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     if ((HYMO_GDN_L2PF & 2) && D == 32 && ch + 1 < c1) {  // chunk ch + 1's tiles and dy, z into L2
       const size_t tk = tok(ch + 1);
       const int nn = rows(ch + 1);
-      if (!AH) {
-        if (LO) prefetch_rows_l2<float, D, C, P::NTH>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
-        prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
-      }
+      if (LO) prefetch_rows_l2<float, D, C, P::NTH>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
+      prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
       if (EPI) {
         prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
         prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h) * D, tsD, nn);
@@ -2086,7 +1984,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       const int t = row_piece<S / 8, 2>(u, q8), s0 = q8 * 8;  // (HYMO_GDN_ROWPERM)
       float x[8], a2[8];
       ld8(A2 + s0, a2);
-      ld8(scb + t * LS + s0, x);
+      ld8(sc + t * LS + s0, x);
       const float gt = G[t];
 #pragma unroll
       for (int e = 0; e < 8; ++e) x[e] *= ex2f(gt * a2[e]);
@@ -2127,7 +2025,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
         float yp[2][CW], dn[2][CW], ss[2] = {0.f, 0.f}, m[2] = {0.f, 0.f};
         pieces([&](int hr, int k, int t) {
           float o8[8], v8[8];
-          ld8(sob + t * FD + cw0 + 8 * k, o8);
+          ld8(so + t * FD + cw0 + 8 * k, o8);
           ld8(sv + t * LD + cw0 + 8 * k, v8);
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
@@ -2166,7 +2064,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       } else if constexpr (HM::split) {
         pieces([&](int hr, int k, int t) {
           float x[8];
-          ld8(sob + t * FD + cw0 + 8 * k, x);
+          ld8(so + t * FD + cw0 + 8 * k, x);
           emit(hr, k, x);
         });
       } else {
@@ -2186,7 +2084,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int t = r0 + gq + hr * 8, d = nt * 8 + 2 * tq;
-            const float2 o2 = *reinterpret_cast<const float2*>(sob + t * FD + d), v2 = ld2(sv + t * LD + d);
+            const float2 o2 = *reinterpret_cast<const float2*>(so + t * FD + d), v2 = ld2(sv + t * LD + d);
             yp[nt][2 * hr] = fmaf(dsk, v2.x, o2.x);
             yp[nt][2 * hr + 1] = fmaf(dsk, v2.y, o2.y);
             ss[hr] = fmaf(yp[nt][2 * hr], yp[nt][2 * hr], fmaf(yp[nt][2 * hr + 1], yp[nt][2 * hr + 1], ss[hr]));
@@ -2228,7 +2126,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
         for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
-            const float2 o2 = *reinterpret_cast<const float2*>(sob + (r0 + gq + hr * 8) * FD + nt * 8 + 2 * tq);
+            const float2 o2 = *reinterpret_cast<const float2*>(so + (r0 + gq + hr * 8) * FD + nt * 8 + 2 * tq);
             dyp[nt][2 * hr] = o2.x;
             dyp[nt][2 * hr + 1] = o2.y;
           }
@@ -2269,18 +2167,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     // the next barrier, possibly while a slower warp is still in the dH products below
     const float Glast = G[C - 1];
     __syncthreads();
-    if constexpr (AH) {  // v and buffer buf are dead for this chunk
-      if (ch + 1 < c1) {
-        if constexpr (EPI) {
-          load_v(tok(ch + 1), rows(ch + 1));
-          cp_async_commit();
-        }
-        if (ch + 2 < c1) fetch_oc(ch + 2, buf);
-        cp_async_commit();
-      }
-    } else {
-      if (ch + 1 < c1) fetch(ch + 1);  // o, v and c are dead for this chunk
-    }
+    if (ch + 1 < c1) fetch(ch + 1);  // o, v and c are dead for this chunk
     // dH += exp(gseg A) (Qs^T dO), hi*hi + lo*hi + hi*lo
 #pragma unroll
     for (int it = 0; it < IPW; ++it) {
@@ -2303,7 +2190,6 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     }
     gseg += Glast;
   }
-  pdl_release<HYMO_GDN_ADJ_PDL_LATE>();
   const size_t sgi = size_t(bh) * p.NSEG + seg;
   float* dst = p.dHseg + sgi * S * D;
   for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {

@@ -59,10 +59,8 @@ int grid_slice();
 
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
-// that start at p.bh0 (each slice after the first follows the one before). With
-// HYMO_GDN_SEG_TAIL a segment grid is ((b, h), segment) instead (cta_seg, cta_bh in gdn.cuh:
-// the CTAs launch rank-major); the slices stay as they are. extra: the kernel's parameters
-// after p (HYMO_GDN_TMA's tile maps).
+// that start at p.bh0 (each slice after the first follows the one before). extra: the kernel's
+// parameters after p (HYMO_GDN_TMA's tile maps).
 template <typename K, typename... X>
 cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows,
                       int gridx = 0, const X&... extra) {
@@ -71,7 +69,7 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st,
   for (int bh0 = 0; bh0 < BH; bh0 += slice) {
     p.bh0 = bh0;
     const int nbh = std::min(slice, BH - bh0);
-    const dim3 grid = gridx > 0 ? dim3(gridx, nbh) : HYMO_GDN_SEG_TAIL ? dim3(nbh, p.NSEG) : dim3(p.NSEG, nbh);
+    const dim3 grid = gridx > 0 ? dim3(gridx, nbh) : dim3(p.NSEG, nbh);
     HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bh0 > 0, p, extra...));
   }
   return cudaSuccess;

@@ -164,11 +164,8 @@ struct Case {
   // automatic rule
   int cps = 1;
   // segments a (b, h) (gdn_set_segments; 0: from cps): ceil(chunks / nseg) chunks a segment,
-  // the last one shorter (with HYMO_GDN_SEG_BAL lengths within one chunk of each other)
+  // the last one shorter
   int nseg = 0;
-  // with HYMO_GDN_SEG_TAIL: how many of the last segments split in two (gdn_set_tail_segments;
-  // -1: the switch's default); no effect without the switch
-  int tail = -1;
   // the segment grids' slices (gdn_set_grid_slice; 0: only where the grid's limit needs them)
   int slice = 0;
 };
@@ -237,16 +234,14 @@ static void run_case(const Case& k, uint64_t seed) {
     std::snprintf(alog_desc, sizeof alog_desc, "mixed");
   else
     std::snprintf(alog_desc, sizeof alog_desc, "U(0,%.2f)", k.alog_max);
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s%s\n", k.B,
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s\n", k.B,
               k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean, alog_desc,
               k.cps ? std::to_string(k.cps).c_str() : "auto",
               (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
-              (k.tail >= 0 ? " tail=" + std::to_string(k.tail) : std::string()).c_str(),
               (k.slice ? " slices of " + std::to_string(k.slice) : std::string()).c_str(),
               k.recompute ? " (bwd recomputes states)" : "");
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
-  gdn_set_tail_segments(k.tail);
   gdn_set_grid_slice(k.slice);
   CpuShape cs;
   cs.B = k.B; cs.T = k.T; cs.H = k.H; cs.D = k.D; cs.S = k.S; cs.fused = k.fused; cs.eps = 1e-6;
@@ -543,20 +538,19 @@ int main(int argc, char** argv) {
       {1, 4097, 2, 32, 32, DType::BF16, false, 0, std::log(30.0), false, 0},
       // (appended in session 20) segment counts set directly (gdn_set_segments) that do not
       // divide the chunks: 65 chunks in 7 segments, 5 in 3, C = 32's 129 in 6, the FP32
-      // variant's 16 in 5 (by default ceil(NC / nseg) chunks a segment, the last shorter;
-      // with HYMO_GDN_SEG_BAL lengths within one chunk of each other, the longer first)
+      // variant's 16 in 5 (ceil(NC / nseg) chunks a segment, the last shorter; balanced lengths,
+      // HYMO_GDN_SEG_BAL, were removed in session 37)
       {1, 4097, 2, 32, 32, DType::BF16, true, 0, lg, false, 0, 7},
       {2, 300, 2, 32, 32, DType::BF16, true, 0, lg, true, 0, 3},
       {2, 300, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 0, 3},
       {1, 4097, 2, 64, 64, DType::BF16, true, 0, lg, false, 0, 6},
       {1, 1000, 2, 32, 32, DType::F32, true, 0, lg, false, 0, 5},
-      // (appended in session 21) HYMO_GDN_SEG_TAIL's layouts (in a build without the switch,
-      // segments of cps chunks): 4 of 4 chunks with the last split (4 4 4 2 2), 4 of 8 all
-      // split (eight of 4), 5 of 2 with two split (2 2 2 1 1 1 1), 16 of 4 with three split
-      {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0, 1},
-      {1, 2048, 3, 32, 16, DType::BF16, false, 0, lg, true, 8, 0, 4},
-      {2, 640, 2, 16, 32, DType::BF16, true, 0, 5.0, false, 2, 0, 2},
-      {1, 4096, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0, 3},
+      // (appended in session 21 for HYMO_GDN_SEG_TAIL's split last segments, a switch removed in
+      // session 37; kept, seeds unchanged, as plain layouts): segments of 4, 8, 2 and 4 chunks
+      {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0},
+      {1, 2048, 3, 32, 16, DType::BF16, false, 0, lg, true, 8, 0},
+      {2, 640, 2, 16, 32, DType::BF16, true, 0, 5.0, false, 2, 0},
+      {1, 4096, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0},
       // (appended in session 22 for HYMO_GDN_BWD_RUNS's runs of segments, a switch removed in
       // session 24; kept, seeds unchanged, as plain layouts): 30 segments (5 a pair); 10 (S = 16,
       // unfused); 6 pairs' 24 segments of 4 chunks (the last of one), the states recomputed; 16
@@ -588,10 +582,10 @@ int main(int argc, char** argv) {
       // slices of 2, the row kernels' 3 heads too; 5 segments; and D = 128 with S = 32
       // recomputing), the staged kernels (6 heads in slices of 4, recomputing), the generic FP32
       // ones (3 heads in slices of 2)
-      {1, 300, 3, 128, 128, DType::BF16, true, 0, lg, false, 2, 0, -1, 2},
-      {1, 200, 3, 128, 32, DType::BF16, false, 0, 5.0, true, 2, 0, -1, 4},
-      {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 1, 0, -1, 4},
-      {1, 130, 3, 32, 32, DType::F32, true, 0, lg, false, 1, 0, -1, 2},
+      {1, 300, 3, 128, 128, DType::BF16, true, 0, lg, false, 2, 0, 2},
+      {1, 200, 3, 128, 32, DType::BF16, false, 0, 5.0, true, 2, 0, 4},
+      {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 1, 0, 4},
+      {1, 130, 3, 32, 32, DType::F32, true, 0, lg, false, 1, 0, 2},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
