@@ -1308,7 +1308,7 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 //   bit 1: the staged backward main kernel (b, c; v, dO and the entering states);
 //   bit 2: the output passes (b, c; v), but the plain pass at S or D = 64 (PlanF::TMA);
 //   bit 4: the adjoint pass (o, v, c on one mbarrier; adj_tma): measured no better (run 200), off;
-//   bit 8: the state pass (b, v; an mbarrier a buffer pair; not with HYMO_GDN_STATE_AHEAD):
+//   bit 8: the state pass (b, v; an mbarrier a buffer pair):
 //   run 203 (A/B): forward -0.4% (default shape), -0.8% (H = 64), +1.9% (D = 16), +1.7% (S = 16);
 //   off.
 // Run 194's profiles: the cp.async copies were 57-80% of each kernel's excess shared-memory
@@ -2342,9 +2342,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
         }
     };
     // dv rows of block w (tau): P^T dO + K_last dh + D_skip dO (dv is off the decay-
-    // gradient path: P in the io dtype, one product). HYMO_GDN_BWD_DVA (two roles, off): the key
-    // role forms K_last dh in the first phase, beside the query role's dc_inter, and adds P^T dO
-    // once P is there
+    // gradient path: P in the io dtype, one product)
     auto dv_pdo = [&](float (&acc)[D / 8][4]) {
       warp_mm<Tin, D / 8, 1>(
           acc, C - r0,

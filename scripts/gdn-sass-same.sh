@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Does a change to kernels/gdn leave the kernels' machine code as it was? Compiles every
+# instantiation unit (BF16 S = 16, 32, 64, 128; FP32 S = 16, 32, 64) of the working tree and of
+# a reference commit to cubins HERE (no GPU needed), disassembles them with cuobjdump, and
+# compares the SASS, each instruction's encoding dropped. With GDN_SAME_PARAMS=1 the kernel
+# parameters' constant-bank offsets (c[0x0][...]) are masked too: a change that adds or drops a
+# KParams field moves them and nothing else. What a refactor (a removed switch, a moved helper)
+# must show before it is committed without a device run.
+# Usage (repo root): scripts/gdn-sass-same.sh [REF (default HEAD)] [extra nvcc flags...]
+# Exit status: 0 every unit the same, 1 a unit differs (its diff's first lines printed), 2 an
+# error (a unit failed to compile, a tool missing).
+set -euo pipefail
+ROOT=$(pwd)
+[ -f "$ROOT/kernels/gdn/gdn.h" ] || { echo "gdn-sass-same: run from the repository root" >&2; exit 2; }
+REF=${1:-HEAD}
+[ $# -gt 0 ] && shift
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+CUOBJDUMP=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump /opt/cudatools/nvidia/cu13/bin/cuobjdump \
+  /tmp/nvd/nvidia/cu13/bin/cuobjdump 2>/dev/null | head -1 || true)
+[ -x "$NVCC" ] || { echo "gdn-sass-same: nvcc not found (set NVCC)" >&2; exit 2; }
+[ -n "$CUOBJDUMP" ] || {
+  echo "gdn-sass-same: cuobjdump not found (pip install --target DIR nvidia-cuda-cuobjdump, then put" \
+    "DIR/nvidia/cu13/bin on PATH)" >&2
+  exit 2
+}
+git rev-parse --verify -q "$REF^{commit}" > /dev/null || { echo "gdn-sass-same: no commit '$REF'" >&2; exit 2; }
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+UNITS="bf16_s16 bf16_s32 bf16_s64 bf16_s128 f32_s16 f32_s32 f32_s64"
+EXTRA=("$@")
+# build SIDE: every unit's SASS from the sources now in $WORK/src (both sides compile at the same
+# path: nvcc's output depends on it, e.g. the operand order of a commuted FFMA), encodings and
+# addresses (with GDN_SAME_PARAMS=1 parameter offsets too) masked; two units at a time
+build() {
+  local side=$1 pids=() u
+  mkdir -p "$WORK/$side"
+  for u in $UNITS; do
+    (
+      "$NVCC" -std=c++20 -O3 -arch=sm_90a -cubin -I"$WORK/src/kernels/gdn" "${EXTRA[@]}" \
+        -o "$WORK/$side/$u.cubin" "$WORK/src/kernels/gdn/gdn_inst_$u.cu" 2> "$WORK/$side/$u.err" ||
+        { echo "gdn-sass-same: $u failed to compile ($side):" >&2; cat "$WORK/$side/$u.err" >&2; exit 1; }
+      "$CUOBJDUMP" -sass "$WORK/$side/$u.cubin" |
+        sed -E 's|/\* *0x[0-9a-f]+ *\*/||g; s|^([[:space:]]*)/\*[0-9a-f]+\*/|\1|; s/[[:space:]]+$//' |
+        if [ "${GDN_SAME_PARAMS:-0}" = 1 ]; then sed -E 's/c\[0x0\]\[0x[0-9a-f]+\]/c[0x0][P]/g'; else cat; fi \
+          > "$WORK/$side/$u.sass"
+    ) &
+    pids+=($!)
+    if [ ${#pids[@]} -eq 2 ]; then
+      wait "${pids[0]}" && wait "${pids[1]}" || exit 2
+      pids=()
+    fi
+  done
+  for p in "${pids[@]}"; do wait "$p" || exit 2; done
+}
+mkdir -p "$WORK/src"
+git archive "$REF" kernels/gdn | tar -x -C "$WORK/src"
+build ref
+rm -rf "$WORK/src/kernels"
+mkdir -p "$WORK/src/kernels"
+cp -r "$ROOT/kernels/gdn" "$WORK/src/kernels/"
+build cur
+fail=0
+for u in $UNITS; do
+  n=$(grep -c . "$WORK/cur/$u.sass" || true)
+  if cmp -s "$WORK/ref/$u.sass" "$WORK/cur/$u.sass"; then
+    echo "same      $u ($n lines)"
+  else
+    echo "DIFFERENT $u: $(diff "$WORK/ref/$u.sass" "$WORK/cur/$u.sass" | grep -c '^[<>]' || true) lines differ"
+    diff "$WORK/ref/$u.sass" "$WORK/cur/$u.sass" | head -20 || true
+    fail=1
+  fi
+done
+exit $fail
