@@ -28,6 +28,20 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 UNITS="bf16_s16 bf16_s32 bf16_s64 bf16_s128 f32_s16 f32_s32 f32_s64"
 EXTRA=("$@")
+# The two factors of an FFMA (FMUL, ...) may swap places between builds of different source text
+# (seen in session 37: the same product, R18 * R20 or R20 * R18); sorted here, as they commute.
+COMMUTE='
+import re, sys
+OPS = {"FFMA", "FMUL", "FADD", "DFMA", "DMUL", "DADD", "HFMA2", "HMUL2", "HADD2", "IMAD", "IADD3"}
+for line in sys.stdin:
+    m = re.match(r"(\s*(?:@!?U?P\w+\s+)?)([A-Z0-9]+)((?:\.[A-Z0-9_]+)*)\s+(.*?)\s*;(.*)$", line.rstrip("\n"))
+    if m and m.group(2) in OPS:
+        ops = [o.strip() for o in m.group(4).split(",")]
+        if len(ops) >= 3:
+            ops[1:3] = sorted(ops[1:3])
+        line = "%s%s%s %s ;%s\n" % (m.group(1), m.group(2), m.group(3), ", ".join(ops), m.group(5))
+    sys.stdout.write(line)
+'
 # build SIDE: every unit's SASS from the sources now in $WORK/src (both sides compile at the same
 # path: nvcc's output depends on it, e.g. the operand order of a commuted FFMA), encodings and
 # addresses (with GDN_SAME_PARAMS=1 parameter offsets too) masked; two units at a time
@@ -41,6 +55,7 @@ build() {
         { echo "gdn-sass-same: $u failed to compile ($side):" >&2; cat "$WORK/$side/$u.err" >&2; exit 1; }
       "$CUOBJDUMP" -sass "$WORK/$side/$u.cubin" |
         sed -E 's|/\* *0x[0-9a-f]+ *\*/||g; s|^([[:space:]]*)/\*[0-9a-f]+\*/|\1|; s/[[:space:]]+$//' |
+        python3 -c "$COMMUTE" |
         if [ "${GDN_SAME_PARAMS:-0}" = 1 ]; then sed -E 's/c\[0x0\]\[0x[0-9a-f]+\]/c[0x0][P]/g'; else cat; fi \
           > "$WORK/$side/$u.sass"
     ) &

@@ -57,8 +57,12 @@
 // the local adjoints into leaving adjoints before its main kernel (its REVERSE form), so
 // that a CTA reads one state instead of combining every earlier (later) segment's: work
 // that grows with the square of the segment count (the segment-length sweep, run 44).
+// Bits (session 37): 1 the forward's scan, 2 the backward's; the default 3 both. Run 117 had
+// both off forward -0.6% at the default shape and -1.6% at H = 64 (+2.8% at B = 1, +5.7% at
+// S = 16) but forward + backward +0.7%: 2 (the forward's output pass combining the earlier
+// segments itself, the backward's scan kept) is that trade for the forward alone (not yet run).
 #ifndef HYMO_GDN_SEG_SCAN
-#define HYMO_GDN_SEG_SCAN 1
+#define HYMO_GDN_SEG_SCAN 3
 #endif
 
 // HYMO_GDN_OUT4 (default on since run 45: forward -8.5% at the default shape;
@@ -308,9 +312,10 @@
 #define HYMO_GDN_BWD_PDL_LATE 1
 #endif
 
-// HYMO_GDN_DIAGMM (session 16; docs/kernels/gdn.md "Left to do" item 10): a diagonal
-// block whose gate spans are short enough is one 16x16 product instead of squares and
-// elementwise triangles. Around the block's row m = 7, exp((G_t - G_tau) A) =
+// The diagonal blocks as products (session 16's HYMO_GDN_DIAGMM, docs/kernels/gdn.md "Left to
+// do" item 10; the switch, its _BWD and _TRAIN twins, removed in session 37, commit 4157ffb has
+// them): a diagonal block whose gate spans are short enough is one 16x16 product instead of
+// squares and elementwise triangles. Around the block's row m = 7, exp((G_t - G_tau) A) =
 // exp((G_t - G_m) A) exp((G_m - G_tau) A) for every pair t >= tau of the block, but one
 // factor exceeds 1 where t < m or tau > m; it stays below 2^LIMIT when
 // max(G_m - G_{-1}, G_15 - G_m) max_s |A_s| log2(e) <= LIMIT (gdn_diag.h: 96 since session
@@ -319,10 +324,7 @@
 // rows (FP32 and BF16 share the exponent range) give every entry t >= tau as its exact
 // term rounded once; the entries t < tau, which may overflow, are replaced by zeros with
 // a select. The test is one warp-uniform comparison a block and chunk
-// (diag_fast); blocks that fail it take the walks. Plain output pass at D = 32 (TRI4).
-#ifndef HYMO_GDN_DIAGMM
-#define HYMO_GDN_DIAGMM 0
-#endif
+// (diag_fast); blocks that fail it take the walks.
 // HYMO_GDN_DIAG8 (session 17, on by default since run 104; the plain output pass at D = 32,
 // in place of DIAGMM's there): the same one level finer. A block passes diag8_fast when each of its four
 // 4-row gate spans is within the limit (at the spec's decays, B = 4 H = 28: 93% of the blocks
@@ -367,11 +369,6 @@
 #ifndef HYMO_GDN_DIAG8_S16
 #define HYMO_GDN_DIAG8_S16 1
 #endif
-// HYMO_GDN_DIAGMM_BWD (session 16, default off): the same for the staged backward main
-// kernel's diagonal blocks (dc, db and P's block for dv; gdn_bwd_bf16.cuh).
-#ifndef HYMO_GDN_DIAGMM_BWD
-#define HYMO_GDN_DIAGMM_BWD 0
-#endif
 // HYMO_GDN_DIAG8_BWD (session 17, on by default since run 104, at D = 32; in place of
 // DIAGMM_BWD): the backward main kernel's blocks that pass diag8_fast. The mid tile holds the block's keys, the decay tile its
 // queries, each referenced to its 8-row half's reference (diag8_ref); dc and db are two products each (the
@@ -381,11 +378,6 @@
 #ifndef HYMO_GDN_DIAG8_BWD
 #define HYMO_GDN_DIAG8_BWD 1
 #endif
-// HYMO_GDN_DIAGMM_TRAIN (session 16, default off): the same for the training output pass
-// (with MIDREG), its product built in registers by the block's first warp (gdn_fwd_bf16.cuh).
-#ifndef HYMO_GDN_DIAGMM_TRAIN
-#define HYMO_GDN_DIAGMM_TRAIN 0
-#endif
 // HYMO_GDN_DIAG8_TRAIN (session 17, on by default since run 104; in place of DIAGMM_TRAIN): the training
 // output pass's blocks that pass diag8_fast. The block's first warp computes its two 8-row
 // halves, each one product around its reference (diag8_ref) from operands built in registers (high and low
@@ -394,8 +386,9 @@
 #ifndef HYMO_GDN_DIAG8_TRAIN
 #define HYMO_GDN_DIAG8_TRAIN 1
 #endif
-// HYMO_GDN_DIAG_FLAGS (the output passes) and HYMO_GDN_DIAG_FLAGS_BWD (the backward main
-// kernel), session 17, only with the switches above: the diagonal blocks' tests of a chunk are
+// HYMO_GDN_DIAG_FLAGS_BWD (the backward main kernel; its output passes' twin HYMO_GDN_DIAG_FLAGS
+// was removed in session 37, commit 4157ffb has it), session 17, only with the switches above:
+// the diagonal blocks' tests of a chunk are
 // made once, by the warp that finishes the chunk's gate, into four flags in shared memory (two
 // buffers, as the gate's), with max_s |A_s| read from there; the staging and the diagonal
 // phase read a flag. 0: every staging unit and every block's warp evaluates the test itself
@@ -403,10 +396,7 @@
 // DIAG8 switches, flags everywhere against nowhere): forward +2.1% at the default shape, +1.3%
 // at H = 16 and -0.3% at H = 64; forward + backward -0.8%, -0.5%, -0.7%. So the output passes
 // test in place (0) and the backward reads flags (1). Run 189 (session 33, today's kernels,
-// DIAG_FLAGS=1 alone): forward +1.0% (default shape), +1.5% (H = 64), +1.8% (D = S = 16): still 0.
-#ifndef HYMO_GDN_DIAG_FLAGS
-#define HYMO_GDN_DIAG_FLAGS 0
-#endif
+// DIAG_FLAGS=1 alone): forward +1.0% (default shape), +1.5% (H = 64), +1.8% (D = S = 16).
 #ifndef HYMO_GDN_DIAG_FLAGS_BWD
 #define HYMO_GDN_DIAG_FLAGS_BWD 1
 #endif
@@ -681,8 +671,8 @@ struct HeadMap<1, 1> {  // the identity, spelled out (the divisions by one gave 
 };
 
 // 2^x through ex2.approx.ftz: results below FP32's normal range flush to zero (every
-// exponent here is <= 0, but HYMO_GDN_DIAGMM's, which are <= 64; a flushed factor is one
-// whose true value is below 1e-38).
+// exponent here is <= 0, but the diagonal blocks' one-product factors', which are <= 96
+// (gdn_diag.h); a flushed factor is one whose true value is below 1e-38).
 // __expf keeps a denormal path: a compare and two multiplies more per call (SASS).
 __device__ __forceinline__ float ex2f(float x) {
   float y;
@@ -690,7 +680,7 @@ __device__ __forceinline__ float ex2f(float x) {
   return y;
 }
 
-// HYMO_GDN_DIAGMM: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'
+// The diagonal blocks' tests: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'
 // shared vectors), on every lane of the warp.
 __device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {
   float m = 0.f;
@@ -716,38 +706,29 @@ __device__ __forceinline__ float diag8_ref(const float* G, int h0) {
 // the block's midpoint (G_0 + G_15) / 2 (every operand factor within 2^-LIMIT .. 2^LIMIT, as
 // DIAG8_MID's halves), instead of DIAG8's two halves and rescaled square; a block that passes
 // this test passes diag8_fast too. Benchmark inputs at the spec's decays: 63% of the blocks.
-// HYMO_GDN_DIAG16: the plain output pass; _TRAIN: the training output pass (the product by the
-// block's first warp, no square for its second); _BWD: the backward main kernel (DIAGMM_BWD's
-// products, diag_block_product, around the midpoint). Run 189 (session 33, today's plain pass
-// with PK2): DIAG16 forward +3.7% (default shape), -0.5% (H = 64), +1.4% (D = S = 16): still 0.
-#ifndef HYMO_GDN_DIAG16
-#define HYMO_GDN_DIAG16 0
-#endif
+// HYMO_GDN_DIAG16_TRAIN: the training output pass (the product by the block's first warp, no
+// square for its second). HYMO_GDN_DIAG16 (the plain output pass) and HYMO_GDN_DIAG16_BWD (the
+// backward main kernel, DIAGMM_BWD's products around the midpoint) measured slower and were
+// removed in session 37 (commit 4157ffb has them; run 189, session 33, DIAG16 on that plain pass
+// with PK2: forward +3.7% at the default shape, -0.5% at H = 64, +1.4% at D = S = 16).
 // Run 116 (A/B, 3 rounds, the three on against off; 540/540, racecheck clean): the training
 // pass -1.2% (default shape), -1.8% (H = 64), -2.2% (S = 16), +0.8% at --decay-scale 3, -3.0% at
 // 0.1; the plain pass +4.9% (default), -0.8% (H = 64), +0.9% (S = 16); the backward about +1%
 // at the default shape (forward + backward even with the training pass's gain). So only
-// _TRAIN is on (since run 116); the other two stay off.
+// _TRAIN is on (since run 116).
 #ifndef HYMO_GDN_DIAG16_TRAIN
 #define HYMO_GDN_DIAG16_TRAIN 1
 #endif
-#ifndef HYMO_GDN_DIAG16_BWD
-#define HYMO_GDN_DIAG16_BWD 0
-#endif
 __device__ __forceinline__ float diag16_ref(const float* G, int r0) { return 0.5f * (G[r0] + G[r0 + 15]); }
 
-// HYMO_GDN_DIAG_FLAGS: the tests of one chunk's nb diagonal blocks (FINE: diag8_fast; F16:
-// 2 where diag16_fast passes as well), by the warp that finished its gate, right after
-// gate_cumsum wrote G; fl[i] for block i. The warp itself wrote amax2 (the flag buffers'
-// word 8) before its first chunk.
-template <bool FINE, bool F16 = false>
+// HYMO_GDN_DIAG_FLAGS_BWD: the diag8_fast tests of one chunk's nb diagonal blocks, by the warp
+// that finished its gate, right after gate_cumsum wrote G; fl[i] for block i. The warp itself
+// wrote amax2 (the flag buffers' word 8) before its first chunk.
 __device__ __forceinline__ void diag_flags(const float* G, int* fl, int nb, const int* famax) {
   __syncwarp();
   const int lane = threadIdx.x & 31;
   const float amax2 = __int_as_float(*famax);
-  if (lane < nb)
-    fl[lane] = FINE ? (diag8_fast(G, 16 * lane, amax2) ? (F16 && diag16_fast(G, 16 * lane, amax2) ? 2 : 1) : 0)
-                    : diag_fast(G, 16 * lane, amax2);
+  if (lane < nb) fl[lane] = diag8_fast(G, 16 * lane, amax2) ? 1 : 0;
 }
 // ... and the warp's store of amax2 there (before its first diag_flags).
 __device__ __forceinline__ void diag_flags_amax(const float* A_log_h, int S, int* famax) {

@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
       "  instead (gdn_set_segments; each list is run in turn; the JSON's \"segments\" is the\n"
       "  count the calls used); --shape may repeat;\n"
       "  --decay-scale: A = -(h % 28 + 1) F for head h (default 1: the spec's initial A_log;\n"
-      "  0.1 gives milder decays, where more diagonal blocks take HYMO_GDN_DIAGMM's product);\n"
+      "  0.1 gives milder decays, where more diagonal blocks take the one-product paths);\n"
       "  --clocks FILE (a build with -DHYMO_GDN_CLOCKS=1): the kernels' per-CTA time stamps of\n"
       "  each shape's last calls, appended to FILE (read it with scripts/gdn-clocks.py)\n";
   bool json = false, quick = false;

@@ -61,10 +61,8 @@
 // tail with the dgate reduction across a warp's lanes and the dA / ddt_bias partials in
 // registers (chunk_decay_grads_warp): one CTA barrier a chunk fewer, and dl is not
 // written back. Run 61: forward + backward -1.3% (0.7100-0.7117 against 0.7189-0.7228 ms),
-// 450/450, racecheck and memcheck clean. 2 (session 9; run 63: forward + backward 0.2-1.0%
-// slower, so off): also q = c dc - b db computed by the thread that sums it, so the tail
-// keeps one CTA barrier of its original three. Run 189 (session 33, today's kernels): 2 is
-// forward + backward +2.6% (default shape), +3.6% (H = 64), +0.4% (D = S = 16): still 1.
+// 450/450, racecheck and memcheck clean. (2, also q = c dc - b db computed by the thread that
+// sums it, measured slower in runs 63 and 189, was removed in session 37; commit 4157ffb has it.)
 #ifndef HYMO_GDN_DG_WARP
 #define HYMO_GDN_DG_WARP 1
 #endif
@@ -112,7 +110,7 @@
 // (tau = t) terms dP_tt b_t and dP_tt c_t; the query warps keep dP_tt (a C-float tile, dpt) and
 // chunk_store_dcdb_q adds the terms back only where dc and db are written out. The decay
 // gradient's q = c dc - b db then has no c_t b_t dP_tt in either half: those cancel exactly, but
-// the diagonal blocks' one-product paths (HYMO_GDN_DIAG8_BWD, DIAG16, DIAGMM_BWD) compute each
+// the diagonal blocks' one-product paths (HYMO_GDN_DIAG8_BWD) compute each
 // through its reference factors with BF16 high + low operands, about 2^-16 relative, not FP32's
 // 2^-24, and what they left of it, times A_s in dgate, was most of the BF16 path's dA_log and
 // ddt_bias error (run 144: dA_log 5.9e-3 with DIAG8_BWD, 2.2e-4 without). gdn.cuh's
@@ -157,8 +155,8 @@ struct PlanB {
   static constexpr size_t o_dcb = al(o_pd + 4 * NW * 16 * LTP);  // dc, db FP32 [C][FSD] each
   static constexpr size_t o_vec = al(o_dcb + 2 * 4 * C * FSD);
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
-  // (+ HYMO_GDN_DIAG_FLAGS_BWD with a diagonal-block switch: two buffers of 4 flags, amax2)
-  static constexpr bool DF = HYMO_GDN_DIAG_FLAGS_BWD && (HYMO_GDN_DIAGMM_BWD || HYMO_GDN_DIAG8_BWD);
+  // (+ HYMO_GDN_DIAG_FLAGS_BWD with HYMO_GDN_DIAG8_BWD: two buffers of 4 flags, amax2)
+  static constexpr bool DF = HYMO_GDN_DIAG_FLAGS_BWD && HYMO_GDN_DIAG8_BWD;
   static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4 + (DF ? 12 : 0);
   // HYMO_GDN_BWD_QOFF: dP's diagonal, dP_tt, a float a row of the chunk
   static constexpr size_t o_dpt = al(o_vec + 4 * vec_floats);
@@ -232,40 +230,10 @@ __device__ __forceinline__ void keep_diag(const float (&dp)[2][4], float* dst) {
   });
 }
 
-// HYMO_GDN_DIAGMM_BWD: a diagonal block (rows r0 .. r0 + 15) as one product. dp is the
-// block of dP (LOWER: rows t, columns tau; kept where tau <= t) or of dP^T (rows tau,
-// columns t; kept where t >= tau); B the other side's operand for all 16 rows, referenced to
-// G_m = gm (the block's row 7; HYMO_GDN_DIAG16: the midpoint of its gate span) (BF16 high
-// parts, the low parts lo elements later). Row x of the result is scaled by
-// exp((G_x - G_m) A) (LOWER) or exp((G_m - G_x) A), added to acc and stored to dst (FP32 rows
-// of stride fs).
-template <int NS, bool LOWER, bool NODIAG = false>
-__device__ __forceinline__ void diag_block_product(float (&dp)[2][4], const float (&acc)[NS][4], const bf16* B,
-                                                   int ldb, int lo, const float* G, const float* A2, int r0,
-                                                   float* dst, int fs, float gm) {
-  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-  for_frag16([&](int nt, int e, int row, int col) {
-    if ((LOWER ? col > row : col < row) || (NODIAG && col == row)) dp[nt][e] = 0.f;
-  });
-  uint32_t ah[4], alo[4];
-  frag_split(dp, ah, alo);
-  float tmp[NS][4];
-  zero(tmp);
-  mm_split3<NS>(tmp, ah, alo, B, ldb, lo);
-#pragma unroll
-  for (int nt = 0; nt < NS; ++nt)
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-      const int x = r0 + gq + hr * 8, s = nt * 8 + 2 * tq;
-      const float dg = LOWER ? G[x] - gm : gm - G[x];
-      const float d0 = ex2f(dg * A2[s]), d1 = ex2f(dg * A2[s + 1]);
-      *reinterpret_cast<float2*>(dst + x * fs + s) =
-          make_float2(fmaf(tmp[nt][2 * hr], d0, acc[nt][2 * hr]), fmaf(tmp[nt][2 * hr + 1], d1, acc[nt][2 * hr + 1]));
-    }
-}
-
-// HYMO_GDN_DIAG8_BWD: diag_block_product one level finer, for a block that passes
-// diag8_fast. B holds the other side's operand for all 16 rows, each row referenced to its
+// HYMO_GDN_DIAG8_BWD: a diagonal block (rows r0 .. r0 + 15) that passes diag8_fast, as products.
+// dp is the block of dP (LOWER: rows t, columns tau; kept where tau <= t) or of dP^T (rows tau,
+// columns t; kept where t >= tau; NODIAG: the diagonal dropped too), acc what the row adds to,
+// dst (FP32 rows of stride fs) where it goes; B holds the other side's operand for all 16 rows, each row referenced to its
 // 8-row half's diag8_ref (g3 for rows 0..7, g11 for rows 8..15: G_{r0+3} and G_{r0+11}, or with
 // HYMO_GDN_DIAG8_MID the midpoints of the halves' gate spans). The block of dp splits into the two
 // halves' triangles (one product with B, rows scaled by exp((G_x - G_ref) A) or its
@@ -397,15 +365,9 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
   static_assert(NG * S == NTH && TG * NG == C && (S == 16 || S == 32) && TG <= S / 4,
                 "thread layout: a group's S threads are a warp or a half-warp");
   const int tid = threadIdx.x, lane = tid & 31;
-  // HYMO_GDN_DG_WARP = 2: q = c dc - b db computed by the thread that sums it, from the
-  // tiles as the products left them (complete since the CTA barrier before this tail):
-  // no barrier between writing q and reading it back; dc and db go out as before
-  constexpr bool QREG = HYMO_GDN_DG_WARP == 2;
-  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, !QREG, false, SK>(p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0);
-  if constexpr (!QREG) {
-    __syncthreads();
-    bc_dead();  // sc and sb are not read below
-  }
+  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, true, false, SK>(p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0);
+  __syncthreads();
+  bc_dead();  // sc and sb are not read below
   const int gg = tid / S, s = tid % S, tb = gg * TG;
   float q[TG];
   {
@@ -413,15 +375,12 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
 #pragma unroll
     for (int k = 0; k < TG; ++k) {
       const int t = tb + k;
-      const int ts = dcb_row<SK>(t, FS) + s;
-      q[k] = QREG ? __bfloat162float(sc[t * LS + s]) * sdc[ts] - __bfloat162float(sb[t * LS + s]) * sdb[ts]
-                  : sdc[ts];
+      q[k] = sdc[dcb_row<SK>(t, FS) + s];
       x += q[k];
     }
     gs[gg * S + s] = x;
   }
   __syncthreads();
-  if constexpr (QREG) bc_dead();  // sc and sb are not read below
   // rows past n hold q = 0 and g = 0: they add nothing
   float run = rbend[s];
   for (int j = NG - 1; j > gg; --j) run += gs[j * S + s];
@@ -587,26 +546,22 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     dAx[s] = 0.f;
   }
   if (tid == 0) misc[0] = 0.f;
-  // HYMO_GDN_DIAGMM_BWD: a diagonal block that passes diag_fast (gdn_diag.h) has no walks: the
+  // HYMO_GDN_DIAG8_BWD: a diagonal block that passes diag8_fast (gdn_diag.h) has no walks: the
   // mid tile holds its keys Km = b_t exp((G_m - G_t) A) for all 16 rows, the per-step decay
   // tile its queries Qm = c_t exp((G_t - G_m) A) (BF16 high and low parts, a row of LQM
-  // elements with the low part S elements after the high), G_m = G at the block's row 7
+  // elements with the low part S elements after the high), G_m its half's diag8_ref
   constexpr bool B8 = HYMO_GDN_DIAG8_BWD && S <= 32 && D == 32;
-  constexpr bool DMB = HYMO_GDN_DIAGMM_BWD && !B8 && S <= 32 && D <= 32;
-  // HYMO_GDN_DIAG16 (gdn.cuh): a B8 block that passes diag16_fast takes DMB's products (one
-  // for dc, one for db, P^T's block whole) around the block's midpoint
-  constexpr bool B16 = B8 && HYMO_GDN_DIAG16_BWD && HYMO_GDN_DIAG8_MID;
   constexpr int LQM = 2 * FS;
-  static_assert(!(DMB || B8) || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
+  static_assert(!B8 || (2 * S <= LQM && (LQM * 2) % 16 == 0), "a query row's high and low parts fit a decay row");
   [[maybe_unused]] bf16* qm = reinterpret_cast<bf16*>(a);
   // HYMO_GDN_DIAG_FLAGS_BWD: the tests made by warp 0 (which finishes the gates) into fl0 after
   // misc (chunk ch: buffer (c1 - 1 - ch) & 1, as its gate), amax2 at word 8
-  constexpr bool DFL = P::DF && (DMB || B8);
+  constexpr bool DFL = P::DF && B8;
   static_assert(!DFL || NW <= 4, "four flags a chunk");
   [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(misc + 4);
   if constexpr (DFL)
     if (wid == 0) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
-  [[maybe_unused]] const float amax2 = (DMB || B8) && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
+  [[maybe_unused]] const float amax2 = B8 && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
@@ -669,7 +624,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       const size_t tk = size_t(bb) * p.T + size_t(c1 - 1) * C;
       gate_fetch<C>(graw, gate + tk * p.H + h, tsG, min(C, p.T - (c1 - 1) * C));
       gate_finish<C, FUSED>(graw, gbuf, gbuf + C, min(C, p.T - (c1 - 1) * C), dtb);
-      if constexpr (DFL) diag_flags<B8, B16>(gbuf + C, fl0, NW, fl0 + 8);
+      if constexpr (DFL) diag_flags(gbuf + C, fl0, NW, fl0 + 8);
       if (c1 - 2 >= c0) gate_fetch<C>(graw, gate + (tk - C) * p.H + h, tsG, C);
     }
   }
@@ -770,14 +725,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       ld8(sb + t * LS + s0, bx);
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, ge = G[16 * blk + 15],
                   gm = G[16 * blk + 7], gg = g[t];
-      [[maybe_unused]] const bool fast = (HYMO_GDN_DIAG_NOSLOW && (B8 || DMB)) ? true
-                                         : DFL                               ? fl[blk] != 0
-                                         : B8 ? diag8_fast(G, 16 * blk, amax2) : DMB && diag_fast(G, 16 * blk, amax2);
-      const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (DMB, B8: not in a fast block)
+      [[maybe_unused]] const bool fast = (HYMO_GDN_DIAG_NOSLOW && B8) ? true
+                                         : DFL                         ? fl[blk] != 0
+                                         : B8 && diag8_fast(G, 16 * blk, amax2);
+      const bool lower = (t & 15) >= 8 && !fast;  // mid row t holds a query (B8: not in a fast block)
       // the mid tile's and the fast block's query reference: row 7 of the block (B8, a fast
       // block: the half's diag8_ref)
-      const bool f16 = B16 && fast && (DFL ? fl[blk] == 2 : diag16_fast(G, 16 * blk, amax2));
-      const float gz = B8 && fast ? (f16 ? diag16_ref(G, 16 * blk) : diag8_ref(G, t & ~7)) : gm;
+      const float gz = B8 && fast ? diag8_ref(G, t & ~7) : gm;
       auto put = [&](bf16* dst) { st16_split(dst + t * LS + s0, dst + LQ + t * LS + s0, y); };
 #pragma unroll
       for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gs) * a2[e]);
@@ -790,7 +744,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         y[e] = HYMO_GDN_SEL ? (lower ? cx[e] : bx[e]) * ex2f((lower ? gt - gz : gz - gt) * a2[e])
                             : lower ? cx[e] * ex2f((gt - gz) * a2[e]) : bx[e] * ex2f((gz - gt) * a2[e]);
       put(mid);
-      if ((DMB || B8) && fast) {  // the block's queries, referenced as its keys, where its decays were
+      if (B8 && fast) {  // the block's queries, referenced as its keys, where its decays were
 #pragma unroll
         for (int e = 0; e < 8; ++e) y[e] = cx[e] * ex2f((gt - gz) * a2[e]);
         st16_split(qm + t * LQM + s0, qm + t * LQM + S + s0, y);
@@ -806,10 +760,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
-    [[maybe_unused]] const bool fastb = (HYMO_GDN_DIAG_NOSLOW && (B8 || DMB)) ? true
-                                        : DFL                               ? fl[w] != 0
-                                        : B8 ? diag8_fast(G, r0, amax2) : DMB && diag_fast(G, r0, amax2);  // (the staging's test)
-    [[maybe_unused]] const bool fast16 = B16 && fastb && (DFL ? fl[w] == 2 : diag16_fast(G, r0, amax2));
+    [[maybe_unused]] const bool fastb = (HYMO_GDN_DIAG_NOSLOW && B8) ? true
+                                        : DFL                         ? fl[w] != 0
+                                        : B8 && diag8_fast(G, r0, amax2);  // (the staging's test)
     constexpr int Q = S / 4;
     const int qd = lane & 3, pp = (lane >> 2) & 3, lb = 8 * (lane >> 4), s0 = qd * Q;
     const int base = r0 + lb;
@@ -862,21 +815,15 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const int t = r0 + gq + (e >> 1) * 8, s = nt * 8 + 2 * tq + (e & 1);
           dcacc[nt][e] *= ex2f((G[t] - gr) * A2[s]);
         }
-      if ((DMB || B8) && fastb) {
-        // the whole diagonal block (DMB): exp((G_t - G_m) A) [(dP masked to tau <= t) Km],
-        // the keys Km from the mid tile, FP32-accurate (high and low parts); no walk (B8: the
-        // halves and the square, diag8_block_product)
+      if (B8 && fastb) {
+        // the whole diagonal block: its halves and its square (diag8_block_product) against the
+        // keys Km from the mid tile, FP32-accurate (high and low parts); no walk
         float dp[2][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
         if constexpr (QO) keep_diag(dp, dpt + r0);
-        if (B16 && fast16)
-          diag_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD, diag16_ref(G, r0));
-        else if constexpr (B8)
-          diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD);
-        else
-          diag_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD, G[r0 + 7]);
+        if constexpr (B8) diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD);
       } else {
         // the diagonal block of dP: its lower triangle (FP32) for the elementwise
         // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
@@ -977,7 +924,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         // are still busy
         float* gn = gbuf + ((c1 - ch) & 1) * 2 * C;
         gate_finish<C, FUSED>(graw, gn, gn + C, C, dtb);
-        if constexpr (DFL) diag_flags<B8, B16>(gn + C, fl0 + 4 * ((c1 - ch) & 1), NW, fl0 + 8);
+        if constexpr (DFL) diag_flags(gn + C, fl0 + 4 * ((c1 - ch) & 1), NW, fl0 + 8);
         if (ch - 1 > c0) gate_fetch<C>(graw, gate + (tok0 - 2 * C) * p.H + h, tsG, C);
       }
       // HYMO_GDN_BWD_BAL = 2: the query warps' own named barrier, so that every warp
@@ -1020,11 +967,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             dbacc[nt][e] *= ex2f((ge - G[t]) * A2[s]);
           }
       }
-      if ((DMB || B8) && fastb) {
-        // the whole diagonal block (DMB): exp((G_m - G_tau) A) [(dP^T masked to t >= tau) Qm],
-        // the queries Qm from the decay tile (qm), FP32-accurate; P^T's block = Km Qm^T
-        // (BF16 high parts, as dv reads P), t >= tau kept; no walk. B8: db's halves and square
-        // (diag8_block_product); P^T's halves from the same product, its square (keys 0..7,
+      if (B8 && fastb) {
+        // the whole diagonal block against the queries Qm from the decay tile (qm),
+        // FP32-accurate; no walk: db's halves and square (diag8_block_product); P^T's block =
+        // Km Qm^T (BF16 high parts, as dv reads P), t >= tau kept: its halves from one product,
+        // its square (keys 0..7,
         // queries 8..15) from the fragments scaled to row 7 in registers (keys times
         // exp((G_7 - ref_0) A), queries times exp((ref_1 - G_7) A); ref_i: diag8_ref of half
         // i), as HYMO_GDN_DIAG8's
@@ -1034,19 +981,13 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
         float sq[2][4];
         zero(sq);
-        if (B16 && fast16) {
-          diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD, diag16_ref(G, r0));
-          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
-        } else if constexpr (B8) {
+        if constexpr (B8) {
           diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD);
           float sq8[4] = {0.f, 0.f, 0.f, 0.f};
           diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
                             diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
           sq[1][0] = sq8[0];  // rows 0..7 of n8 tile 1: the square
           sq[1][1] = sq8[1];
-        } else {
-          diag_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD, G[r0 + 7]);
-          warp_mm_nt<2>(sq, S, mid + r0 * LS, LS, qm + r0 * LQM, LQM);
         }
         if constexpr (HYMO_GDN_PD24) {
 #pragma unroll

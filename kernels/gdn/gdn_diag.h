@@ -1,5 +1,6 @@
-// hymo GDN: the diagonal blocks' one-product tests (HYMO_GDN_DIAGMM, HYMO_GDN_DIAG8 and
-// HYMO_GDN_DIAG16 with their _TRAIN and _BWD twins: diag_fast, diag8_fast, diag16_fast below)
+// hymo GDN: the diagonal blocks' one-product tests (HYMO_GDN_DIAG8 with its _TRAIN and _BWD
+// twins, HYMO_GDN_DIAG16_TRAIN: diag8_fast, diag16_fast below; diag_fast, the 16-row test of
+// session 16's HYMO_GDN_DIAGMM, removed in session 37, for the host's share only)
 // and their limit, shared by the kernels (gdn.cuh) and by the host-side share the GPU test and
 // the benchmark report (gdn_test_util.h).
 //
@@ -65,7 +66,7 @@
 namespace hymo::gdn {
 HYMO_GDN_DIAG_FN float diag_max(float a, float b) { return fmaxf(a, b); }
 HYMO_GDN_DIAG_FN double diag_max(double a, double b) { return fmax(a, b); }
-// HYMO_GDN_DIAGMM's test: both factors around row r0 + 7 stay within 2^-LIMIT .. 2^LIMIT.
+// (Session 16's HYMO_GDN_DIAGMM's) test: both factors around row r0 + 7 stay within 2^-LIMIT .. 2^LIMIT.
 template <class F>
 HYMO_GDN_DIAG_FN bool diag_fast(const F* G, int r0, F amax2) {
   if constexpr (HYMO_GDN_DIAG_NOSLOW) return true;

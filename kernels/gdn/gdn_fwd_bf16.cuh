@@ -234,14 +234,10 @@ struct PlanF {
   // pass at D = 16 or S = D = 64, which spill 16 and 24 bytes with it)
   static constexpr bool GA = HYMO_GDN_GATE_AHEAD && (TR || (S <= 32 && D == 32));
   static constexpr size_t o_g1 = o_vec + 4 * (2 * C + 2 * S + R * C);
-  // HYMO_GDN_DIAG_FLAGS (with a diagonal-block switch): two buffers of 4 flags, then amax2
-  static constexpr bool DF = HYMO_GDN_DIAG_FLAGS && (HYMO_GDN_DIAGMM || HYMO_GDN_DIAG8 ||
-                                                    HYMO_GDN_DIAGMM_TRAIN || HYMO_GDN_DIAG8_TRAIN);
-  static constexpr size_t o_fl = al(o_g1 + (GA ? 4 * 2 * C : 0));
   // HYMO_GDN_TMA bit 2: two mbarriers (the b, c group and the v group); not in the plain pass at
   // S or D = 64 (one CTA an SM), where it measured 6% slower (run 199)
   static constexpr bool TMA = (HYMO_GDN_TMA & 2) && (TR || (S <= 32 && D <= 32));
-  static constexpr size_t o_mb = al(o_fl + (DF ? 4 * 12 : 0));
+  static constexpr size_t o_mb = al(o_g1 + (GA ? 4 * 2 * C : 0));
   static constexpr size_t bytes_out = al(o_mb + (TMA ? 16 : 0));
   static_assert(!TMA || (o_c % 128 == 0 && o_b % 128 == 0 && o_v0 % 128 == 0 && o_v1 % 128 == 0),
                 "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
@@ -303,11 +299,11 @@ __host__ __device__ constexpr bool state_ksplit(int S, int D) {
 #define HYMO_GDN_STATE_REV 1
 #endif
 
-// The staged forward's segment scan (HYMO_GDN_SEG_SCAN).
-__host__ __device__ constexpr bool seg_scan_fwd(int, int) { return HYMO_GDN_SEG_SCAN; }
-// ... and the staged backward's reverse scan (its main kernel is staged_bwd's).
+// The staged forward's segment scan (HYMO_GDN_SEG_SCAN bit 1).
+__host__ __device__ constexpr bool seg_scan_fwd(int, int) { return (HYMO_GDN_SEG_SCAN & 1) != 0; }
+// ... and the staged backward's reverse scan (bit 2; its main kernel is staged_bwd's).
 __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
-  return HYMO_GDN_SEG_SCAN && staged_bwd(S, D);
+  return (HYMO_GDN_SEG_SCAN & 2) && staged_bwd(S, D);
 }
 
 // The gate of one chunk: one warp (warp 0; with HYMO_GDN_STATE_GATE2 the state pass's
@@ -1001,32 +997,19 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   };
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
-  // HYMO_GDN_DIAGMM (the plain pass with TRI4 and SEL): a diagonal block that passes
-  // diag_fast is one product of the mid tile (queries referenced to the block's row 7, all
-  // 16 rows) with the mid2 tile (keys referenced to it, all 16 rows)
+  // HYMO_GDN_DIAG8 (the plain pass with TRI4 and SEL; gdn.cuh)
   // (D8 at S = 16 only with HYMO_GDN_DIAG8_S16: on since run 115, -2.9% there with
   // HYMO_GDN_DIAG8_MID; 1.6% slower before USTAGE, run 104, and even before MID, run 110)
   constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1 && (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
-  constexpr bool DM = HYMO_GDN_DIAGMM && !D8 && P::T4 && HYMO_GDN_SEL && R == 1;
-  // HYMO_GDN_DIAGMM_TRAIN (the training pass with MIDREG): a block that passes diag_fast is
-  // one product by its first warp (which otherwise walks the triangles), operands built in
-  // registers from the raw c and b tiles as the square's are, high and low parts
-  // HYMO_GDN_DIAG8_TRAIN: the same with diag8_fast's test, the halves by the first warp (each
-  // around its reference, diag8_ref), the square by the second as always
+  // HYMO_GDN_DIAG8_TRAIN (the training pass with MIDREG): a block that passes diag8_fast has its
+  // two halves computed by its first warp (which otherwise walks the triangles), each one product
+  // around its reference (diag8_ref), operands built in registers from the raw c and b tiles as
+  // the square's are, high and low parts; the square by the second warp as always
   constexpr bool DT8 = HYMO_GDN_DIAG8_TRAIN && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
-  constexpr bool DMT = HYMO_GDN_DIAGMM_TRAIN && !DT8 && TRAIN && P::MR && R == 2 && !(HYMO_GDN_TRI_SPLIT && S >= 64);
-  // HYMO_GDN_DIAG16 (gdn.cuh): a block that passes diag16_fast is one product around its
-  // midpoint (D16: mid2 queries, mid keys; DT16: by the first warp, the second has no square)
-  constexpr bool D16 = D8 && HYMO_GDN_DIAG16 && HYMO_GDN_DIAG8_MID && HYMO_GDN_DIAG8_USTAGE;
+  // HYMO_GDN_DIAG16_TRAIN (gdn.cuh): a block that passes diag16_fast is one product around its
+  // midpoint, by the first warp (the second has no square then)
   constexpr bool DT16 = DT8 && HYMO_GDN_DIAG16_TRAIN && HYMO_GDN_DIAG8_MID;
-  // HYMO_GDN_DIAG_FLAGS: the tests made by the gate warp gw into fl0 (chunk k: buffer k & 1
-  // with GATE_AHEAD), amax2 at word 8
-  constexpr bool DFL = P::DF && (DM || DMT || D8 || DT8);
-  static_assert(!DFL || NW <= 4, "four flags a chunk");
-  [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(sm + P::o_fl);
-  if constexpr (DFL)
-    if (wid == gw) diag_flags_amax(p.A_log + HM::hS(h) * S, S, fl0 + 8);
-  [[maybe_unused]] const float amax2 = (DM || DMT || D8 || DT8) && !DFL ? head_amax2(p.A_log + HM::hS(h) * S, S) : 0.f;
+  [[maybe_unused]] const float amax2 = D8 || DT8 ? head_amax2(p.A_log + HM::hS(h) * S, S) : 0.f;
   for (int ch = c0; ch < c1_now(); ++ch) {
     const int k = ch - c0, t0 = ch * C, n = min(C, p.T - t0);
     HYMO_GDN_CLK(clk.chunk(k));
@@ -1059,10 +1042,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(zb + (t * p.H * D + nt * 8))) : 0u;
         }
     }
-    [[maybe_unused]] const int* fl = fl0 + (GA && (k & 1) ? 4 : 0);  // (DFL: this chunk's flags)
     if (wid == gw && (!GA || k == 0)) {  // (GA: the later chunks' gates come ahead)
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
-      if constexpr (DFL) diag_flags<D8 || DT8, D16 || DT16>(G, fl0 + (GA && (k & 1) ? 4 : 0), NW, fl0 + 8);
       if (ch + 1 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 1) * C));
     }
@@ -1121,13 +1102,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
       };
       const float gt = G[t], gs = blk ? G[16 * blk - 1] : 0.f, gg = g[t], gm = G[16 * blk + 7];
-      // DM: this unit's block is one product (mid: queries, mid2: keys, row 7 the reference);
       // D8: two products and the square (mid2: queries, mid: keys, each half's diag8_ref)
-      [[maybe_unused]] const bool fast = (HYMO_GDN_DIAG_NOSLOW && (D8 || DT8 || DM || DMT)) ? true
-                                         : DFL                                                ? fl[blk] != 0
-                                         : D8 || DT8 ? diag8_fast(G, 16 * blk, amax2)
-                                                     : (DM || DMT) && diag_fast(G, 16 * blk, amax2);
-      const bool lower = D8 ? (t & 15) >= 8 && !fast : (t & 15) >= 8 || (DM && fast);  // (mid row t holds a query)
+      [[maybe_unused]] const bool fast = (HYMO_GDN_DIAG_NOSLOW && (D8 || DT8)) ? true
+                                         : (D8 || DT8) && diag8_fast(G, 16 * blk, amax2);
+      const bool lower = D8 ? (t & 15) >= 8 && !fast : (t & 15) >= 8;  // (mid row t holds a query)
       if constexpr (P::QR) {  // (no Qs: the Qs h product scales Qi's fragments instead)
         stage_sc(qi + t * LS + s0, LQ, true, gt - gs);
       } else {
@@ -1140,9 +1118,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       if constexpr (US) {
         const float g3 = G[(t & ~7) + 3];
         if (fast) {  // every row a query in mid2 and a key in mid, both around the half's reference
-          // (D16: around the block's midpoint where the block passes diag16_fast)
-          const bool f16 = D16 && (DFL ? fl[blk] == 2 : diag16_fast(G, 16 * blk, amax2));
-          const float gr = f16 ? diag16_ref(G, 16 * blk) : diag8_ref(G, t & ~7);
+          const float gr = diag8_ref(G, t & ~7);
           stage_sc(mid2 + t * LS + s0, LQ, true, gt - gr);
           stage_sc(mid + t * LS + s0, LQ, false, gr - gt);
         } else {  // mid2 as TRI4's (row 3 of the half), mid as the square's (row 7 of the block)
@@ -1156,11 +1132,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         // query), referenced to row 3 of the half
         const float g3 = fast ? diag8_ref(G, t & ~7) : G[(t & ~7) + 3];
         const bool q4 = fast || (t & 4);
-        const float dq = q4 ? gt - g3 : g3 - gt;
-        stage_sc(mid2 + t * LS + s0, LQ, q4, dq);
-      } else if constexpr (DM) {
-        const float g3 = fast ? gm : G[(t & ~7) + 3];
-        const bool q4 = !fast && (t & 4);
         const float dq = q4 ? gt - g3 : g3 - gt;
         stage_sc(mid2 + t * LS + s0, LQ, q4, dq);
       } else if constexpr (P::T4) {
@@ -1201,7 +1172,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
         *reinterpret_cast<uint4*>(reinterpret_cast<__half*>(a) + t * P::FA + s0) =
             make_uint4(hv[0], hv[1], hv[2], hv[3]);
-      } else if (!((DMT || DT8) && fast)) {  // (DMT, DT8: a fast block has no walk)
+      } else if (!(DT8 && fast)) {  // (DT8: a fast block has no walk)
         *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
@@ -1286,15 +1257,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used; MR: from
-    // operands built in registers), by the block's last warp. DM, DMT: a block that passes
-    // diag_fast (the same test as its staging's) is one product (DM: mid and mid2; DMT: built
-    // in registers by the first warp), entries above the diagonal selected away; no walk.
-    [[maybe_unused]] const bool fastb = (HYMO_GDN_DIAG_NOSLOW && (D8 || DT8 || DM || DMT)) ? true
-                                        : DFL                                                ? fl[w] != 0
-                                        : D8 || DT8 ? diag8_fast(G, r0, amax2)
-                                                    : (DM || DMT) && diag_fast(G, r0, amax2);
-    // D16, DT16: the block is one product around its midpoint (the staging's test)
-    [[maybe_unused]] const bool fast16 = (D16 || DT16) && fastb && (DFL ? fl[w] == 2 : diag16_fast(G, r0, amax2));
+    // operands built in registers), by the block's last warp. D8, DT8: a block that passes
+    // diag8_fast (the same test as its staging's) has no walk (below).
+    [[maybe_unused]] const bool fastb = (HYMO_GDN_DIAG_NOSLOW && (D8 || DT8)) ? true
+                                        : (D8 || DT8) && diag8_fast(G, r0, amax2);
+    // DT16: the block is one product around its midpoint
+    [[maybe_unused]] const bool fast16 = DT16 && fastb && diag16_fast(G, r0, amax2);
     // HYMO_GDN_MIDREG (the block's second warp): the square's operands from the raw c and b
     // tiles, scaled and split into high and low parts in registers: A rows 8..15 (queries
     // r0 + 8 + gq, referenced to row 7; rows 0..7 zero), one n8 tile of keys r0 + gq
@@ -1325,7 +1293,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       put_p(r0 + 8 + gq, r0 + 2 * tq, acc[2], acc[3]);
       put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
     };
-    // (DM, DMT) the block's product into P: entries t >= tau, zeros above the diagonal
+    // (D8, DT16) the block's product into P: entries t >= tau, zeros above the diagonal
     [[maybe_unused]] auto put_p_block_lower = [&](const float (&acc)[2][4]) {
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
@@ -1335,20 +1303,18 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           put_p(r0 + t, r0 + tau, tau <= t ? acc[nt][2 * hr] : 0.f, tau + 1 <= t ? acc[nt][2 * hr + 1] : 0.f);
         }
     };
-    if ((DMT || DT8) && fastb) {
-      if (role == 0) {  // (DMT: the block's second warp has only its off-diagonal blocks then)
-        // the whole block, FP32-accurate (hi * hi + lo * hi + hi * lo): A rows gq and gq + 8
-        // (queries c_t exp((G_t - G_m) A)), n8 tiles nt of keys r0 + 8 nt + gq
-        // (b_tau exp((G_m - G_tau) A)), G_m = G at row 7 of the block
-        // (DT8: the reference of rows gq and gq + 8 is their half's diag8_ref, and n8 tile hr
-        // holds the keys of half hr: the tiles' quadrants across the square are not used)
+    if (DT8 && fastb) {
+      if (role == 0) {
+        // the halves, FP32-accurate (hi * hi + lo * hi + hi * lo): A rows gq and gq + 8
+        // (queries c_t exp((G_t - ref) A)), n8 tiles nt of keys r0 + 8 nt + gq
+        // (b_tau exp((ref - G_tau) A)), ref the half's diag8_ref: n8 tile hr holds the keys
+        // of half hr (the tiles' quadrants across the square are not used)
         float acc[2][4];
         zero(acc);
         // (DT16, a block that passes diag16_fast: both halves around the block's midpoint, so
         // that the product is the whole block, its square included)
-        const float gm = G[r0 + 7];
         const float ref0 = fast16 ? diag16_ref(G, r0) : diag8_ref(G, r0), ref1 = fast16 ? ref0 : diag8_ref(G, r0 + 8);
-        const float dq0 = G[r0 + gq] - (DT8 ? ref0 : gm), dq1 = G[r0 + 8 + gq] - (DT8 ? ref1 : gm);
+        const float dq0 = G[r0 + gq] - ref0, dq1 = G[r0 + 8 + gq] - ref1;
         const bf16* c0p = sc + (r0 + gq) * LS + 2 * tq;
         const bf16* b0p = sb + (r0 + gq) * LS + 2 * tq;
 #pragma unroll
@@ -1376,28 +1342,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
         if (DT16 && fast16) {
           put_p_block_lower(acc);
-        } else if constexpr (DT8) {  // the halves, t >= tau (the square and the zeros beside it: below)
+        } else {  // the halves, t >= tau (the square and the zeros beside it: below)
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int t = gq + 8 * hr, tau = 8 * hr + 2 * tq;
             put_p(r0 + t, r0 + tau, tau <= t ? acc[hr][2 * hr] : 0.f, tau + 1 <= t ? acc[hr][2 * hr + 1] : 0.f);
           }
-        } else {
-          put_p_block_lower(acc);
         }
-      } else if constexpr (DT8) {
+      } else {
         if (!(DT16 && fast16)) midreg_square();  // (role R - 1: the square, and the zeros above it)
       }
-    } else if (DM && fastb) {
-      float acc[2][4];
-      zero(acc);
-      warp_mm_nt<2>(acc, S, mid + r0 * LS, LS, mid2 + r0 * LS, LS);
-      put_p_block_lower(acc);
-    } else if (D16 && fast16) {  // the whole block as one product around its midpoint
-      float acc[2][4];
-      zero(acc);
-      warp_mm_nt<2>(acc, S, mid2 + r0 * LS, LS, mid + r0 * LS, LS);
-      put_p_block_lower(acc);
     } else if (D8 && fastb) {
       // the two 8-row halves, each around its diag8_ref (queries from mid2, keys from mid, all 16
       // rows: n8 tile 0 against half 0's keys, tile 1 against half 1's), and the square (rows
@@ -1536,7 +1490,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if (GA && wid == gw && ch + 1 < c1_now()) {  // the next chunk's gate (the other buffer)
       float* gn = (k & 1) ? g0 : g1;
       gate_finish<C, FUSED>(graw, gn, gn + C, min(C, p.T - (ch + 1) * C), dtb);
-      if constexpr (DFL) diag_flags<D8 || DT8, D16 || DT16>(gn + C, fl0 + ((k & 1) ? 0 : 4), NW, fl0 + 8);
       if (ch + 2 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + 2 * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 2) * C));
     }

@@ -250,7 +250,7 @@ static void run_case(const Case& k, uint64_t seed) {
   CpuInputs in;
   std::vector<double> dout;
   draw_case(k, seed, in, dout);
-  if (bf && k.D == 32 && k.S <= 32) {  // the HYMO_GDN_DIAGMM and DIAG8 fast paths (gdn.cuh)
+  if (bf && k.D == 32 && k.S <= 32) {  // the HYMO_GDN_DIAG8 fast paths (gdn.cuh)
     const DiagShares sh = diag_fast_shares(in.gate, k.fused, in.dt_bias, in.A_log, k.B, k.T, k.H, k.S);
     std::printf("  diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%\n",
                 100 * sh.diagmm, 100 * sh.diag8);
@@ -516,8 +516,8 @@ int main(int argc, char** argv) {
       {1, 300, 2, 32, 16, DType::BF16, true, 0, lg, false, 3},
       {1, 300, 2, 32, 32, DType::F32, true, 0, lg, false, 3},
       {1, 200, 2, 32, 128, DType::BF16, false, 0, lg, true, 3},
-      // (appended) mild decays (A in -1..-2: every diagonal block passes HYMO_GDN_DIAGMM's
-      // test, so its one-product path runs) and decays near the test's threshold (A down
+      // (appended) mild decays (A in -1..-2: every diagonal block passes the 16-row test
+      // (session 16's HYMO_GDN_DIAGMM, removed; the DIAG8 tests too), so the one-product paths run) and decays near the test's threshold (A down
       // to -12: blocks on both sides of it in one chunk), fused and not, S = 32 and 16
       // (the plain forward runs where the backward recomputes: the last flag)
       {1, 300, 2, 32, 32, DType::BF16, true, 0, std::log(2.0), true, 2},
