@@ -2,7 +2,9 @@
 # Does a change to kernels/gdn leave the kernels' machine code as it was? Compiles every
 # instantiation unit (BF16 S = 16, 32, 64, 128; FP32 S = 16, 32, 64) of the working tree and of
 # a reference commit to cubins HERE (no GPU needed), disassembles them with cuobjdump, and
-# compares the SASS, each instruction's encoding dropped. With GDN_SAME_PARAMS=1 the kernel
+# compares the SASS, each instruction's encoding and address column dropped (branch targets are
+# kept: code that moves shows). The units compile as the library's build does (C++17, -O3,
+# -lineinfo, sm_90a) plus any extra nvcc flags given. With GDN_SAME_PARAMS=1 the kernel
 # parameters' constant-bank offsets (c[0x0][...]) are masked too: a change that adds or drops a
 # KParams field moves them and nothing else. What a refactor (a removed switch, a moved helper)
 # must show before it is committed without a device run.
@@ -15,8 +17,10 @@ ROOT=$(pwd)
 REF=${1:-HEAD}
 [ $# -gt 0 ] && shift
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-CUOBJDUMP=$(command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump /opt/cudatools/nvidia/cu13/bin/cuobjdump \
-  /tmp/nvd/nvidia/cu13/bin/cuobjdump 2>/dev/null | head -1 || true)
+CUOBJDUMP=$(command -v cuobjdump || true)
+for c in /usr/local/cuda/bin/cuobjdump /opt/cudatools/nvidia/cu13/bin/cuobjdump /tmp/nvd/nvidia/cu13/bin/cuobjdump; do
+  [ -n "$CUOBJDUMP" ] || { [ -x "$c" ] && CUOBJDUMP=$c; } || true
+done
 [ -x "$NVCC" ] || { echo "gdn-sass-same: nvcc not found (set NVCC)" >&2; exit 2; }
 [ -n "$CUOBJDUMP" ] || {
   echo "gdn-sass-same: cuobjdump not found (pip install --target DIR nvidia-cuda-cuobjdump, then put" \
@@ -33,12 +37,16 @@ EXTRA=("$@")
 COMMUTE='
 import re, sys
 OPS = {"FFMA", "FMUL", "FADD", "DFMA", "DMUL", "DADD", "HFMA2", "HMUL2", "HADD2", "IMAD", "IADD3"}
+PRED = re.compile(r"!?U?P(T|\d+)$")
 for line in sys.stdin:
     m = re.match(r"(\s*(?:@!?U?P\w+\s+)?)([A-Z0-9]+)((?:\.[A-Z0-9_]+)*)\s+(.*?)\s*;(.*)$", line.rstrip("\n"))
     if m and m.group(2) in OPS:
         ops = [o.strip() for o in m.group(4).split(",")]
-        if len(ops) >= 3:
-            ops[1:3] = sorted(ops[1:3])
+        i = 1  # the first source: after the destination and any predicate outputs (IADD3 carries)
+        while i < len(ops) and PRED.match(ops[i]):
+            i += 1
+        if i + 2 <= len(ops):
+            ops[i:i + 2] = sorted(ops[i:i + 2])
         line = "%s%s%s %s ;%s\n" % (m.group(1), m.group(2), m.group(3), ", ".join(ops), m.group(5))
     sys.stdout.write(line)
 '
@@ -50,7 +58,7 @@ build() {
   mkdir -p "$WORK/$side"
   for u in $UNITS; do
     (
-      "$NVCC" -std=c++20 -O3 -arch=sm_90a -cubin -I"$WORK/src/kernels/gdn" "${EXTRA[@]}" \
+      "$NVCC" -std=c++17 -O3 -lineinfo -arch=sm_90a -cubin -I"$WORK/src/kernels/gdn" ${EXTRA[@]+"${EXTRA[@]}"} \
         -o "$WORK/$side/$u.cubin" "$WORK/src/kernels/gdn/gdn_inst_$u.cu" 2> "$WORK/$side/$u.err" ||
         { echo "gdn-sass-same: $u failed to compile ($side):" >&2; cat "$WORK/$side/$u.err" >&2; exit 1; }
       "$CUOBJDUMP" -sass "$WORK/$side/$u.cubin" |
@@ -61,11 +69,17 @@ build() {
     ) &
     pids+=($!)
     if [ ${#pids[@]} -eq 2 ]; then
-      wait "${pids[0]}" && wait "${pids[1]}" || exit 2
+      wait_all "${pids[@]}"
       pids=()
     fi
   done
-  for p in "${pids[@]}"; do wait "$p" || exit 2; done
+  [ ${#pids[@]} -eq 0 ] || wait_all "${pids[@]}"
+}
+# wait_all PID...: every one, then exit 2 if any failed (none left running under the EXIT trap)
+wait_all() {
+  local ok=1 p
+  for p in "$@"; do wait "$p" || ok=0; done
+  [ $ok = 1 ] || exit 2
 }
 mkdir -p "$WORK/src"
 git archive "$REF" kernels/gdn | tar -x -C "$WORK/src"
@@ -77,6 +91,10 @@ build cur
 fail=0
 for u in $UNITS; do
   n=$(grep -c . "$WORK/cur/$u.sass" || true)
+  if [ "$n" -lt 100 ] || [ "$(grep -c . "$WORK/ref/$u.sass" || true)" -lt 100 ]; then
+    echo "gdn-sass-same: $u: no SASS came out of cuobjdump" >&2
+    exit 2
+  fi
   if cmp -s "$WORK/ref/$u.sass" "$WORK/cur/$u.sass"; then
     echo "same      $u ($n lines)"
   else

@@ -154,8 +154,8 @@ Layout layout(const Shape& s) {
   if (L.cps < 1) L.cps = 1;
   if (L.cps > L.NC) L.cps = L.NC;
   L.NSEG = (L.NC + L.cps - 1) / L.cps;
-  if (g_nseg_override > 0) L.NSEG = std::min(g_nseg_override, L.NC);
   if (g_nseg_override > 0) {  // ceil(NC / nseg) chunks a segment, the last one shorter
+    L.NSEG = std::min(g_nseg_override, L.NC);
     L.cps = (L.NC + L.NSEG - 1) / L.NSEG;
     L.NSEG = (L.NC + L.cps - 1) / L.cps;
   }
@@ -322,6 +322,7 @@ int gdn_forward_launches(const Shape& s, bool save_for_backward) {
   if (split(s)) return dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 4 : 3;
   return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }
+int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
   // segment scan before the staged main kernel; the staged BF16 variants recompute with

@@ -31,6 +31,20 @@
 
 #include "gdn_diag.h"
 
+// Switches measured slower and removed in session 37 (docs/kernels/gdn-history.md, "Switches
+// measured slower"; commit 4157ffb has them): a build that still sets one stops here rather than
+// building the default code under a flag that no longer means anything.
+#if defined(HYMO_GDN_STATE_AHEAD) || defined(HYMO_GDN_ADJ_AHEAD) || defined(HYMO_GDN_ADJ_EARLY) || \
+    defined(HYMO_GDN_ADJ_PDL_LATE) || defined(HYMO_GDN_SCAN_PDL_LATE) || \
+    defined(HYMO_GDN_OUT_A2_LATE) || defined(HYMO_GDN_BWD_PRO) || defined(HYMO_GDN_BWD_KLAST) || \
+    defined(HYMO_GDN_BWD_HN_EARLY) || defined(HYMO_GDN_BWD_REV) || defined(HYMO_GDN_BWD_DVA) || \
+    defined(HYMO_GDN_H0_TILE) || defined(HYMO_GDN_TQS) || defined(HYMO_GDN_SEG_BAL) || \
+    defined(HYMO_GDN_SEG_TAIL) || defined(HYMO_GDN_DIAGMM) || defined(HYMO_GDN_DIAGMM_BWD) || \
+    defined(HYMO_GDN_DIAGMM_TRAIN) || defined(HYMO_GDN_DIAG16) || defined(HYMO_GDN_DIAG16_BWD) || \
+    defined(HYMO_GDN_DIAG_FLAGS)
+#error "a HYMO_GDN_* switch removed in session 37 is set (docs/kernels/gdn-history.md)"
+#endif
+
 // HYMO_GDN_PDL (default on since session 6: runs 40-42 measured the forward 1.5-2%
 // faster, forward + backward the same within noise; -DHYMO_GDN_PDL=0 turns it off): a call's
 // second and later kernels are launched with programmatic dependent launch, so that
@@ -64,6 +78,8 @@
 #ifndef HYMO_GDN_SEG_SCAN
 #define HYMO_GDN_SEG_SCAN 3
 #endif
+static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
+              "HYMO_GDN_SEG_SCAN: bits 1 (the forward's scan) and 2 (the backward's)");
 
 // HYMO_GDN_OUT4 (default on since run 45: forward -8.5% at the default shape;
 // -DHYMO_GDN_OUT4=0 turns it off): the plain BF16 output pass at S, D <= 32 in at most
@@ -79,7 +95,8 @@
 // HYMO_GDN_STATE_GATE2 (session 36; default 0): the state pass's gates two chunks ahead, b and v
 // one chunk ahead: warps 0 and 1 finish the even and the odd chunks' gates, each fetching its next
 // one two chunks ahead (run 204's profile of the state pass: 6.5% of its stall samples on the
-// gate's loads, issued one chunk ahead by warp 0, while the other warps wait at the barrier)
+// gate's loads, issued one chunk ahead by warp 0, while the other warps wait at the barrier).
+// Acts with HYMO_GDN_STATE_REG (the register keys' two g, G buffers) and two warps or more.
 #ifndef HYMO_GDN_STATE_GATE2
 #define HYMO_GDN_STATE_GATE2 0
 #endif
@@ -314,8 +331,8 @@
 
 // The diagonal blocks as products (session 16's HYMO_GDN_DIAGMM, docs/kernels/gdn.md "Left to
 // do" item 10; the switch, its _BWD and _TRAIN twins, removed in session 37, commit 4157ffb has
-// them): a diagonal block whose gate spans are short enough is one 16x16 product instead of
-// squares and elementwise triangles. Around the block's row m = 7, exp((G_t - G_tau) A) =
+// them): a diagonal block whose gate spans are short enough was one 16x16 product instead of
+// squares and elementwise triangles; DIAG8 below does the same for each 8-row half. Around the block's row m = 7, exp((G_t - G_tau) A) =
 // exp((G_t - G_m) A) exp((G_m - G_tau) A) for every pair t >= tau of the block, but one
 // factor exceeds 1 where t < m or tau > m; it stays below 2^LIMIT when
 // max(G_m - G_{-1}, G_15 - G_m) max_s |A_s| log2(e) <= LIMIT (gdn_diag.h: 96 since session
@@ -323,8 +340,8 @@
 // block), so queries c_t exp((G_t - G_m) A) and keys b_t exp((G_m - G_t) A) of all 16
 // rows (FP32 and BF16 share the exponent range) give every entry t >= tau as its exact
 // term rounded once; the entries t < tau, which may overflow, are replaced by zeros with
-// a select. The test is one warp-uniform comparison a block and chunk
-// (diag_fast); blocks that fail it take the walks.
+// a select. The test was one warp-uniform comparison a block and chunk
+// (diag_fast, kept in gdn_diag.h for the host's share); blocks that fail it take the walks.
 // HYMO_GDN_DIAG8 (session 17, on by default since run 104; the plain output pass at D = 32,
 // in place of DIAGMM's there): the same one level finer. A block passes diag8_fast when each of its four
 // 4-row gate spans is within the limit (at the spec's decays, B = 4 H = 28: 93% of the blocks
@@ -392,7 +409,7 @@
 // made once, by the warp that finishes the chunk's gate, into four flags in shared memory (two
 // buffers, as the gate's), with max_s |A_s| read from there; the staging and the diagonal
 // phase read a flag. 0: every staging unit and every block's warp evaluates the test itself
-// (diag_fast, diag8_fast), max |A| in a register. Run 103 (A/B, 3 rounds, with the three
+// (diag8_fast), max |A| in a register. Run 103 (A/B, 3 rounds, with the three
 // DIAG8 switches, flags everywhere against nowhere): forward +2.1% at the default shape, +1.3%
 // at H = 16 and -0.3% at H = 64; forward + backward -0.8%, -0.5%, -0.7%. So the output passes
 // test in place (0) and the backward reads flags (1). Run 189 (session 33, today's kernels,
@@ -689,8 +706,8 @@ __device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {
   for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   return m;
 }
-// The diagonal blocks' tests (diag_fast, diag8_fast, diag16_fast) are in gdn_diag.h, shared
-// with the host's count of the blocks that pass them (gdn_test_util.h).
+// The diagonal blocks' tests (diag8_fast, diag16_fast) are in gdn_diag.h, shared with the
+// host's count of the blocks that pass them (gdn_test_util.h, which counts diag_fast too).
 // The reference of DIAG8's 8-row half of rows h0 .. h0 + 7 in a block that passes diag8_fast:
 // its row 3, or (HYMO_GDN_DIAG8_MID) the midpoint of its gate span (the same bits wherever
 // it is evaluated: an addition then an exact halving, nothing to contract).
@@ -701,13 +718,13 @@ __device__ __forceinline__ float diag8_ref(const float* G, int h0) {
     return G[h0 + 3];
 }
 
-// HYMO_GDN_DIAG16 (session 19, with HYMO_GDN_DIAG8_MID; the three DIAG8 paths): a block whose
+// HYMO_GDN_DIAG16_TRAIN (session 19, with HYMO_GDN_DIAG8_MID and DIAG8_TRAIN): a block whose
 // whole gate span passes, (G_15 - G_0) max_s |A_s| log2(e) <= 2 LIMIT, is one product around
 // the block's midpoint (G_0 + G_15) / 2 (every operand factor within 2^-LIMIT .. 2^LIMIT, as
 // DIAG8_MID's halves), instead of DIAG8's two halves and rescaled square; a block that passes
 // this test passes diag8_fast too. Benchmark inputs at the spec's decays: 63% of the blocks.
-// HYMO_GDN_DIAG16_TRAIN: the training output pass (the product by the block's first warp, no
-// square for its second). HYMO_GDN_DIAG16 (the plain output pass) and HYMO_GDN_DIAG16_BWD (the
+// In the training output pass the product is the block's first warp's, and its second has no
+// square. HYMO_GDN_DIAG16 (the same in the plain output pass) and HYMO_GDN_DIAG16_BWD (the
 // backward main kernel, DIAGMM_BWD's products around the midpoint) measured slower and were
 // removed in session 37 (commit 4157ffb has them; run 189, session 33, DIAG16 on that plain pass
 // with PK2: forward +3.7% at the default shape, -0.5% at H = 64, +1.4% at D = S = 16).

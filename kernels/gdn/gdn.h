@@ -113,5 +113,8 @@ const float* gdn_saved_o(const Shape& s, const void* workspace);
 // Kernel launches each call makes (for the benchmark's report).
 int gdn_forward_launches(const Shape& s, bool save_for_backward = false);
 int gdn_backward_launches(const Shape& s, bool states_from_forward);
+// The build's segment scans (HYMO_GDN_SEG_SCAN, docs/kernels/gdn.md): bit 1 the forward's, bit 2
+// the staged backward's (the default, 3: both).
+int gdn_segment_scans();
 
 }  // namespace hymo::gdn

@@ -26,7 +26,7 @@ struct Set {
 
 struct Res {
   double fwd_ms, fwd_bwd_ms, fwd_train_ms;  // fwd_train: the forward with save_for_backward
-  double diag_share;   // diagonal blocks of the first input set that pass the 16-row test (DIAG16's)
+  double diag_share;   // diagonal blocks of the first input set that pass the 16-row test (DIAG16_TRAIN's)
   double diag8_share;  // ... and HYMO_GDN_DIAG8's (gdn_test_util.h diag_fast_shares)
 };
 

@@ -66,6 +66,7 @@
 #ifndef HYMO_GDN_DG_WARP
 #define HYMO_GDN_DG_WARP 1
 #endif
+static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP: 0 or 1 (2 was removed)");
 
 #ifndef HYMO_GDN_BWD_BAL
 #define HYMO_GDN_BWD_BAL 2

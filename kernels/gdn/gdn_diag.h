@@ -88,7 +88,7 @@ HYMO_GDN_DIAG_FN bool diag8_fast(const F* G, int r0, F amax2) {
            F(HYMO_GDN_DIAG_LIMIT);
   }
 }
-// HYMO_GDN_DIAG16's test (gdn.cuh): the block's whole span within twice the limit.
+// HYMO_GDN_DIAG16_TRAIN's test (gdn.cuh): the block's whole span within twice the limit.
 template <class F>
 HYMO_GDN_DIAG_FN bool diag16_fast(const F* G, int r0, F amax2) {
   return (G[r0 + 15] - G[r0]) * amax2 <= F(2 * HYMO_GDN_DIAG_LIMIT);

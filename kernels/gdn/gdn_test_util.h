@@ -89,7 +89,7 @@ inline void round_io(std::vector<double>& x, bool bf16) {
 // The shares of 16-row diagonal blocks (chunks of C tokens) whose gate spans pass the
 // diagonal blocks' one-product tests (gdn.cuh), from one pass over the host's copy of the
 // inputs, with the kernels' tests (gdn_diag.h): diagmm, the 16-row one-product test
-// (HYMO_GDN_DIAGMM's diag_fast, or with HYMO_GDN_DIAG8_MID HYMO_GDN_DIAG16's diag16_fast);
+// (session 16's diag_fast, or with HYMO_GDN_DIAG8_MID HYMO_GDN_DIAG16_TRAIN's diag16_fast);
 // diag8, HYMO_GDN_DIAG8's diag8_fast; G the inclusive cumulative gate inside the chunk. What
 // the fast paths can take, for the test's and the benchmark's reports (in double, so a block at
 // the limit may count differently from the kernel's FP32; the limit is gdn_diag.h's default,
@@ -116,7 +116,7 @@ inline DiagShares diag_fast_shares(const std::vector<double>& gate, bool fused, 
           G[t] = acc;
         }
         for (int r0 = 0; r0 < C && t0 + r0 < T; r0 += 16) {  // the kernels' tests (gdn_diag.h)
-          // (with HYMO_GDN_DIAG8_MID, the 16-row test is HYMO_GDN_DIAG16's: the block's span)
+          // (with HYMO_GDN_DIAG8_MID, the 16-row test is HYMO_GDN_DIAG16_TRAIN's: the block's span)
           pass16 += HYMO_GDN_DIAG8_MID ? diag16_fast(G.data(), r0, amax) : diag_fast(G.data(), r0, amax);
           pass4 += diag8_fast(G.data(), r0, amax);
           ++all;
