@@ -322,7 +322,6 @@ int gdn_forward_launches(const Shape& s, bool save_for_backward) {
   if (split(s)) return dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 4 : 3;
   return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }
-int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
   // segment scan before the staged main kernel; the staged BF16 variants recompute with
@@ -333,6 +332,7 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
 }
+int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,
                         bool save_for_backward) {

@@ -617,7 +617,7 @@ __device__ __forceinline__ int seg_c0(const KP& p, int seg) {
 }
 // The end of the segment that starts at chunk c0 (seg_c0(p, seg + 1)).
 template <class KP>
-__device__ __forceinline__ int seg_c1(const KP& p, int, int c0) {
+__device__ __forceinline__ int seg_c1(const KP& p, int c0) {
   return min(p.NC, c0 + p.cps);
 }
 // A segment kernel's CTA: its segment and (b, h) pair (launch_bh's grid: segment x pair)
@@ -1651,7 +1651,7 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   __shared__ double dDacc;  // dD_skip partial (FP64)
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
@@ -2271,7 +2271,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int rw = w % P::NW;                       // the warp's 16-row block
   const bool kw = R == 1 || w < P::NW, qw = R == 1 || w >= P::NW;  // key role, query role
-  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
   const int hS = HM::hS(h), hD = HM::hD(h);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;

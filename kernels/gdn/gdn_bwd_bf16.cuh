@@ -524,7 +524,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // the row block and this warp's role in it (roles alternating by warp, so that each
   // scheduler ran one role's code, was 2% slower: run 36)
   const int role = wid / NW, w = wid % NW;
-  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsS = size_t(p.H) * S, tsG = p.H;
   const float dtb = FUSED ? p.dt_bias[h] : 0.f;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;

@@ -652,7 +652,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
 
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5;
-  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
@@ -843,7 +843,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
-  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   const float dsk = EPI ? p.D_skip[h] : 0.f;
@@ -991,7 +991,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   };
   put_state();
 
-  // the segment's end chunk, recomputed at each use (c1 = seg_c1(p, seg, seg_c0(p, seg)))
+  // the segment's end chunk, recomputed at each use (c1 = seg_c1(p, seg_c0(p, seg)))
   const auto c1_now = [&]() {
     return min(p.NC, (ctaid_x_fresh() + 1) * p.cps);
   };
@@ -1798,7 +1798,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
 
   const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, seg, c0);
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   const float dsk = EPI ? p.D_skip[h] : 0.f;

@@ -110,7 +110,7 @@ int main() {
   // segment scan the build has (gdn_segment_scans: bit 1 the forward's, bit 2 the staged
   // backward's) is one launch more.
   {
-    const int f = gdn_segment_scans() & 1, b = (gdn_segment_scans() >> 1) & 1;
+    const int fs = gdn_segment_scans() & 1, bs = (gdn_segment_scans() >> 1) & 1;  // 0 or 1 each
     auto launches = [&](const char* what, Shape s, int fwd, int bwd_saved, int bwd_recompute) {
       const int f = gdn_forward_launches(s), ft = gdn_forward_launches(s, true),
                 b0 = gdn_backward_launches(s, true), b1 = gdn_backward_launches(s, false);
@@ -119,10 +119,10 @@ int main() {
                   ok ? "ok" : "FAIL", what, f, ft, b0, b1, fwd, fwd, bwd_saved, bwd_recompute);
       g_fail += !ok;
     };
-    launches("BF16 D = S = 32", mk(4, 4096, 28, 32, 32), 2 + f, 3 + b, 5 + b + f);
-    launches("BF16 D = S = 64", mk(1, 100, 2, 64, 64), 2 + f, 3, 5 + f);
-    launches("BF16 D = S = 128 (split)", mk(4, 4096, 28, 128, 128), 3 + f, 5, 7 + f);
-    launches("BF16 D = 128, S = 32 (split)", mk(1, 100, 2, 128, 32), 3 + f, 5, 7 + f);
+    launches("BF16 D = S = 32", mk(4, 4096, 28, 32, 32), 2 + fs, 3 + bs, 5 + bs + fs);
+    launches("BF16 D = S = 64", mk(1, 100, 2, 64, 64), 2 + fs, 3, 5 + fs);
+    launches("BF16 D = S = 128 (split)", mk(4, 4096, 28, 128, 128), 3 + fs, 5, 7 + fs);
+    launches("BF16 D = 128, S = 32 (split)", mk(1, 100, 2, 128, 32), 3 + fs, 5, 7 + fs);
   }
   std::printf("%s: %d failed\n", g_fail ? "FAILED" : "PASSED", g_fail);
   return g_fail ? 1 : 0;
