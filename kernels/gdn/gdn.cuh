@@ -1370,6 +1370,29 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* m, int
       "l"(reinterpret_cast<uint64_t>(m)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(mb))
       : "memory");
 }
+// HYMO_GDN_TMA_HEAD (session 38; off, not yet measured): the maps of rank 4, [B][T][heads][width]
+// (encode_tile_map's `width`), so that a box's 8 columns past the head's width lie outside the
+// tensor and land as zeros instead of being read from the next head: a 64-byte row takes its two
+// 32-byte sectors from L2 instead of three, and an odd head's row no longer crosses a 128-byte
+// line. The tiles' smem layout is the same (no code reads the padding columns).
+#ifndef HYMO_GDN_TMA_HEAD
+#define HYMO_GDN_TMA_HEAD 0
+#endif
+// the box of head `head` (of W columns) of map m at token y, batch row z into dst: the 3-d box at
+// column head W, or with HYMO_GDN_TMA_HEAD the 4-d one at (0, head)
+template <int W>
+__device__ __forceinline__ void tma_load_head(void* dst, const CUtensorMap* m, int head, int y, int z,
+                                              uint64_t* mb) {
+#if HYMO_GDN_TMA_HEAD
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
+      "%4, %5}], [%6];\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(m)), "r"(0), "r"(head), "r"(y), "r"(z), "r"(smem_u32(mb))
+      : "memory");
+#else
+  tma_load_3d(dst, m, head * W, y, z, mb);
+#endif
+}
 // A kernel's two fetch groups, an mbarrier each at mb[0], mb[1]: initialised by thread 0 before
 // any copy is issued (every thread calls this), and the wait for each group's k-th completion
 // (the k-th chunk a CTA walks).

@@ -581,8 +581,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #if HYMO_GDN_TMA & 1
     if (tid == 0) {
       mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-      tma_load_3d(sb, &tm.b, h * S, chn * C, bb, mb);
-      tma_load_3d(sc, &tm.c, h * S, chn * C, bb, mb);
+      tma_load_head<S>(sb, &tm.b, h, chn * C, bb, mb);
+      tma_load_head<S>(sc, &tm.c, h, chn * C, bb, mb);
     }
     return;
 #endif
@@ -596,11 +596,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #if HYMO_GDN_TMA & 1
     if (tid == 0) {
       mbar_expect_tx(mb + 1, (3u * C + 2u * S) * LD * sizeof(bf16));
-      tma_load_3d(sv, &tm.v, h * D, chn * C, bb, mb + 1);
-      tma_load_3d(dOt, &tm.o, h * 2 * D, chn * C, bb, mb + 1);
-      tma_load_3d(dOt + LO, &tm.o, h * 2 * D + D, chn * C, bb, mb + 1);
-      tma_load_3d(h0t, &tm.h0, 0, 0, bh * p.NC + chn, mb + 1);
-      tma_load_3d(h0t + LH, &tm.h0, D, 0, bh * p.NC + chn, mb + 1);
+      tma_load_head<D>(sv, &tm.v, h, chn * C, bb, mb + 1);
+      tma_load_head<D>(dOt, &tm.o, 2 * h, chn * C, bb, mb + 1);
+      tma_load_head<D>(dOt + LO, &tm.o, 2 * h + 1, chn * C, bb, mb + 1);
+      tma_load_head<D>(h0t, &tm.h0, 0, 0, bh * p.NC + chn, mb + 1);
+      tma_load_head<D>(h0t + LH, &tm.h0, 1, 0, bh * p.NC + chn, mb + 1);
     }
     return;
 #endif

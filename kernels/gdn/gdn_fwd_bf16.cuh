@@ -522,8 +522,8 @@ __device__ __forceinline__ float segment_local_state(
     if constexpr (tma) {
       if (tid == 0) {
         mbar_expect_tx(mb + buf, 2u * C * (LS + LD));
-        tma_load_3d(bbuf(buf), &tmp->b, HMT::hS(h) * S, chn * C, bb, mb + buf);
-        tma_load_3d(vbuf(buf), &tmp->v, HMT::hD(h) * D, chn * C, bb, mb + buf);
+        tma_load_head<S>(bbuf(buf), &tmp->b, HMT::hS(h), chn * C, bb, mb + buf);
+        tma_load_head<D>(vbuf(buf), &tmp->v, HMT::hD(h), chn * C, bb, mb + buf);
       }
       return;
     }
@@ -892,8 +892,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TM) {
       if (tid == 0) {
         mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-        tma_load_3d(sb, &tm.b, HM::hS(h) * S, chn * C, bb, mb);
-        tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
+        tma_load_head<S>(sb, &tm.b, HM::hS(h), chn * C, bb, mb);
+        tma_load_head<S>(sc, &tm.c, HM::hS(h), chn * C, bb, mb);
       }
       return;
     }
@@ -909,7 +909,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TM) {
       if (tid == 0) {
         mbar_expect_tx(mb + 1, 1u * C * LD * sizeof(bf16));
-        tma_load_3d(dst, &tm.v, HM::hD(h) * D, chn * C, bb, mb + 1);
+        tma_load_head<D>(dst, &tm.v, HM::hD(h), chn * C, bb, mb + 1);
       }
       return;
     }
@@ -1835,9 +1835,9 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     if constexpr (TM) {
       if (tid == 0) {
         mbar_expect_tx(mb, (LO ? 4u * C * P::FD : 0u) + (EPI ? 2u * C * LD : 0u) + 2u * C * LS);
-        if constexpr (LO) tma_load_3d(so, &tm.o, HM::hD(h) * D, chn * C, bb, mb);
-        if constexpr (EPI) tma_load_3d(sv, &tm.v, HM::hD(h) * D, chn * C, bb, mb);
-        tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
+        if constexpr (LO) tma_load_head<D>(so, &tm.o, HM::hD(h), chn * C, bb, mb);
+        if constexpr (EPI) tma_load_head<D>(sv, &tm.v, HM::hD(h), chn * C, bb, mb);
+        tma_load_head<S>(sc, &tm.c, HM::hS(h), chn * C, bb, mb);
       }
       return;
     }
