@@ -1301,8 +1301,8 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 // of a [B][T][heads x width] tensor; TileMaps, encoded on the host by encode_tile_map), issued by
 // one thread, completing on an mbarrier a fetch group, instead of 16-byte cp.async pieces by every
 // thread. A box row lands as the tile's padded smem row (L = width + 8 columns: the 8 past the
-// head's width are the next head's, or zeros past the last head, and no code reads them); rows
-// past the sequence's end come as zeros (out of the tensor's bounds).
+// head's width are the next head's, or zeros past the last head or with HYMO_GDN_TMA_HEAD, and no
+// code reads them); rows past the sequence's end come as zeros (out of the tensor's bounds).
 //   bit 1: the staged backward main kernel (b, c; v, dO and the entering states);
 //   bit 2: the output passes (b, c; v), but the plain pass at S or D = 64 (PlanF::TMA);
 //   bit 4: the adjoint pass (o, v, c on one mbarrier; adj_tma): measured no better (run 200), off;
@@ -1371,10 +1371,13 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* m, int
       : "memory");
 }
 // HYMO_GDN_TMA_HEAD (session 38; off, not yet measured): the maps of rank 4, [B][T][heads][width]
-// (encode_tile_map's `width`), so that a box's 8 columns past the head's width lie outside the
-// tensor and land as zeros instead of being read from the next head: a 64-byte row takes its two
-// 32-byte sectors from L2 instead of three, and an odd head's row no longer crosses a 128-byte
-// line. The tiles' smem layout is the same (no code reads the padding columns).
+// (encode_tile_map's `width`), so that a box's padding columns past the head's width (8 in the BF16
+// tiles, 4 in the adjoint pass's FP32 o tile) lie outside the tensor and land as zeros instead of
+// being read from the next head: a 64-byte BF16 row takes its two 32-byte sectors from L2 instead
+// of three, and an odd head's row no longer crosses a 128-byte line. The tiles' smem layout is the
+// same (no code reads the padding columns). Not yet run on a GPU: it assumes the driver takes a
+// box wider than the tensor's first dimension (cuda.h sets no such bound; a refused encode fails
+// the call with the map's shape printed, gdn_impl.cuh).
 #ifndef HYMO_GDN_TMA_HEAD
 #define HYMO_GDN_TMA_HEAD 0
 #endif

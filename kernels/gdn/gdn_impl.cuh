@@ -113,7 +113,8 @@ KParams split_params(const KParams& p) {
 // `box` columns by C tokens (one batch row); columns past W and tokens past T read as zeros
 // (the entering states [B H NC][S][2 D] are such a tensor too: S rows, one box a tile).
 // With HYMO_GDN_TMA_HEAD the map is [B][T][W / width][width] (rank 4, boxes of one head), so
-// that the columns of a box past the head's width read as zeros too (tma_load_head).
+// that a box's padding columns past the head's width (box - width of them) read as zeros too
+// (tma_load_head).
 // cuTensorMapEncodeTiled comes from the driver through the runtime (no libcuda link).
 inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int T, int W, int width, int box,
                                    int C, bool f32 = false) {
