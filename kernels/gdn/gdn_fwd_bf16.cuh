@@ -991,10 +991,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   };
   put_state();
 
-  // the segment's end chunk, recomputed at each use (c1 = seg_c1(p, seg_c0(p, seg)))
-  const auto c1_now = [&]() {
-    return min(p.NC, (ctaid_x_fresh() + 1) * p.cps);
-  };
+  // the segment's end chunk, c1, recomputed from blockIdx at each use (ctaid_x_fresh: cta_seg's
+  // value, not kept in a register across the loop): seg_c1's value as the next segment's start
+  // (its own form, c0 + cps, gave this pass other machine code throughout)
+  const auto c1_now = [&]() { return min(p.NC, seg_c0(p, ctaid_x_fresh() + 1)); };
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
   // HYMO_GDN_DIAG8 (the plain pass with TRI4 and SEL; gdn.cuh)
