@@ -27,6 +27,7 @@
 #endif
 #include <stdint.h>
 
+#include <cstddef>  // std::nullptr_t
 #include <type_traits>
 
 #include "gdn_diag.h"
@@ -2052,11 +2053,13 @@ __device__ __forceinline__ int dcb_row(int t, int fs) {
 // takes rows t and t + 4, not t and t + 1: BF16 rows of c and b 80 bytes apart share a bank
 // between consecutive rows, not between rows 4 apart; the skew puts rows t and t + 4 of dc and
 // db on opposite 16-byte bank groups.)
+// (QF: with WQ, qf(t, s0, q) also sees each thread's 8 values of q: HYMO_GDN_DG_DOT's sums.)
 template <typename Tin, int S, int C, int NTH, int FS, int LS, bool WQ = true, bool F32OUT = false,
-          bool SK = false>
+          bool SK = false, class QF = std::nullptr_t>
 __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc, const float* sdb,
                                                    const Tin* sc, const Tin* sb, int n, size_t tok0,
-                                                   int h, const float* dPd = nullptr, int FC = 0) {
+                                                   int h, const float* dPd = nullptr, int FC = 0,
+                                                   QF qf = nullptr) {
   static_assert(!SK || (S == 32 && C % 8 == 0 && NTH % 32 == 0), "SK: four lanes a row, eight rows a warp");
   const int tid = threadIdx.x;
   for (int i = tid; i < C * (S / 8); i += NTH) {
@@ -2126,6 +2129,7 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
       }
       *reinterpret_cast<float4*>(sdc + dcb_row<SK>(t, FS) + s0) = make_float4(q[0], q[1], q[2], q[3]);
       *reinterpret_cast<float4*>(sdc + dcb_row<SK>(t, FS) + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
+      if constexpr (!std::is_same_v<QF, std::nullptr_t>) qf(t, s0, q);
     }
   }
 }
