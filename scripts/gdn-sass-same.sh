@@ -6,7 +6,10 @@
 # kept: code that moves shows). The units compile as the library's build does (C++17, -O3,
 # -lineinfo, sm_90a) plus any extra nvcc flags given. With GDN_SAME_PARAMS=1 the kernel
 # parameters' constant-bank offsets (c[0x0][...]) are masked too: a change that adds or drops a
-# KParams field moves them and nothing else. What a refactor (a removed switch, a moved helper)
+# KParams field moves them and nothing else. GDN_SAME_SED, a sed -E script, is applied to both
+# sides' SASS too: e.g. a kernel that gained a defaulted template parameter changes its mangled
+# name only ('s/(state_bf16_kernel.*)ELi2EEEvNS1_7KParams/\1EEEvNS1_7KParams/' for state_bf16_kernel's NB = 2,
+# session 39). What a refactor (a removed switch, a moved helper)
 # must show before it is committed without a device run.
 # Usage (repo root): scripts/gdn-sass-same.sh [REF (default HEAD)] [extra nvcc flags...]
 # Exit status: 0 every unit the same, 1 a unit differs (its diff's first lines printed), 2 an
@@ -64,7 +67,8 @@ build() {
       "$CUOBJDUMP" -sass "$WORK/$side/$u.cubin" |
         sed -E 's|/\* *0x[0-9a-f]+ *\*/||g; s|^([[:space:]]*)/\*[0-9a-f]+\*/|\1|; s/[[:space:]]+$//' |
         python3 -c "$COMMUTE" |
-        if [ "${GDN_SAME_PARAMS:-0}" = 1 ]; then sed -E 's/c\[0x0\]\[0x[0-9a-f]+\]/c[0x0][P]/g'; else cat; fi \
+        if [ "${GDN_SAME_PARAMS:-0}" = 1 ]; then sed -E 's/c\[0x0\]\[0x[0-9a-f]+\]/c[0x0][P]/g'; else cat; fi |
+        if [ -n "${GDN_SAME_SED:-}" ]; then sed -E "$GDN_SAME_SED"; else cat; fi \
           > "$WORK/$side/$u.sass"
     ) &
     pids+=($!)
