@@ -102,21 +102,6 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #define HYMO_GDN_STATE_GATE2 0
 #endif
 
-// HYMO_GDN_STATE_NB3 (session 39; default 0, not yet measured): the state pass with a third b, v
-// buffer pair, each chunk's tiles fetched two chunks ahead instead of one (cp.async groups waited
-// with one still in flight), where the launcher finds that the pass's CTAs still fit the GPU at
-// once with the larger shared memory (31,872 bytes a CTA instead of 21,632 at S = D = 32: 7 CTAs an SM
-// instead of 8, 924 slots for the default shape's 784 working CTAs); else the two-buffer kernel.
-// Run 204's profile: the pass ran 0.75 waves at 26% of the issue slots, DRAM at 2.0 TB/s, half its
-// stall samples waiting for the chunk's tiles fetched a chunk earlier, i.e. each CTA's chunk loop
-// paced by one DRAM round trip a chunk. (Prefetching 2-4 chunks ahead into L2 through the TMA
-// made it slower, run 205: the tiles still came from L2 at the chunk's top.) The gate stays one
-// chunk ahead unless HYMO_GDN_STATE_GATE2, which the two are meant to be measured with. Not with
-// HYMO_GDN_TMA bit 8 (the state pass by the TMA).
-#ifndef HYMO_GDN_STATE_NB3
-#define HYMO_GDN_STATE_NB3 0
-#endif
-
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight
 // at once, 16 bytes a load, instead of scalar loads item by item (run 160: 6.8% of the main

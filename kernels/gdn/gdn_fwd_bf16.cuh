@@ -255,11 +255,6 @@ struct PlanF {
   static constexpr bool TMA_S = (HYMO_GDN_TMA & 8) != 0;
   static constexpr size_t s_mb = al(s_vec + 4 * (2 * C + S + (SR ? 2 * C : 0)));
   static constexpr size_t bytes_state = al(s_mb + (TMA_S ? 16 : 0));
-  // HYMO_GDN_STATE_NB3: a third b, v buffer pair after the rest (the two-buffer kernel's
-  // layout unchanged below bytes_state)
-  static constexpr size_t s_b2 = bytes_state;
-  static constexpr size_t s_v2 = al(s_b2 + 2 * C * LS);
-  static constexpr size_t bytes_state3 = al(s_v2 + 2 * C * LD);
   static_assert(!TMA_S || (s_b1 % 128 == 0 && s_v0 % 128 == 0 && s_v1 % 128 == 0),
                 "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
 };
@@ -489,11 +484,10 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // The local end state of chunks c0 .. c1-1 (c0 < c1) of (b, h), accumulated into acc
 // (zero on entry; the items of warp wid of NWT, Items<S, D, NWT>); returns the chunks'
 // gate sum.
-// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (NB buffers, strides LS and
+// NTH threads; shared memory: bbuf(k), vbuf(k) b and v (two buffers, strides LS and
 // LD), kh, kl the chunk-end keys' high and low parts, g and G the gate vectors, A2 (set
 // and visible); graw is the gate registers. b, v and the gate of the next chunk
-// are in flight while the current one computes (NB = 3, HYMO_GDN_STATE_NB3: b and v of the next
-// two chunks). Warp 0 holds the gate (with
+// are in flight while the current one computes. Warp 0 holds the gate (with
 // HYMO_GDN_STATE_GATE2 and KREG, warps 0 and 1 hold the gates of the even and the odd chunks,
 // so that a warp's gate loads have two chunks to land: one warp would need a second register
 // set, and handing it on in the rolled loop waits for the load a chunk early). The state pass.
@@ -504,7 +498,7 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // the caller adds the shares (state_bf16_kernel).
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, class BBuf,
           class VBuf, bool KREG = false, bool KS = false, bool REV = false, class HMT = HeadMap<>, bool PK = false,
-          int NB = 2, int AI, int AN>
+          int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
@@ -523,10 +517,6 @@ __device__ __forceinline__ float segment_local_state(
   // by the TMA, buffer pair k's on mbarrier mb[k], whose j-th phase is the j-th chunk walked into
   // that pair
   constexpr bool tma = (HYMO_GDN_TMA & 8) != 0;
-  // NB (HYMO_GDN_STATE_NB3): buffer pairs; with 3, chunk k's tiles are fetched at chunk k - 2's
-  // top into the pair chunk k - 3 used, and every chunk commits one cp.async group (empty past
-  // the segment's end), so that waiting with one group pending waits for this chunk's
-  static_assert(NB == 2 || (NB == 3 && !tma), "NB: 2, or 3 with cp.async");
   auto fetch = [&](int chn, int buf) {
 #if HYMO_GDN_TMA & 8
     if constexpr (tma) {
@@ -550,13 +540,6 @@ __device__ __forceinline__ float segment_local_state(
   auto has = [&](int ch, int a) { return REV ? ch - a >= c0 : ch + a < c1; };
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
-  if constexpr (NB == 3) {
-    if (has(cf, 1))
-      fetch(nxt(cf, 1), 1);
-    else
-      cp_async_commit();
-  }
-  [[maybe_unused]] int cur3 = 0;  // (NB == 3) this chunk's pair, k % 3
   // GA: the gates' distance, two chunks (warps 0 and 1 alternating) with
   // HYMO_GDN_STATE_GATE2 (gdn.cuh; the KREG layout's two g, G buffers)
   constexpr int GA = (HYMO_GDN_STATE_GATE2 && KREG && NWT >= 2) ? 2 : 1;
@@ -568,7 +551,7 @@ __device__ __forceinline__ float segment_local_state(
   for (int ch = cf; REV ? ch >= c0 : ch < c1; ch = nxt(ch, 1)) {
     const int k = REV ? c1 - 1 - ch : ch - c0, n = min(C, p.T - ch * C);
     HYMO_GDN_CLK(if (clk) clk->chunk(k));
-    const int cur = NB == 3 ? cur3 : k & 1;  // this chunk's buffers
+    const int cur = k & 1;  // this chunk's buffers
     bf16* sb = bbuf(cur);
     const bf16* sv = vbuf(cur);
     if constexpr (KREG) {  // this chunk's gate buffer
@@ -586,24 +569,12 @@ __device__ __forceinline__ float segment_local_state(
 #if HYMO_GDN_TMA & 8
       mbar_wait(mb + cur, (k >> 1) & 1);
 #endif
-    } else if constexpr (NB == 3) {
-      cp_async_wait_group<1>();  // (the next chunk's group may stay in flight)
     } else {
       cp_async_wait_all();
     }
     __syncthreads();
     // every warp is done with the chunk walked before ch: its buffers take chunk nxt(ch, 1)
-    // (NB == 3: nxt(ch, 2))
-    if constexpr (NB == 3) {
-      const int nb3 = cur3 == 0 ? 2 : cur3 - 1;  // (k + 2) % 3: the pair of the chunk before ch
-      if (has(ch, 2))
-        fetch(nxt(ch, 2), nb3);
-      else
-        cp_async_commit();
-      cur3 = cur3 == 2 ? 0 : cur3 + 1;
-    } else if (has(ch, 1)) {
-      fetch(nxt(ch, 1), (k + 1) & 1);
-    }
+    if (has(ch, 1)) fetch(nxt(ch, 1), (k + 1) & 1);
     const float Gl = G[C - 1];
     // the keys' reference: the chunk's end, or (REV) the segment's end
     const float Gr = REV ? gseg + Gl : Gl;
@@ -660,7 +631,7 @@ __device__ __forceinline__ float segment_local_state(
 #else
 #define HYMO_GDN_STATE_MAPS
 #endif
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, int NB = 2>
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false>
 __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
@@ -670,13 +641,9 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
   HYMO_GDN_SMEM_DECL;
-  // buffer k of b and v (selects, not arrays: no local memory; NB = 3: HYMO_GDN_STATE_NB3's third)
-  auto sbb = [&](int k) {
-    return reinterpret_cast<bf16*>(sm + (NB == 3 && k == 2 ? P::s_b2 : k ? P::s_b1 : P::s_b0));
-  };
-  auto svb = [&](int k) {
-    return reinterpret_cast<bf16*>(sm + (NB == 3 && k == 2 ? P::s_v2 : k ? P::s_v1 : P::s_v0));
-  };
+  // buffer k of b and v (selects, not arrays: no local memory)
+  auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_b1 : P::s_b0)); };
+  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_v1 : P::s_v0)); };
   bf16* kh = P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kh);
   bf16* kl = P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kl);
   float* g = reinterpret_cast<float*>(sm + P::s_vec);
@@ -712,7 +679,7 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
 #endif
   if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD,
-                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR, NB>(
+                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr, tmp,
         mb HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();

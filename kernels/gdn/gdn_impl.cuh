@@ -75,21 +75,6 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st,
   return cudaSuccess;
 }
 
-// How many CTAs of kernel k (threads, dynamic shared memory smem, already allowed by set_smem) the
-// current device holds at once; 0 where it cannot say (HYMO_GDN_STATE_NB3's choice then keeps the
-// two-buffer kernel).
-template <class K>
-long resident_ctas(K k, int threads, size_t smem) {
-  int dev = 0, sms = 0, per = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k, threads, smem) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return long(per) * sms;
-}
-
 // The BF16 forward passes with staged operands (gdn_fwd_bf16.cuh) serve S, D <= 64, and
 // where S or D = 128 the split forward (gdn_split.cuh) runs them on blocks of the state; the
 // FP32 test variant and the backward where S or D = 128 use the generic kernels.
@@ -235,26 +220,14 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only; the training
     // forward's entering states (and so o) must stay FP32-accurate
     using PF = PlanF<S, D, C>;
-    const bool pk = !train && pk2_at(S) && HYMO_GDN_PK2_STATE;
-    auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
+    auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
-    size_t smem = PF::bytes_state;
-    if constexpr (HYMO_GDN_STATE_NB3 && !PF::TMA_S) {
-      // the third buffer pair where every working CTA of the pass still fits the GPU at once
-      auto k3 = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false, 3> : state_bf16_kernel<S, D, C, FUSED, HM, true, 3>;
-      HYMO_GDN_TRY(set_smem(k3, PF::bytes_state3));
-      const long working = long(p.NSEG - (HYMO_GDN_STATE_LAST ? 0 : 1)) * p.B * p.H;
-      if (working > 0 && resident_ctas(k3, PF::NTH, PF::bytes_state3) >= working) {
-        k = k3;
-        smem = PF::bytes_state3;
-      }
-    }
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
     if constexpr (PF::TMA_S) HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PF::LS, PF::LD, C)));
-    HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, smem, st, false, 0, tm));
+    HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false, 0, tm));
 #else
-    HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, smem, st, false));
+    HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
   }
   if constexpr (seg_scan_fwd(S, D))
