@@ -799,6 +799,13 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #ifndef HYMO_GDN_PK2_HHI
 #define HYMO_GDN_PK2_HHI 1
 #endif
+// HYMO_GDN_TRAIN_FUSE (session 40; off): the training output pass's o = P V + Qs h with the
+// split operands' products fused a k step at a time (warp_mm_ldsm_split), so V's and h_hi's
+// fragments and P_hi's and Qs_hi's are loaded once a chunk instead of twice (about 4.5 ldmatrix
+// a warp and chunk fewer); o's FP32 sums are added in another order
+#ifndef HYMO_GDN_TRAIN_FUSE
+#define HYMO_GDN_TRAIN_FUSE 0
+#endif
 // HYMO_GDN_PK2_STATE (session 31; 0 turns it off): PK2's part in the plain forward's state pass
 // (the keys as BF16 only, one product); with 0 PK2 covers the output pass alone
 #ifndef HYMO_GDN_PK2_STATE
@@ -936,6 +943,38 @@ __device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const _
       ldsm_x4_t(b, B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ldb + np * 16 + (lane >> 4) * 8);
       mma_bf16(acc[2 * np], a, b[0], b[1]);
       mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// warp_mm_ldsm's product of split operands, each fragment loaded once: A B + A_lo B (A_lo at
+// A + alo) and, with BLO, + A B_lo (B_lo at B + blo), the three mma of a k step together. The
+// split products as three warp_mm_ldsm calls load A's fragments twice and B's twice where a
+// loop with a run-time trip count (K) or a shared-memory store lies between them, which ptxas
+// does not merge. The sums' order differs from the three calls' (FP32 rounding only).
+template <int NT, bool BLO>
+__device__ __forceinline__ void warp_mm_ldsm_split(float (&acc)[NT][4], int K, const __nv_bfloat16* A, int alo,
+                                                   int lda, const __nv_bfloat16* B, int blo, int ldb) {
+  const int lane = threadIdx.x & 31;
+  for (int k0 = 0; k0 < K; k0 += 16) {
+    uint32_t a[4], al[4];
+    const __nv_bfloat16* ap = A + (lane & 15) * lda + k0 + (lane >> 4) * 8;
+    ldsm_x4(a, ap);
+    ldsm_x4(al, ap + alo);
+#pragma unroll
+    for (int np = 0; np < NT / 2; ++np) {
+      uint32_t b[4];
+      const __nv_bfloat16* bp = B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ldb + np * 16 + (lane >> 4) * 8;
+      ldsm_x4_t(b, bp);
+      mma_bf16(acc[2 * np], a, b[0], b[1]);
+      mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
+      mma_bf16(acc[2 * np], al, b[0], b[1]);
+      mma_bf16(acc[2 * np + 1], al, b[2], b[3]);
+      if constexpr (BLO) {
+        ldsm_x4_t(b, bp + blo);
+        mma_bf16(acc[2 * np], a, b[0], b[1]);
+        mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
+      }
     }
   }
 }

@@ -1498,6 +1498,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     // o = P V + Qs h (h as BF16 high + low)
     float acc[ND][4];
     zero(acc);
+    if constexpr (TRAIN && HYMO_GDN_TRAIN_FUSE) {
+      // P_hi V + P_lo V, then Qs_hi h_hi + Qs_lo h_hi + Qs_hi h_lo, each fragment loaded once
+      warp_mm_ldsm_split<ND, false>(acc, r0 + 16, sp + r0 * LP, LPP, LP, sv + cb, 0, LD);
+      warp_mm_ldsm_split<ND, true>(acc, S, qs + r0 * LS, LQ, LS, hh + cb, int(hl - hh), LD);
+    } else {
     warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
     if constexpr (P::QR) {
       // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (P4: the
@@ -1529,6 +1534,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TRAIN) {
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv + cb, LD);
       if constexpr (!P::QR) warp_mm_ldsm<ND>(acc, S, qs + LQ + r0 * LS, LS, hh + cb, LD);
+    }
     }
     if constexpr (TRAIN || HM::split) {
       // o in FP32: TRAIN, FP32-accurate for the backward's adjoint pass, which turns it into dO
