@@ -1503,38 +1503,38 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       warp_mm_ldsm_split<ND, false>(acc, r0 + 16, sp + r0 * LP, LPP, LP, sv + cb, 0, LD);
       warp_mm_ldsm_split<ND, true>(acc, S, qs + r0 * LS, LQ, LS, hh + cb, int(hl - hh), LD);
     } else {
-    warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
-    if constexpr (P::QR) {
-      // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (P4: the
-      // plain pass only)
-      static_assert(!TRAIN, "QR: the plain pass");
-      const float gs = w ? G[r0 - 1] : 0.f;
-#pragma unroll
-      for (int k0 = 0; k0 < S; k0 += 16) {
-        uint32_t a4[4];
-        ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
-#pragma unroll
-        for (int np = 0; np < ND / 2; ++np) {
-          uint32_t b4[4];
-          const int bo = (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + cb + np * 16 + (lane >> 4) * 8;
-          ldsm_x4_t(b4, hh + bo);
-          mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
-          mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
-          if constexpr (!HHI) {
-            ldsm_x4_t(b4, hl + bo);
+      warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
+      if constexpr (P::QR) {
+        // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (P4: the
+        // plain pass only)
+        static_assert(!TRAIN, "QR: the plain pass");
+        const float gs = w ? G[r0 - 1] : 0.f;
+  #pragma unroll
+        for (int k0 = 0; k0 < S; k0 += 16) {
+          uint32_t a4[4];
+          ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
+  #pragma unroll
+          for (int np = 0; np < ND / 2; ++np) {
+            uint32_t b4[4];
+            const int bo = (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + cb + np * 16 + (lane >> 4) * 8;
+            ldsm_x4_t(b4, hh + bo);
             mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
             mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
+            if constexpr (!HHI) {
+              ldsm_x4_t(b4, hl + bo);
+              mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
+              mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
+            }
           }
         }
+      } else {
+        warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hh + cb, LD);
+        if constexpr (!HHI) warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hl + cb, LD);
       }
-    } else {
-      warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hh + cb, LD);
-      if constexpr (!HHI) warp_mm_ldsm<ND>(acc, S, qs + r0 * LS, LS, hl + cb, LD);
-    }
-    if constexpr (TRAIN) {
-      warp_mm_ldsm<ND>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv + cb, LD);
-      if constexpr (!P::QR) warp_mm_ldsm<ND>(acc, S, qs + LQ + r0 * LS, LS, hh + cb, LD);
-    }
+      if constexpr (TRAIN) {
+        warp_mm_ldsm<ND>(acc, r0 + 16, sp + LPP + r0 * LP, LP, sv + cb, LD);
+        if constexpr (!P::QR) warp_mm_ldsm<ND>(acc, S, qs + LQ + r0 * LS, LS, hh + cb, LD);
+      }
     }
     if constexpr (TRAIN || HM::split) {
       // o in FP32: TRAIN, FP32-accurate for the backward's adjoint pass, which turns it into dO
