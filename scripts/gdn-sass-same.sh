@@ -9,8 +9,8 @@
 # KParams field moves them and nothing else. GDN_SAME_SED, a sed -E script, is applied to both
 # sides' SASS too: e.g. a kernel that gained a defaulted template parameter changes its mangled
 # name only (e.g. 's/(state_bf16_kernel.*)ELi2EEEvNS1_7KParams/\1EEEvNS1_7KParams/' masked an
-# int parameter NB = 2 added last to state_bf16_kernel's list in session 39). What a refactor (a removed switch, a moved helper)
-# must show before it is committed without a device run.
+# int parameter NB = 2 added last to state_bf16_kernel's list in session 39). What a refactor (a
+# removed switch, a moved helper) must show before it is committed without a device run.
 # Usage (repo root): scripts/gdn-sass-same.sh [REF (default HEAD)] [extra nvcc flags...]
 # Exit status: 0 every unit the same, 1 a unit differs (its diff's first lines printed), 2 an
 # error (a unit failed to compile, a tool missing).

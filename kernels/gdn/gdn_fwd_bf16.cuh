@@ -1509,11 +1509,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         // plain pass only)
         static_assert(!TRAIN, "QR: the plain pass");
         const float gs = w ? G[r0 - 1] : 0.f;
-  #pragma unroll
+#pragma unroll
         for (int k0 = 0; k0 < S; k0 += 16) {
           uint32_t a4[4];
           ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
-  #pragma unroll
+#pragma unroll
           for (int np = 0; np < ND / 2; ++np) {
             uint32_t b4[4];
             const int bo = (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + cb + np * 16 + (lane >> 4) * 8;
