@@ -27,7 +27,6 @@
 #endif
 #include <stdint.h>
 
-#include <cstddef>  // std::nullptr_t
 #include <type_traits>
 
 #include "gdn_diag.h"
@@ -44,6 +43,13 @@
     defined(HYMO_GDN_DIAGMM_TRAIN) || defined(HYMO_GDN_DIAG16) || defined(HYMO_GDN_DIAG16_BWD) || \
     defined(HYMO_GDN_DIAG_FLAGS)
 #error "a HYMO_GDN_* switch removed in session 37 is set (docs/kernels/gdn-history.md)"
+#endif
+// ... and in session 41 (run 209; commit e97f44c has them): the state pass's gates two chunks
+// ahead (STATE_GATE2: forward +1.8% at the default shape), the decay gradients' sums over s
+// first (DG_DOT: forward + backward +2.9%), the rank-4 tensor maps (TMA_HEAD: forward +2.2%,
+// forward + backward +0.3%).
+#if defined(HYMO_GDN_STATE_GATE2) || defined(HYMO_GDN_DG_DOT) || defined(HYMO_GDN_TMA_HEAD)
+#error "a HYMO_GDN_* switch removed in session 41 is set (docs/kernels/gdn-history.md)"
 #endif
 
 // HYMO_GDN_PDL (default on since session 6: runs 40-42 measured the forward 1.5-2%
@@ -91,15 +97,6 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // decays in FP16.
 #ifndef HYMO_GDN_OUT4
 #define HYMO_GDN_OUT4 1
-#endif
-
-// HYMO_GDN_STATE_GATE2 (session 36; default 0): the state pass's gates two chunks ahead, b and v
-// one chunk ahead: warps 0 and 1 finish the even and the odd chunks' gates, each fetching its next
-// one two chunks ahead (run 204's profile of the state pass: 6.5% of its stall samples on the
-// gate's loads, issued one chunk ahead by warp 0, while the other warps wait at the barrier).
-// Acts with HYMO_GDN_STATE_REG (the register keys' two g, G buffers) and two warps or more.
-#ifndef HYMO_GDN_STATE_GATE2
-#define HYMO_GDN_STATE_GATE2 0
 #endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
@@ -799,12 +796,14 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #ifndef HYMO_GDN_PK2_HHI
 #define HYMO_GDN_PK2_HHI 1
 #endif
-// HYMO_GDN_TRAIN_FUSE (session 40; off): the training output pass's o = P V + Qs h with the
-// split operands' products fused a k step at a time (warp_mm_ldsm_split), so V's and h_hi's
-// fragments and P_hi's and Qs_hi's are loaded once a chunk instead of twice (about 4.5 ldmatrix
-// a warp and chunk fewer); o's FP32 sums are added in another order
+// HYMO_GDN_TRAIN_FUSE (session 40; on since run 209, 0 turns it off): the training output
+// pass's o = P V + Qs h with the split operands' products fused a k step at a time
+// (warp_mm_ldsm_split), so V's and h_hi's fragments and P_hi's and Qs_hi's are loaded once a
+// chunk instead of twice (about 4.5 ldmatrix a warp and chunk fewer); o's FP32 sums are added in
+// another order. Run 209 (A/B, 3 rounds, 925 of 925 checks): training forward -1.1% at the
+// default shape, -1.8% at H = 64, -2.1% at D = 16, -0.4% at S = 16; forward + backward -0.2..-0.8%
 #ifndef HYMO_GDN_TRAIN_FUSE
-#define HYMO_GDN_TRAIN_FUSE 0
+#define HYMO_GDN_TRAIN_FUSE 1
 #endif
 // HYMO_GDN_PK2_STATE (session 31; 0 turns it off): PK2's part in the plain forward's state pass
 // (the keys as BF16 only, one product); with 0 PK2 covers the output pass alone
@@ -1341,8 +1340,8 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 // of a [B][T][heads x width] tensor; TileMaps, encoded on the host by encode_tile_map), issued by
 // one thread, completing on an mbarrier a fetch group, instead of 16-byte cp.async pieces by every
 // thread. A box row lands as the tile's padded smem row (L = width + 8 columns: the 8 past the
-// head's width are the next head's, or zeros past the last head or with HYMO_GDN_TMA_HEAD, and no
-// code reads them); rows past the sequence's end come as zeros (out of the tensor's bounds).
+// head's width are the next head's, or zeros past the last head, and no code reads them); rows
+// past the sequence's end come as zeros (out of the tensor's bounds).
 //   bit 1: the staged backward main kernel (b, c; v, dO and the entering states);
 //   bit 2: the output passes (b, c; v), but the plain pass at S or D = 64 (PlanF::TMA);
 //   bit 4: the adjoint pass (o, v, c on one mbarrier; adj_tma): measured no better (run 200), off;
@@ -1409,32 +1408,6 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* m, int
       "%4}], [%5];\n" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<uint64_t>(m)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(mb))
       : "memory");
-}
-// HYMO_GDN_TMA_HEAD (session 38; off, not yet measured): the maps of rank 4, [B][T][heads][width]
-// (encode_tile_map's `width`), so that a box's padding columns past the head's width (8 in the BF16
-// tiles, 4 in the adjoint pass's FP32 o tile) lie outside the tensor and land as zeros instead of
-// being read from the next head: a 64-byte BF16 row takes its two 32-byte sectors from L2 instead
-// of three, and an odd head's row no longer crosses a 128-byte line. The tiles' smem layout is the
-// same (no code reads the padding columns). Not yet run on a GPU: it assumes the driver takes a
-// box wider than the tensor's first dimension (cuda.h sets no such bound; a refused encode fails
-// the call with the map's shape printed, gdn_impl.cuh).
-#ifndef HYMO_GDN_TMA_HEAD
-#define HYMO_GDN_TMA_HEAD 0
-#endif
-// the box of head `head` (of W columns) of map m at token y, batch row z into dst: the 3-d box at
-// column head W, or with HYMO_GDN_TMA_HEAD the 4-d one at (0, head)
-template <int W>
-__device__ __forceinline__ void tma_load_head(void* dst, const CUtensorMap* m, int head, int y, int z,
-                                              uint64_t* mb) {
-#if HYMO_GDN_TMA_HEAD
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
-      "%4, %5}], [%6];\n" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(m)), "r"(0), "r"(head), "r"(y), "r"(z), "r"(smem_u32(mb))
-      : "memory");
-#else
-  tma_load_3d(dst, m, head * W, y, z, mb);
-#endif
 }
 // A kernel's two fetch groups, an mbarrier each at mb[0], mb[1]: initialised by thread 0 before
 // any copy is issued (every thread calls this), and the wait for each group's k-th completion
@@ -2092,13 +2065,11 @@ __device__ __forceinline__ int dcb_row(int t, int fs) {
 // takes rows t and t + 4, not t and t + 1: BF16 rows of c and b 80 bytes apart share a bank
 // between consecutive rows, not between rows 4 apart; the skew puts rows t and t + 4 of dc and
 // db on opposite 16-byte bank groups.)
-// (QF: with WQ, qf(t, s0, q) also sees each thread's 8 values of q: HYMO_GDN_DG_DOT's sums.)
 template <typename Tin, int S, int C, int NTH, int FS, int LS, bool WQ = true, bool F32OUT = false,
-          bool SK = false, class QF = std::nullptr_t>
+          bool SK = false>
 __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc, const float* sdb,
                                                    const Tin* sc, const Tin* sb, int n, size_t tok0,
-                                                   int h, const float* dPd = nullptr, int FC = 0,
-                                                   QF qf = nullptr) {
+                                                   int h, const float* dPd = nullptr, int FC = 0) {
   static_assert(!SK || (S == 32 && C % 8 == 0 && NTH % 32 == 0), "SK: four lanes a row, eight rows a warp");
   const int tid = threadIdx.x;
   for (int i = tid; i < C * (S / 8); i += NTH) {
@@ -2168,7 +2139,6 @@ __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc,
       }
       *reinterpret_cast<float4*>(sdc + dcb_row<SK>(t, FS) + s0) = make_float4(q[0], q[1], q[2], q[3]);
       *reinterpret_cast<float4*>(sdc + dcb_row<SK>(t, FS) + s0 + 4) = make_float4(q[4], q[5], q[6], q[7]);
-      if constexpr (!std::is_same_v<QF, std::nullptr_t>) qf(t, s0, q);
     }
   }
 }

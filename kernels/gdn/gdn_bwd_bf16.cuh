@@ -67,23 +67,6 @@
 #define HYMO_GDN_DG_WARP 1
 #endif
 static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP: 0 or 1 (2 was removed)");
-// HYMO_GDN_DG_DOT (session 39; default 0, not yet measured): DG_WARP's tail with the sum over s
-// taken first (chunk_decay_grads_dot). dgate_t = sum_s A_s dl_t[s], dl_t[s] = rbend[s] + sum_{t'
-// >= t} q_t'[s], is K + sum_{t' >= t} u_t' with u_t = sum_s A_s q_t[s] and K = sum_s A_s rbend[s];
-// dA_s = sum_t g_t dl_t[s] is sum_t G_t q_t[s] + G_last rbend[s] (summation by parts; G the
-// inclusive cumsum, whose padded rows hold g = 0). u_t comes from the registers of the threads
-// that compute q (a row's S / 8 lanes), the suffix over the chunk's rows is a shuffle scan inside
-// each warp plus the later warps' totals, and dA_s a dot of a q column with G: no per-element
-// suffix walk, no reduce-scatter of dl, one CTA barrier a chunk fewer. The same sums in another
-// order (dgate, dA_log and ddt_bias change in their last bits; still deterministic). Static
-// counts here (sm_90a, the fused S = D = 32 kernel): the tail 396 -> 309 instructions, about 148
-// -> 121 a thread and chunk past dc and db's stores, two CTA barriers -> one; 123 -> 122
-// registers. The unfused S = D = 32 kernel reaches 128 registers and spills 24 bytes
-// (notes/gdn-measurements.md, session 39). Needs HYMO_GDN_DG_WARP.
-#ifndef HYMO_GDN_DG_DOT
-#define HYMO_GDN_DG_DOT 0
-#endif
-static_assert(!HYMO_GDN_DG_DOT || HYMO_GDN_DG_WARP, "HYMO_GDN_DG_DOT replaces HYMO_GDN_DG_WARP's tail: set both");
 
 #ifndef HYMO_GDN_BWD_BAL
 #define HYMO_GDN_BWD_BAL 2
@@ -436,83 +419,6 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
   }
 }
 
-// HYMO_GDN_DG_DOT: chunk_decay_grads_warp's results by the sums over s first (the switch's
-// comment). chunk_store_dcdb_q gives each thread of a row's S / 8 (QL) lanes its 8 values of q; u_t
-// is their A-weighted sum, added over the row's lanes, and the last row's u also carries K (so
-// that every row's suffix includes it). A warp holds RW = 32 / QL whole rows (rows RW wid ..; with
-// SK in dcb_row's lane order, row 8 wid + ((lane >> 3) & 3) + ((lane >> 2) & 1) 4), scans them from
-// the last, and leaves its total in wt[wid]; after the barrier a row adds the later warps' totals.
-// The dA_s partial keeps chunk_decay_grads_warp's thread layout (group gg, column s), so the
-// segment's end sums it as before. Every warp runs the shuffles (warps past the rows with zeros),
-// so that none sits in a branch.
-template <int S, int C, int NTH, int FS, int LS, bool FUSED, bool SK, class BCDead>
-__device__ __forceinline__ void chunk_decay_grads_dot(const KParams& p, float* sdc, const float* sdb,
-                                                      const bf16* sc, const bf16* sb,
-                                                      const float* rbend, float* wt, const float* g,
-                                                      const float* G, const float* As, float& dA_acc,
-                                                      float& ddt_acc, int n, size_t tok0, int h,
-                                                      BCDead bc_dead, const float* dpt = nullptr) {
-  constexpr int NG = NTH / S, TG = C / NG;
-  constexpr int QL = S / 8, RW = 32 / QL, NWR = C / RW;  // lanes a row, rows a warp, warps with rows
-  static_assert(NG * S == NTH && TG * NG == C && (S == 16 || S == 32) && C * QL <= NTH && NWR <= 8,
-                "thread layout: chunk_store_dcdb_q's loop runs once a thread, a row's lanes in one warp");
-  static_assert(!SK || QL == 4, "SK: four lanes a row");
-  const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
-  float u = 0.f;  // this thread's share of u_t (threads past the C QL units keep 0)
-  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, true, false, SK>(
-      p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0, [&](int t, int s0, const float (&q)[8]) {
-        float a[8];
-        ld8(As + s0, a);
-        float x = 0.f;
-        if (t == C - 1) {  // K = sum_s A_s rbend[s], this thread's 8 values of s
-          float rb[8];
-          ld8(rbend + s0, rb);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) x = fmaf(a[e], rb[e], x);
-        }
-#pragma unroll
-        for (int e = 0; e < 8; ++e) x = fmaf(a[e], q[e], x);
-        u = x;
-      });
-#pragma unroll
-  for (int o = 1; o < QL; o <<= 1) u += __shfl_xor_sync(0xffffffffu, u, o);
-  // the row of this lane among the warp's RW, and the first lane of row r; x: the sum of u over
-  // this warp's rows r' >= r
-  const auto row_of = [](int l) { return SK ? ((l >> 3) & 3) | (((l >> 2) & 1) << 2) : l / QL; };
-  const auto lane_of = [](int r) { return SK ? ((r & 3) << 3) | (((r >> 2) & 1) << 2) : r * QL; };
-  const int r = row_of(lane);
-  float x = u;
-#pragma unroll
-  for (int o = 1; o < RW; o <<= 1) {
-    const float y = __shfl_sync(0xffffffffu, x, lane_of(min(r + o, RW - 1)) | (lane & (QL - 1)));
-    if (r + o < RW) x += y;
-  }
-  if (wid < NWR && lane == lane_of(0)) wt[wid] = x;
-  __syncthreads();
-  bc_dead();  // sc and sb are not read below
-  {  // dA_s: thread (group gg, column s) over the group's TG rows of q, G_last rbend[s] once
-    const int gg = tid / S, s = tid % S, tb = gg * TG;
-    float a = dA_acc;
-#pragma unroll
-    for (int k = 0; k < TG; ++k) a = fmaf(G[tb + k], sdc[dcb_row<SK>(tb + k, FS) + s], a);
-    if (gg == 0) a = fmaf(G[C - 1], rbend[s], a);
-    dA_acc = a;
-  }
-  const int t = RW * wid + r;
-  if (wid < NWR && (lane & (QL - 1)) == 0 && t < n) {
-    float w8[8];  // the warps' totals (NWR of them; 16-byte aligned: the dP tiles' region)
-    *reinterpret_cast<float4*>(w8) = *reinterpret_cast<const float4*>(wt);
-    if constexpr (NWR > 4) *reinterpret_cast<float4*>(w8 + 4) = *reinterpret_cast<const float4*>(wt + 4);
-    float later = 0.f;  // the later warps' totals, the last first (+ 0 for the others: exact)
-#pragma unroll
-    for (int j = NWR - 1; j > 0; --j) later += j > wid ? w8[j] : 0.f;
-    float dg = x + later;
-    if (FUSED) dg *= g[t] * (1.f - g[t]);
-    reinterpret_cast<bf16*>(p.dgate)[(tok0 + t) * p.H + h] = __float2bfloat16_rn(dg);
-    if (FUSED) ddt_acc += dg;
-  }
-}
-
 // The decay gradient of one chunk in the staged backward (chunk_decay_grads in gdn.cuh
 // is the generic kernels' version, same results up to FP32 rounding order): writes dc
 // and db, turns sdc into q = c dc - b db, then into the suffix sums over the chunk,
@@ -659,7 +565,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   [[maybe_unused]] const float amax2 = B8 && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
-  constexpr bool DGD = HYMO_GDN_DG_DOT && DGW;
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
 
   // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
@@ -676,8 +581,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #if HYMO_GDN_TMA & 1
     if (tid == 0) {
       mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-      tma_load_head<S>(sb, &tm.b, h, chn * C, bb, mb);
-      tma_load_head<S>(sc, &tm.c, h, chn * C, bb, mb);
+      tma_load_3d(sb, &tm.b, h * S, chn * C, bb, mb);
+      tma_load_3d(sc, &tm.c, h * S, chn * C, bb, mb);
     }
     return;
 #endif
@@ -691,11 +596,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #if HYMO_GDN_TMA & 1
     if (tid == 0) {
       mbar_expect_tx(mb + 1, (3u * C + 2u * S) * LD * sizeof(bf16));
-      tma_load_head<D>(sv, &tm.v, h, chn * C, bb, mb + 1);
-      tma_load_head<D>(dOt, &tm.o, 2 * h, chn * C, bb, mb + 1);
-      tma_load_head<D>(dOt + LO, &tm.o, 2 * h + 1, chn * C, bb, mb + 1);
-      tma_load_head<D>(h0t, &tm.h0, 0, 0, bh * p.NC + chn, mb + 1);
-      tma_load_head<D>(h0t + LH, &tm.h0, 1, 0, bh * p.NC + chn, mb + 1);
+      tma_load_3d(sv, &tm.v, h * D, chn * C, bb, mb + 1);
+      tma_load_3d(dOt, &tm.o, h * 2 * D, chn * C, bb, mb + 1);
+      tma_load_3d(dOt + LO, &tm.o, h * 2 * D + D, chn * C, bb, mb + 1);
+      tma_load_3d(h0t, &tm.h0, 0, 0, bh * p.NC + chn, mb + 1);
+      tma_load_3d(h0t + LH, &tm.h0, D, 0, bh * p.NC + chn, mb + 1);
     }
     return;
 #endif
@@ -1255,11 +1160,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       auto bc_dead = [&]() {  // b and c are dead
         if (ch > c0) fetch_bc(ch - 1);
       };
-      if constexpr (DGD)
-        chunk_decay_grads_dot<S, C, NTH, FSD, LS, FUSED, SK>(p, sdc, sdb, sc, sb, rbend, scr, g, G,
-                                                        As, dA_acc, ddt_acc, n, tok0, h, bc_dead,
-                                                        QO ? dpt : nullptr);
-      else if constexpr (DGW)
+      if constexpr (DGW)
         chunk_decay_grads_warp<S, C, NTH, FSD, LS, FUSED, SK>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
                                                          dA_acc, ddt_acc, n, tok0, h, bc_dead,
                                                          QO ? dpt : nullptr);

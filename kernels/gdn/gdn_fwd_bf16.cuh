@@ -306,10 +306,9 @@ __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return (HYMO_GDN_SEG_SCAN & 2) && staged_bwd(S, D);
 }
 
-// The gate of one chunk: one warp (warp 0; with HYMO_GDN_STATE_GATE2 the state pass's
-// warps 0 and 1, for the even and the odd chunks) holds the raw values of C/32 tokens a
-// lane in registers (fetched ahead), then turns them into g and the inclusive
-// within-chunk cumsum G (gate_cumsum).
+// The gate of one chunk: one warp (warp 0) holds the raw values of C/32 tokens a lane in
+// registers (fetched ahead), then turns them into g and the inclusive within-chunk cumsum G
+// (gate_cumsum).
 template <int C>
 __device__ __forceinline__ void gate_fetch(float (&r)[C / 32], const bf16* gate, size_t tok_stride,
                                            int n) {
@@ -487,10 +486,7 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // NTH threads; shared memory: bbuf(k), vbuf(k) b and v (two buffers, strides LS and
 // LD), kh, kl the chunk-end keys' high and low parts, g and G the gate vectors, A2 (set
 // and visible); graw is the gate registers. b, v and the gate of the next chunk
-// are in flight while the current one computes. Warp 0 holds the gate (with
-// HYMO_GDN_STATE_GATE2 and KREG, warps 0 and 1 hold the gates of the even and the odd chunks,
-// so that a warp's gate loads have two chunks to land: one warp would need a second register
-// set, and handing it on in the rolled loop waits for the load a chunk early). The state pass.
+// are in flight while the current one computes. Warp 0 holds the gate. The state pass.
 // KREG (HYMO_GDN_STATE_REG): the keys go straight into the A fragments of the
 // state update (kh and kl unused); chunk k's g and G are g, G (k even) or g1, g1 + C.
 // KS (HYMO_GDN_STATE_KSPLIT, with KREG): acc is [1][D / 8][4], warp wid's rows mt = wid %
@@ -522,8 +518,8 @@ __device__ __forceinline__ float segment_local_state(
     if constexpr (tma) {
       if (tid == 0) {
         mbar_expect_tx(mb + buf, 2u * C * (LS + LD));
-        tma_load_head<S>(bbuf(buf), &tmp->b, HMT::hS(h), chn * C, bb, mb + buf);
-        tma_load_head<D>(vbuf(buf), &tmp->v, HMT::hD(h), chn * C, bb, mb + buf);
+        tma_load_3d(bbuf(buf), &tmp->b, HMT::hS(h) * S, chn * C, bb, mb + buf);
+        tma_load_3d(vbuf(buf), &tmp->v, HMT::hD(h) * D, chn * C, bb, mb + buf);
       }
       return;
     }
@@ -540,12 +536,7 @@ __device__ __forceinline__ float segment_local_state(
   auto has = [&](int ch, int a) { return REV ? ch - a >= c0 : ch + a < c1; };
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
-  // GA: the gates' distance, two chunks (warps 0 and 1 alternating) with
-  // HYMO_GDN_STATE_GATE2 (gdn.cuh; the KREG layout's two g, G buffers)
-  constexpr int GA = (HYMO_GDN_STATE_GATE2 && KREG && NWT >= 2) ? 2 : 1;
   if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - cf * C));
-  if (GA == 2 && wid == 1 && has(cf, 1))
-    gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(cf, 1)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - nxt(cf, 1) * C));
   float gseg = 0.f;
 
   for (int ch = cf; REV ? ch >= c0 : ch < c1; ch = nxt(ch, 1)) {
@@ -558,11 +549,11 @@ __device__ __forceinline__ float segment_local_state(
       g = (k & 1) ? g1 : g0;
       G = g + C;
     }
-    if (wid == (GA == 1 ? 0 : k & 1)) {
+    if (wid == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
-      if (has(ch, GA))
-        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, GA)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG,
-                      min(C, p.T - nxt(ch, GA) * C));
+      if (has(ch, 1))
+        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, 1)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG,
+                      min(C, p.T - nxt(ch, 1) * C));
     }
     // this chunk's b and v
     if constexpr (tma) {
@@ -892,8 +883,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TM) {
       if (tid == 0) {
         mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-        tma_load_head<S>(sb, &tm.b, HM::hS(h), chn * C, bb, mb);
-        tma_load_head<S>(sc, &tm.c, HM::hS(h), chn * C, bb, mb);
+        tma_load_3d(sb, &tm.b, HM::hS(h) * S, chn * C, bb, mb);
+        tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
       }
       return;
     }
@@ -909,7 +900,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TM) {
       if (tid == 0) {
         mbar_expect_tx(mb + 1, 1u * C * LD * sizeof(bf16));
-        tma_load_head<D>(dst, &tm.v, HM::hD(h), chn * C, bb, mb + 1);
+        tma_load_3d(dst, &tm.v, HM::hD(h) * D, chn * C, bb, mb + 1);
       }
       return;
     }
@@ -1841,9 +1832,9 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     if constexpr (TM) {
       if (tid == 0) {
         mbar_expect_tx(mb, (LO ? 4u * C * P::FD : 0u) + (EPI ? 2u * C * LD : 0u) + 2u * C * LS);
-        if constexpr (LO) tma_load_head<D>(so, &tm.o, HM::hD(h), chn * C, bb, mb);
-        if constexpr (EPI) tma_load_head<D>(sv, &tm.v, HM::hD(h), chn * C, bb, mb);
-        tma_load_head<S>(sc, &tm.c, HM::hS(h), chn * C, bb, mb);
+        if constexpr (LO) tma_load_3d(so, &tm.o, HM::hD(h) * D, chn * C, bb, mb);
+        if constexpr (EPI) tma_load_3d(sv, &tm.v, HM::hD(h) * D, chn * C, bb, mb);
+        tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
       }
       return;
     }

@@ -112,12 +112,9 @@ KParams split_params(const KParams& p) {
 // HYMO_GDN_TMA (gdn.cuh): the map of a BF16 (f32: FP32) tensor [B][T][W] (W = heads x width) whose boxes are
 // `box` columns by C tokens (one batch row); columns past W and tokens past T read as zeros
 // (the entering states [B H NC][S][2 D] are such a tensor too: S rows, one box a tile).
-// With HYMO_GDN_TMA_HEAD the map is [B][T][W / width][width] (rank 4, boxes of one head), so
-// that a box's padding columns past the head's width (box - width of them) read as zeros too
-// (tma_load_head).
 // cuTensorMapEncodeTiled comes from the driver through the runtime (no libcuda link).
-inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int T, int W, int width, int box,
-                                   int C, bool f32 = false) {
+inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int T, int W, int box, int C,
+                                   bool f32 = false) {
   using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                               const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                               CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
@@ -135,28 +132,19 @@ inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int 
                          " build with -DHYMO_GDN_TMA=0 for the cp.async ones)\n");
     return cudaErrorSymbolNotFound;
   }
-  const cuuint64_t es = f32 ? 4 : 2;
-#if HYMO_GDN_TMA_HEAD
-  constexpr cuuint32_t rank = 4;
-  const cuuint64_t dims[4] = {cuuint64_t(width), cuuint64_t(W / width), cuuint64_t(T), cuuint64_t(B)};
-  const cuuint64_t strides[3] = {cuuint64_t(width) * es, cuuint64_t(W) * es, cuuint64_t(W) * T * es};  // bytes
-  const cuuint32_t boxd[4] = {cuuint32_t(box), 1u, cuuint32_t(C), 1u};
-#else
-  constexpr cuuint32_t rank = 3;
-  (void)width;
   const cuuint64_t dims[3] = {cuuint64_t(W), cuuint64_t(T), cuuint64_t(B)};
+  const cuuint64_t es = f32 ? 4 : 2;
   const cuuint64_t strides[2] = {cuuint64_t(W) * es, cuuint64_t(W) * T * es};  // bytes, dims 1 and 2
   const cuuint32_t boxd[3] = {cuuint32_t(box), cuuint32_t(C), 1u};
-#endif
-  const cuuint32_t estr[4] = {1u, 1u, 1u, 1u};
-  const CUresult r = encode(m, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, rank, const_cast<void*>(base), dims, strides, boxd,
+  const cuuint32_t estr[3] = {1u, 1u, 1u};
+  const CUresult r = encode(m, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(base), dims, strides, boxd,
                             estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                             CUtensorMapL2promotion(HYMO_GDN_TMA_L2), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     std::fprintf(stderr,
-                 "hymo gdn: cuTensorMapEncodeTiled failed (CUresult %d) for a [%d][%d][%d] %s tensor (heads of %d)"
-                 " at %p, boxes of %d x %d (the TMA needs a 16-byte aligned base and rows of a multiple of 16 bytes)\n",
-                 int(r), B, T, W, f32 ? "FP32" : "BF16", width, base, box, C);
+                 "hymo gdn: cuTensorMapEncodeTiled failed (CUresult %d) for a [%d][%d][%d] %s tensor at %p, boxes of"
+                 " %d x %d (the TMA needs a 16-byte aligned base and rows of a multiple of 16 bytes)\n",
+                 int(r), B, T, W, f32 ? "FP32" : "BF16", base, box, C);
     return cudaErrorInvalidValue;
   }
   return cudaSuccess;
@@ -165,9 +153,9 @@ inline cudaError_t encode_tile_map(CUtensorMap* m, const void* base, int B, int 
 // columns by C tokens
 template <int S, int D, class HM>
 cudaError_t encode_bcv(TileMaps& tm, const KParams& p, int LS, int LD, int C) {
-  HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, S, LS, C));
-  HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, S, LS, C));
-  return encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, D, LD, C);
+  HYMO_GDN_TRY(encode_tile_map(&tm.b, p.b, p.B, p.T, HM::HS(p.H) * S, LS, C));
+  HYMO_GDN_TRY(encode_tile_map(&tm.c, p.c, p.B, p.T, HM::HS(p.H) * S, LS, C));
+  return encode_tile_map(&tm.v, p.v, p.B, p.T, HM::HD(p.H) * D, LD, C);
 }
 #endif
 
@@ -201,7 +189,7 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
   if constexpr (adj_tma<HM>()) {
     HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PA::LS, PA::LD, C)));
     if constexpr (FUSED)  // (the o tile: adj_bf16_kernel's LO)
-      HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, HM::HD(p.H) * D, D, PA::FD, C, true));
+      HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, HM::HD(p.H) * D, PA::FD, C, true));
   }
   return launch_bh(a, p, PA::NTH, PA::bytes, st, follows, 0, tm);
 #else
@@ -335,8 +323,8 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
 #if HYMO_GDN_TMA & 1
     TileMaps tm;
     HYMO_GDN_TRY((encode_bcv<S, D, HeadMap<>>(tm, p, PB::LS, PB::LD, C)));
-    HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, p.H * 2 * D, D, PB::LD, C));  // (BF16 high, low)
-    HYMO_GDN_TRY(encode_tile_map(&tm.h0, p.h0buf, p.B * p.H * p.NC, S, 2 * D, D, PB::LD, S));
+    HYMO_GDN_TRY(encode_tile_map(&tm.o, p.dObuf, p.B, p.T, p.H * 2 * D, PB::LD, C));  // (BF16 high, low)
+    HYMO_GDN_TRY(encode_tile_map(&tm.h0, p.h0buf, p.B * p.H * p.NC, S, 2 * D, PB::LD, S));
     HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true, 0, tm));
 #else
     HYMO_GDN_TRY(launch_bh(b3, p, PB::NTH, PB::bytes, st, true));
