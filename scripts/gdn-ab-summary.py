@@ -8,29 +8,45 @@ its median against A's median, with the variant's own range, e.g.
 
     4,4096,28,32,32 fwd_ms        A 0.1425 0.1429 0.1434 | B1 -1.2% (0.1406..0.1418)
 
-Usage: scripts/gdn-ab-summary.py ab.log [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms]
+The log's "== B1 = FLAGS" lines, where present, are printed first as a legend.
+
+Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms]
+LOG: ab.log, or the directory holding it (the call's $OUT, unpacked)
 """
 import argparse
 import collections
 import json
+import os
 import re
 import statistics
 import sys
 
 LINE = re.compile(r'^(A|B[0-9]+) (\{.*\})\s*$')
+ARM = re.compile(r'^== (B[0-9]+) = (.*?)\s*$')
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument('log', help="device-gdn-ab.sh's ab.log")
+    ap.add_argument('log', help="device-gdn-ab.sh's ab.log, or the directory holding it")
     ap.add_argument('--fields', default='fwd_ms,fwd_train_ms,fwd_bwd_ms',
                     help='comma-separated time fields of the JSON objects')
     args = ap.parse_args()
     fields = [f for f in args.fields.split(',') if f]
     runs = collections.defaultdict(lambda: collections.defaultdict(list))  # shape -> (arm, field) -> values
     arms = set()
-    with open(args.log) as fh:
+    legend = {}
+    if os.path.isdir(args.log):
+        args.log = os.path.join(args.log, 'ab.log')
+    try:
+        fh = open(args.log)
+    except OSError as e:
+        sys.exit(f'gdn-ab-summary: cannot read {args.log}: {e.strerror}')
+    with fh:
         for n, line in enumerate(fh, 1):
+            a = ARM.match(line)
+            if a:
+                legend[a.group(1)] = a.group(2)
+                continue
             m = LINE.match(line)
             if not m:
                 continue
@@ -50,6 +66,9 @@ def main():
     if 'A' not in arms:
         sys.exit(f'gdn-ab-summary: {args.log}: no A lines to compare against')
     variants = sorted((a for a in arms if a != 'A'), key=lambda a: int(a[1:]))
+    for b in variants:
+        if b in legend:
+            print(f'{b} = {legend[b]}')
     for shape, d in runs.items():
         for f in fields:
             a = sorted(d.get(('A', f), []))
