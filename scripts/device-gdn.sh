@@ -30,8 +30,11 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv 2>
 # the prebuilt set built with these flags: A (the default) or a variant B1, B2, ...
 PNAME=$(prebuilt_name "${GDN_CUDA_FLAGS:-}")
 if has build && [ -n "$PNAME" ] && PD=$(prebuilt "$PNAME" "${GDN_CUDA_FLAGS:-}"); then
-  log "prebuilt $PNAME (.gdn-prebuilt, flags '${GDN_CUDA_FLAGS:-}'): no build here"
+  log "prebuilt $PNAME$(prebuilt_commit "$PNAME") (.gdn-prebuilt, flags '${GDN_CUDA_FLAGS:-}'): no build here"
   echo "$PD" > /tmp/gdn-gdir
+elif has build && [[ ${GDN_CUDA_FLAGS:-} == @* ]]; then
+  log "GDN_CUDA_FLAGS='$GDN_CUDA_FLAGS' names another commit's kernels/gdn, which only scripts/gdn-prebuild.sh builds (this machine has no history): no usable prebuilt set has it"
+  exit 2
 elif has build; then
   log "configure (whole project)"
   if cmake -S . -B "$BUILD" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON \

@@ -9,6 +9,12 @@
 #   B1.tar.xz, B2, ...   one for each variant of GDN_AB_FLAGS (';'-separated sets of CUDA
 #                        defines, as scripts/device-gdn-ab.sh takes them)
 #   FLAGS                "<name> <flags>" a line
+#   COMMITS              "<name> <commit>" for each "@REF" variant (below)
+# A variant written "@REF [defines]" is built from commit REF's kernels/gdn (with the defines, if
+# any) and the working tree's other files: an A/B of a change to the kernels' code (a refactor,
+# a rewrite) against the code before it, with no compile-time switch kept for it. Only this
+# script builds such a variant (the device has no history to take REF from): give the device
+# scripts the same GDN_AB_FLAGS and carry the set.
 #   SOURCES.sha256       the sources they were built from (sha256sum -c in the repo root)
 # Each archive holds hymo_gdn_test, hymo_gdn_bench, hymo_gdn_cpu_test and libhymo_gdn.so
 # (HYMO_GDN_SHARED: one copy of the device code, the CUDA runtime linked in statically;
@@ -23,6 +29,20 @@ ROOT=$(pwd)
 OUTD=$ROOT/.gdn-prebuilt
 NVDISASM=$(command -v nvdisasm || ls /opt/cudatools/nvidia/cu13/bin/nvdisasm 2>/dev/null || true)
 CUOBJDUMP=$(command -v cuobjdump || ls /opt/cudatools/nvidia/cu13/bin/cuobjdump 2>/dev/null || true)
+# "@REF" variants: every REF must name a commit with kernels/gdn before the old set is removed
+check_ref() {  # spec
+  [[ $1 == @* ]] || return 0
+  local ref=${1%% *}
+  ref=${ref#@}
+  git -C "$ROOT" cat-file -e "$ref^{commit}:kernels/gdn/gdn.h" 2> /dev/null || {
+    echo "gdn-prebuild: '$1': '$ref' is not a commit of this repository with kernels/gdn" >&2
+    exit 1; }
+}
+check_ref "${GDN_CUDA_FLAGS:-}"
+if [ -n "${GDN_AB_FLAGS:-}" ]; then
+  IFS=';' read -r -a VARIANTS <<< "$GDN_AB_FLAGS"
+  for flags in "${VARIANTS[@]}"; do check_ref "$flags"; done
+fi
 rm -rf "$OUTD"
 mkdir -p "$OUTD"
 # the sources' hashes before the builds (checked again after them: an edit during the
@@ -33,13 +53,30 @@ hash_sources() {
 }
 hash_sources > "$OUTD/SOURCES.sha256.pending"
 
-build_one() {  # name flags
-  local name=$1 flags=$2 bd=$ROOT/build-prebuilt-$1
+build_one() {  # name flags ("@REF [defines]": REF's kernels/gdn)
+  local name=$1 spec=$2 flags=$2 src=$ROOT bd=$ROOT/build-prebuilt-$1
   local lg=$bd/prebuild.log
   local targets=(hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test hymo_gdn_layout_test)  # built and carried
-  echo "== $name: building (CUDA flags: '${flags}')"
   mkdir -p "$bd"
-  cmake -S . -B "$bd" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
+  if [[ $spec == @* ]]; then
+    local ref=${spec%% *} commit
+    ref=${ref#@}
+    flags=""
+    [[ $spec == *" "* ]] && flags=${spec#* }
+    commit=$(git -C "$ROOT" rev-parse --verify -q "$ref^{commit}") || {
+      echo "gdn-prebuild: $name = '$spec': no commit '$ref' in this repository" >&2; rm -rf "$OUTD"; exit 1; }
+    git -C "$ROOT" cat-file -e "$commit:kernels/gdn/gdn.h" 2> /dev/null || {
+      echo "gdn-prebuild: $name = '$spec': commit $commit has no kernels/gdn" >&2; rm -rf "$OUTD"; exit 1; }
+    src=$bd/src
+    rm -rf "$src" && mkdir -p "$src"
+    (cd "$ROOT" && git ls-files -z | tar --null -T - -cf -) | tar -x -C "$src"
+    rm -rf "$src/kernels/gdn"
+    git -C "$ROOT" archive "$commit" kernels/gdn | tar -x -C "$src"
+    echo "$name $commit" >> "$OUTD/COMMITS"
+    echo "== $name: kernels/gdn of commit $commit, the working tree's other files"
+  fi
+  echo "== $name: building (CUDA flags: '${flags}')"
+  cmake -S "$src" -B "$bd" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
     -DHYMO_GDN_SHARED=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$lg" 2>&1 || { tail -20 "$lg"; rm -rf "$OUTD"; exit 1; }
   ninja -C "$bd" -j"$(nproc)" "${targets[@]}" >> "$lg" 2>&1 \
     || { tail -40 "$lg"; rm -rf "$OUTD"; exit 1; }  # (no partial set left to carry)
@@ -56,7 +93,7 @@ build_one() {  # name flags
     rm -rf "$x"
   fi
   tar -C "$g" -cJf "$OUTD/$name.tar.xz" "${targets[@]}" libhymo_gdn.so "${extra[@]}"
-  echo "$name $flags" >> "$OUTD/FLAGS"
+  echo "$name $spec" >> "$OUTD/FLAGS"
   echo "== $name: $(du -h "$OUTD/$name.tar.xz" | cut -f1)"
 }
 

@@ -13,6 +13,13 @@ prebuilt_name() {
     if [ "$(prebuilt_flags "$n")" = "$1" ]; then echo "$n"; return 0; fi
   done
 }
+# prebuilt_commit NAME: ", kernels/gdn of commit X" for a set built from another commit ("@REF"
+# variants, gdn-prebuild.sh's COMMITS), else nothing.
+prebuilt_commit() {
+  local c
+  c=$(grep "^$1 " "$ROOT/.gdn-prebuilt/COMMITS" 2>/dev/null | head -1 | cut -d' ' -f2)
+  [ -z "$c" ] || echo ", kernels/gdn of commit $c"
+}
 # prebuilt NAME FLAGS: prints the unpacked folder, or fails (messages on stderr).
 prebuilt() {
   local P=$ROOT/.gdn-prebuilt d=/tmp/gdn-prebuilt/$1
@@ -61,8 +68,14 @@ build_variants() {
     echo "== B$i = $flags" | tee -a "$log"
     pn=$(prebuilt_name "$flags")  # the prebuilt set with these flags, whatever its position there
     if [ -n "$pn" ] && pd=$(prebuilt "$pn" "$flags"); then
-      echo "== B$i: prebuilt ($pn), no build here" | tee -a "$log"
+      echo "== B$i: prebuilt ($pn$(prebuilt_commit "$pn")), no build here" | tee -a "$log"
       bb=$pd
+    elif [[ $flags == @* ]]; then
+      echo "B$i = '$flags' (another commit's kernels/gdn) is built only by scripts/gdn-prebuild.sh" \
+        "on the development machine (this one has no history to take it from): no usable prebuilt" \
+        "set has it; run that script with the same GDN_AB_FLAGS and carry .gdn-prebuilt" | tee -a "$log" >&2
+      for pi in "${pids[@]}"; do kill "${pi%%:*}" 2> /dev/null; done
+      return 1
     else
       cmake -S "$ROOT" -B "$bb" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON \
         -DHYMO_ENABLE_NCCL=OFF "-DCMAKE_CUDA_FLAGS=$flags" >> "$OUT/build-b$i.log" 2>&1 \

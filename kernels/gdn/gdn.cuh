@@ -30,6 +30,7 @@
 #include <type_traits>
 
 #include "gdn_diag.h"
+#include "gdn_frag.h"
 
 // Switches measured slower and removed in session 37 (docs/kernels/gdn-history.md, "Switches
 // measured slower"; commit 4157ffb has them): a build that still sets one stops here rather than
@@ -933,13 +934,13 @@ __device__ __forceinline__ void warp_mm_ldsm(float (&acc)[NT][4], int K, const _
   for (int k0 = 0; k0 < K; k0 += 16) {
     uint32_t a[4];
     if constexpr (A_T)
-      ldsm_x4_t(a, A + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * lda + ((lane >> 3) & 1) * 8);
+      ldsm_x4_t(a, A + (k0 + ldsm_row_t(lane)) * lda + ldsm_col_t(lane));
     else
-      ldsm_x4(a, A + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+      ldsm_x4(a, A + ldsm_row(lane) * lda + k0 + ldsm_col(lane));
 #pragma unroll
     for (int np = 0; np < NT / 2; ++np) {
       uint32_t b[4];
-      ldsm_x4_t(b, B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ldb + np * 16 + (lane >> 4) * 8);
+      ldsm_x4_t(b, B + (k0 + ldsm_row(lane)) * ldb + np * 16 + ldsm_col(lane));
       mma_bf16(acc[2 * np], a, b[0], b[1]);
       mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
     }
@@ -957,13 +958,13 @@ __device__ __forceinline__ void warp_mm_ldsm_split(float (&acc)[NT][4], int K, c
   const int lane = threadIdx.x & 31;
   for (int k0 = 0; k0 < K; k0 += 16) {
     uint32_t a[4], al[4];
-    const __nv_bfloat16* ap = A + (lane & 15) * lda + k0 + (lane >> 4) * 8;
+    const __nv_bfloat16* ap = A + ldsm_row(lane) * lda + k0 + ldsm_col(lane);
     ldsm_x4(a, ap);
     ldsm_x4(al, ap + alo);
 #pragma unroll
     for (int np = 0; np < NT / 2; ++np) {
       uint32_t b[4];
-      const __nv_bfloat16* bp = B + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ldb + np * 16 + (lane >> 4) * 8;
+      const __nv_bfloat16* bp = B + (k0 + ldsm_row(lane)) * ldb + np * 16 + ldsm_col(lane);
       ldsm_x4_t(b, bp);
       mma_bf16(acc[2 * np], a, b[0], b[1]);
       mma_bf16(acc[2 * np + 1], a, b[2], b[3]);

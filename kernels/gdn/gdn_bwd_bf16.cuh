@@ -182,7 +182,7 @@ __device__ __forceinline__ void mm_regA(float (&acc)[NT][4], const uint32_t (&a)
 #pragma unroll
   for (int np = 0; np < NT / 2; ++np) {
     uint32_t b[4];
-    ldsm_x4_t(b, B + ((lane & 7) + ((lane >> 3) & 1) * 8) * ldb + np * 16 + (lane >> 4) * 8);
+    ldsm_x4_t(b, B + ldsm_row(lane) * ldb + np * 16 + ldsm_col(lane));
     mma_bf16(acc[2 * np], a, b[0], b[1]);
     mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
   }
@@ -339,7 +339,7 @@ __device__ __forceinline__ void mm_scaled_key(float (&acc)[2][4], const bf16* Kh
   for (int k0 = 0; k0 < S; k0 += 16) {
     uint32_t a[4], b[4];
     scaled_key_frag<HI>(a, Kh, Kl, lda, k0, f);
-    ldsm_x4(b, Bt + ((lane & 7) + ((lane >> 4) & 1) * 8) * ldb + k0 + ((lane >> 3) & 1) * 8);
+    ldsm_x4(b, Bt + ldsm_row_t(lane) * ldb + k0 + ldsm_col_t(lane));
     mma_bf16(acc[0], a, b[0], b[1]);
     mma_bf16(acc[1], a, b[2], b[3]);
   }

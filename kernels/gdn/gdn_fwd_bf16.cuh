@@ -41,11 +41,11 @@ __device__ __forceinline__ void warp_mm_nt(float (&acc)[NT][4], int K, const bf1
   const int lane = threadIdx.x & 31;
   for (int k0 = 0; k0 < K; k0 += 16) {
     uint32_t a[4];
-    ldsm_x4(a, A + (lane & 15) * lda + k0 + (lane >> 4) * 8);
+    ldsm_x4(a, A + ldsm_row(lane) * lda + k0 + ldsm_col(lane));
 #pragma unroll
     for (int np = 0; np < NT / 2; ++np) {
       uint32_t b[4];
-      ldsm_x4(b, Bt + (np * 16 + (lane & 7) + ((lane >> 4) & 1) * 8) * ldb + k0 + ((lane >> 3) & 1) * 8);
+      ldsm_x4(b, Bt + (np * 16 + ldsm_row_t(lane)) * ldb + k0 + ldsm_col_t(lane));
       mma_bf16(acc[2 * np], a, b[0], b[1]);
       mma_bf16(acc[2 * np + 1], a, b[2], b[3]);
     }
@@ -69,7 +69,7 @@ __device__ __forceinline__ uint32_t scale_bf16x2(uint32_t x, float f0, float f1)
 // k = k0 + 2 (lane & 3) + {0, 1, 8, 9} (registers 0, 1 hold the first two, 2, 3 the last).
 __device__ __forceinline__ const bf16* frag_a_addr(const bf16* A, int lda, int k0) {
   const int lane = threadIdx.x & 31;
-  return A + (lane & 15) * lda + k0 + (lane >> 4) * 8;
+  return A + ldsm_row(lane) * lda + k0 + ldsm_col(lane);
 }
 __device__ __forceinline__ void frag_a_colfactors(float (&f)[4], int k0, float dg, const float* A2) {
   const int kc = k0 + 2 * (threadIdx.x & 3);
@@ -126,7 +126,7 @@ template <int S, bool UPPER, bool PK = false>
 __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], const bf16* A, int lda,
                                          const bf16* Bt, int ldb, float da, float db, const float* A2) {
   const int lane = threadIdx.x & 31;
-  const bf16* bp = Bt + ((lane & 7) + ((lane >> 4) & 1) * 8) * ldb + ((lane >> 3) & 1) * 8;
+  const bf16* bp = Bt + ldsm_row_t(lane) * ldb + ldsm_col_t(lane);
 #pragma unroll
   for (int k0 = 0; k0 < S; k0 += 16) {
     uint32_t a4[4], b4[4];
@@ -448,7 +448,7 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
   for (int kk = 0; kk < KW; kk += 16) {
     const int k0 = kb + kk;
     uint32_t r[4], ah[4], al[4];
-    ldsm_x4_t(r, sb + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8);
+    ldsm_x4_t(r, sb + (k0 + ldsm_row_t(lane)) * LS + mt * 16 + ldsm_col_t(lane));
     const float2 ga = *reinterpret_cast<const float2*>(G + k0 + 2 * tq);
     const float2 gb = *reinterpret_cast<const float2*>(G + k0 + 2 * tq + 8);
     // r[0]: (s0; t, t + 1), r[1]: (s0 + 8; t, t + 1), r[2], r[3]: the same at t + 8
@@ -468,7 +468,7 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 #pragma unroll
     for (int np = 0; np < NT / 2; ++np) {
       uint32_t bv[4];
-      ldsm_x4_t(bv, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb + np * 16 + (lane >> 4) * 8);
+      ldsm_x4_t(bv, sv + (k0 + ldsm_row(lane)) * LD + nb + np * 16 + ldsm_col(lane));
       mma_bf16(acc[2 * np], ah, bv[0], bv[1]);
       mma_bf16(acc[2 * np + 1], ah, bv[2], bv[3]);
       if constexpr (!PK) {
@@ -1215,7 +1215,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
         for (int k0 = 0; k0 < S; k0 += 16) {
           uint32_t a4[4], b4[4];
-          const bf16* kp = kb + ((lane & 7) + ((lane >> 4) & 1) * 8) * LS + k0 + ((lane >> 3) & 1) * 8;
+          const bf16* kp = kb + ldsm_row_t(lane) * LS + k0 + ldsm_col_t(lane);
           if constexpr (TRAIN) {
             uint32_t al4[4], bl4[4];
             ldsm_a_colscaled_split(a4, al4, qa, LQ, LS, k0, dg, A2);
@@ -1507,7 +1507,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
           for (int np = 0; np < ND / 2; ++np) {
             uint32_t b4[4];
-            const int bo = (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + cb + np * 16 + (lane >> 4) * 8;
+            const int bo = (k0 + ldsm_row(lane)) * LD + cb + np * 16 + ldsm_col(lane);
             ldsm_x4_t(b4, hh + bo);
             mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
             mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
@@ -1685,13 +1685,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
             const float f0 = ex2f(dg * al0), f1 = ex2f(dg * al1);
             scale_rows(hreg[it], f0, f1);
             uint32_t a4[4], al4[4];
-            const bf16* ka = kr + (k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * LS + mt * 16 + ((lane >> 3) & 1) * 8;
+            const bf16* ka = kr + (k0 + ldsm_row_t(lane)) * LS + mt * 16 + ldsm_col_t(lane);
             ldsm_x4_t(a4, ka);
             if constexpr (TRAIN) ldsm_x4_t(al4, ka + LK);
 #pragma unroll
             for (int np = 0; np < NTW / 2; ++np) {
               uint32_t b4[4];
-              ldsm_x4_t(b4, sv + (k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * LD + nb + np * 16 + (lane >> 4) * 8);
+              ldsm_x4_t(b4, sv + (k0 + ldsm_row(lane)) * LD + nb + np * 16 + ldsm_col(lane));
               mma_bf16(hreg[it][2 * np], a4, b4[0], b4[1]);
               mma_bf16(hreg[it][2 * np + 1], a4, b4[2], b4[3]);
               if constexpr (TRAIN) {
