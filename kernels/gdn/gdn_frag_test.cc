@@ -48,27 +48,18 @@ Regs ldsm_x4(const Tile& t, const int (&addr)[32], bool trans) {
 
 // mma.m16n8k16 with 16-bit operands. A (16 x 16): register q of lane l holds row l / 4 + 8 (q & 1),
 // columns 2 (l % 4) + e + 8 (q >> 1). B (16 x 8), registers j = 0, 1: rows (k) 2 (l % 4) + e + 8 j,
-// column (n) l / 4. want(m, k) / want(k, n): the logical operand's element.
+// column (n) l / 4; one x4 load gives two such fragments, registers 0-1 (n 0..7) and 2-3 (n 8..15).
+// want(m, k) for A, want(k, n) for the two B fragments: the logical operand's element.
+enum class Frag { A, B2 };
 template <class F>
-bool check_a(const Regs& x, F want) {
+bool check(Frag f, const Regs& x, F want) {
   int bad = 0;
   for (int l = 0; l < 32; ++l)
     for (int q = 0; q < 4; ++q)
       for (int e = 0; e < 2; ++e) {
-        const int m = l / 4 + 8 * (q & 1), k = 2 * (l % 4) + e + 8 * (q >> 1);
-        bad += x.r[l][q][e] != want(m, k);
-      }
-  return bad == 0;
-}
-// the two n8 B fragments of one x4 load: registers 0-1 (n 0..7) and 2-3 (n 8..15)
-template <class F>
-bool check_b2(const Regs& x, F want) {
-  int bad = 0;
-  for (int l = 0; l < 32; ++l)
-    for (int q = 0; q < 4; ++q)
-      for (int e = 0; e < 2; ++e) {
-        const int k = 2 * (l % 4) + e + 8 * (q & 1), n = l / 4 + 8 * (q >> 1);
-        bad += x.r[l][q][e] != want(k, n);
+        const int g = l / 4 + 8 * (f == Frag::A ? q & 1 : q >> 1);   // A's row, B's column
+        const int t = 2 * (l % 4) + e + 8 * (f == Frag::A ? q >> 1 : q & 1);  // A's column, B's row
+        bad += f == Frag::A ? x.r[l][q][e] != want(g, t) : x.r[l][q][e] != want(t, g);
       }
   return bad == 0;
 }
@@ -91,35 +82,35 @@ int main() {
     Tile a(16, 32, ld);
     for (int l = 0; l < 32; ++l) addr[l] = ldsm_row(l) * ld + k0 + ldsm_col(l);
     expect("A fragment of a row-major tile (ldsm_row, ldsm_col; no .trans)",
-           check_a(ldsm_x4(a, addr, false), [&](int m, int k) { return a.at(m, k0 + k); }));
+           check(Frag::A, ldsm_x4(a, addr, false), [&](int m, int k) { return a.at(m, k0 + k); }));
   }
   // 2. A stored transposed (K x M = 32 x 16): ldsm_x4_t(a, A + (k0 + ldsm_row_t) * lda + ldsm_col_t)
   {
     Tile at(32, 16, ld);
     for (int l = 0; l < 32; ++l) addr[l] = (k0 + ldsm_row_t(l)) * ld + ldsm_col_t(l);
     expect("A fragment of a transposed tile (ldsm_row_t, ldsm_col_t; .trans)",
-           check_a(ldsm_x4(at, addr, true), [&](int m, int k) { return at.at(k0 + k, m); }));
+           check(Frag::A, ldsm_x4(at, addr, true), [&](int m, int k) { return at.at(k0 + k, m); }));
   }
   // 3. B row-major (K x N = 32 x 32): ldsm_x4_t(b, B + (k0 + ldsm_row) * ldb + np * 16 + ldsm_col)
   {
     Tile b(32, 32, ld);
     for (int l = 0; l < 32; ++l) addr[l] = (k0 + ldsm_row(l)) * ld + np * 16 + ldsm_col(l);
     expect("two B fragments of a row-major K x N tile (ldsm_row, ldsm_col; .trans)",
-           check_b2(ldsm_x4(b, addr, true), [&](int k, int n) { return b.at(k0 + k, np * 16 + n); }));
+           check(Frag::B2, ldsm_x4(b, addr, true), [&](int k, int n) { return b.at(k0 + k, np * 16 + n); }));
   }
   // 4. B stored transposed (N x K = 32 x 32): ldsm_x4(b, Bt + (np * 16 + ldsm_row_t) * ldb + k0 + ldsm_col_t)
   {
     Tile bt(32, 32, ld);
     for (int l = 0; l < 32; ++l) addr[l] = (np * 16 + ldsm_row_t(l)) * ld + k0 + ldsm_col_t(l);
     expect("two B fragments of a transposed N x K tile (ldsm_row_t, ldsm_col_t; no .trans)",
-           check_b2(ldsm_x4(bt, addr, false), [&](int k, int n) { return bt.at(np * 16 + n, k0 + k); }));
+           check(Frag::B2, ldsm_x4(bt, addr, false), [&](int k, int n) { return bt.at(np * 16 + n, k0 + k); }));
   }
   // 5. the row-order helpers on a row-major A tile give a wrong fragment: must be seen as one
   {
     Tile a(16, 32, ld);
     for (int l = 0; l < 32; ++l) addr[l] = ldsm_row_t(l) * ld + k0 + ldsm_col_t(l);
     expect("mismatch seen: a row-major A tile loaded with the transposed order's helpers",
-           check_a(ldsm_x4(a, addr, false), [&](int m, int k) { return a.at(m, k0 + k); }), false);
+           check(Frag::A, ldsm_x4(a, addr, false), [&](int m, int k) { return a.at(m, k0 + k); }), false);
   }
   std::printf("%s: %d failed\n", g_fail ? "FAIL" : "PASSED", g_fail);
   return g_fail ? 1 : 0;
