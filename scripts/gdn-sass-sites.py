@@ -21,6 +21,7 @@ hi * lo, each term loading the shared operand again through volatile asm) reach 
 (mm_split3's second term and the middle one of three warp_mm_nt calls have no LDSM of their own).
 """
 import argparse
+import signal
 import collections
 import importlib.util
 import re
@@ -54,6 +55,7 @@ def mix(c, n=5):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kernel")
     ap.add_argument("a")

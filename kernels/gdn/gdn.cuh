@@ -99,6 +99,19 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_OUT4
 #define HYMO_GDN_OUT4 1
 #endif
+// HYMO_GDN_OUT5 (session 42; off, not measured): the plain output pass with OUT4's layout, S <= 32,
+// D = 32, in 44 KB of shared memory and 96 registers, for 5 CTAs an SM instead of 4. The
+// diagonal blocks' operands (the mid and mid2 tiles, 10 KB) are built in registers by the
+// block's warp from the raw c and b tiles (the way HYMO_GDN_MIDREG builds the training pass's
+// square), with the same BF16 values the staging gave them, so P's entries keep their bits; the
+// state's low tile, never read in the plain pass since HYMO_GDN_PK2_HHI, is not allocated
+// (2.5 KB); __launch_bounds__(128, 5) holds the registers at 96 (128 before; no local memory).
+// The fused S = D = 32 pass: 44,048 bytes, 2984 static instructions instead of 2456 (the slow
+// path's squares build their operands too). docs/kernels/gdn.md "Left to do" item 3 has the
+// arithmetic.
+#ifndef HYMO_GDN_OUT5
+#define HYMO_GDN_OUT5 0
+#endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight
