@@ -10,17 +10,17 @@
 #                        defines, as scripts/device-gdn-ab.sh takes them)
 #   FLAGS                "<name> <flags>" a line
 #   COMMITS              "<name> <commit>" for each "@REF" variant (below)
-# A variant written "@REF [defines]" is built from commit REF's kernels/gdn (with the defines, if
-# any) and the working tree's other files: an A/B of a change to the kernels' code (a refactor,
-# a rewrite) against the code before it, with no compile-time switch kept for it. Only this
-# script builds such a variant (the device has no history to take REF from): give the device
-# scripts the same GDN_AB_FLAGS and carry the set.
 #   SOURCES.sha256       the sources they were built from (sha256sum -c in the repo root)
 # Each archive holds hymo_gdn_test, hymo_gdn_bench, hymo_gdn_cpu_test and libhymo_gdn.so
 # (HYMO_GDN_SHARED: one copy of the device code, the CUDA runtime linked in statically;
 # the programs find the library beside them), and in A (every set with GDN_PREBUILD_SASS=all)
 # lines-bf16_s32.sass.xz (the default unit's SASS with source lines, for
 # scripts/gdn-sass-lines.py) when nvdisasm is here.
+# A variant written "@REF [defines]" is built from commit REF's kernels/gdn (with the defines, if
+# any) and the working tree's other files: an A/B of a change to the kernels' code (a refactor,
+# a rewrite) against the code before it, with no compile-time switch kept for it. Only this
+# script builds such a variant (the device has no history to take REF from): give the device
+# scripts the same GDN_AB_FLAGS and carry the set.
 # This machine's nvcc must be the device's major.minor (13.0): check `nvcc --version`.
 # Usage (repo root): [GDN_CUDA_FLAGS=...] [GDN_AB_FLAGS="-DX=1;-DY=1"] scripts/gdn-prebuild.sh
 set -euo pipefail
@@ -63,10 +63,7 @@ build_one() {  # name flags ("@REF [defines]": REF's kernels/gdn)
     ref=${ref#@}
     flags=""
     [[ $spec == *" "* ]] && flags=${spec#* }
-    commit=$(git -C "$ROOT" rev-parse --verify -q "$ref^{commit}") || {
-      echo "gdn-prebuild: $name = '$spec': no commit '$ref' in this repository" >&2; rm -rf "$OUTD"; exit 1; }
-    git -C "$ROOT" cat-file -e "$commit:kernels/gdn/gdn.h" 2> /dev/null || {
-      echo "gdn-prebuild: $name = '$spec': commit $commit has no kernels/gdn" >&2; rm -rf "$OUTD"; exit 1; }
+    commit=$(git -C "$ROOT" rev-parse --verify -q "$ref^{commit}")  # (check_ref: it is one)
     src=$bd/src
     rm -rf "$src" && mkdir -p "$src"
     (cd "$ROOT" && git ls-files -z | tar --null -T - -cf -) | tar -x -C "$src"

@@ -21,10 +21,10 @@ hi * lo, each term loading the shared operand again through volatile asm) reach 
 (mm_split3's second term and the middle one of three warp_mm_nt calls have no LDSM of their own).
 """
 import argparse
-import signal
 import collections
 import importlib.util
 import re
+import signal
 import sys
 from pathlib import Path
 
