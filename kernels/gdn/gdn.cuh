@@ -112,6 +112,18 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_OUT5
 #define HYMO_GDN_OUT5 0
 #endif
+// HYMO_GDN_TRAIN3 (session 42; off, not measured): the training output pass at S <= 32, D = 32
+// (two warps a row block, 256 threads) at 3 CTAs an SM instead of 2: 24 warps instead of 16.
+// Its per-step decay tile (FP32, 9 KB), read only by the diagonal triangles' walk of the blocks
+// that fail diag8_fast (0.2% at the spec's decays since HYMO_GDN_DIAG8_TRAIN), goes: that walk
+// evaluates each step's decay exp(g_t A) itself, as the staging did (P keeps its bits), and is
+// rolled (unrolled, ptxas spilled in the common path at 80 registers). 76,560 bytes (85,776
+// before; three CTAs need at most 76,800), and __launch_bounds__(256, 3) holds 80 registers (113
+// before) without local memory: ptxas, the fused S = D = 32 pass, 3360 static instructions
+// instead of 3544. docs/kernels/gdn.md "Left to do" item 2.
+#ifndef HYMO_GDN_TRAIN3
+#define HYMO_GDN_TRAIN3 0
+#endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight

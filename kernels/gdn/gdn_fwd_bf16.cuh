@@ -269,6 +269,9 @@ struct PlanF {
   static constexpr bool O5 = HYMO_GDN_OUT5 && P4 && T4 && HYMO_GDN_DIAG8 && HYMO_GDN_SEL &&
                              HYMO_GDN_DIAG8_USTAGE && HYMO_GDN_PK2_HHI &&
                              (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
+  // TW (HYMO_GDN_TRAIN3, gdn.cuh): the training pass at S <= 32, D = 32 without the per-step
+  // decay tile, for 3 CTAs an SM
+  static constexpr bool TW = HYMO_GDN_TRAIN3 && TR && R == 2 && S <= 32 && D == 32;
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
   // output pass
   static constexpr size_t o_c = 0;
@@ -279,7 +282,7 @@ struct PlanF {
   static constexpr size_t o_qi = al(o_qs + (QR ? 0 : M * 2 * C * LS));
   static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
   static constexpr size_t o_a = al(o_kr + M * 2 * NKRP * LS);
-  static constexpr size_t o_p = al(o_a + (O5 ? 0 : T4 ? 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
+  static constexpr size_t o_p = al(o_a + (O5 || TW ? 0 : T4 ? 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
   static constexpr size_t o_hh = al(o_mid + (MR || O5 ? 0 : M * 2 * C * LS));
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
@@ -297,6 +300,7 @@ struct PlanF {
                 "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
   // (228 KB of shared memory an SM, 1 KB of it reserved a CTA)
   static_assert(!O5 || 5 * (bytes_out + 1024) <= 228 * 1024, "HYMO_GDN_OUT5: five CTAs an SM");
+  static_assert(!TW || 3 * (bytes_out + 1024) <= 228 * 1024, "HYMO_GDN_TRAIN3: three CTAs an SM");
   // state pass: double-buffered b and v, the keys' high and low parts, vectors
   static constexpr size_t s_b0 = 0;
   static constexpr size_t s_b1 = al(s_b0 + 2 * C * LS);
@@ -837,7 +841,8 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
 template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
-                                  (S <= 32 && D <= 32) ? (TRAIN ? 2 : PlanF<S, D, C>::O5 ? 5
+                                  (S <= 32 && D <= 32) ? (TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2)
+                                                          : PlanF<S, D, C>::O5 ? 5
                                                                    : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
     out_bf16_kernel(KParams p HYMO_GDN_OUT_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, TRAIN ? kClkTrain : kClkOut));  // (HYMO_GDN_CLOCKS)
@@ -1223,7 +1228,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
         *reinterpret_cast<uint4*>(reinterpret_cast<__half*>(a) + t * P::FA + s0) =
             make_uint4(hv[0], hv[1], hv[2], hv[3]);
-      } else if (!(DT8 && fast)) {  // (DT8: a fast block has no walk)
+      } else if (!P::TW && !(DT8 && fast)) {  // (DT8: a fast block has no walk; TW: no tile)
         *reinterpret_cast<float4*>(a + t * FS + s0) = make_float4(y[0], y[1], y[2], y[3]);
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
@@ -1535,6 +1540,33 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         float kb[Q], kb2[Q], part[9];
         ldq<Q>(sb + (base + pp) * LS + s0, kb);
         ldq<Q>(sb + (base + 7 - pp) * LS + s0, kb2);
+        if constexpr (P::TW) {
+          // HYMO_GDN_TRAIN3: no per-step decay tile; each step's decays exp(g_t A) are evaluated
+          // here as the staging evaluated them (the products keep their bits). The walk is
+          // rolled, part's entry picked by selects: unrolled, ptxas spilled 56 bytes at the 80
+          // registers of three CTAs an SM, in the common path (this walk is the rare one).
+#pragma unroll 1
+          for (int it = 0; it < 9; ++it) {
+            const bool second = it >= 8 - pp;
+            const int t = base + (second ? it - 1 : pp + it);
+            if (it > 0) {
+              const float gg = g[t];
+              const bool restart = it == 8 - pp;
+              float ar[Q];
+              ldqf<Q>(A2 + s0, ar);
+#pragma unroll
+              for (int e = 0; e < Q; ++e) kb[e] = restart ? kb2[e] : kb[e] * ex2f(gg * ar[e]);
+            }
+            float cv[Q];
+            ldq<Q>(sc + t * LS + s0, cv);
+            float sacc = 0.f;
+#pragma unroll
+            for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
+#pragma unroll
+            for (int k2 = 0; k2 < 9; ++k2)
+              if (k2 == it) part[k2] = sacc;
+          }
+        } else {
 #pragma unroll
         for (int it = 0; it < 9; ++it) {
           // tri_key_step's query row only (through the helper, with the key unused here,
@@ -1558,6 +1590,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
           for (int e = 0; e < Q; ++e) sacc = fmaf(cv[e], kb[e], sacc);
           part[it] = sacc;
+        }
         }
         quad_sum(part);
         if constexpr (TS) {
