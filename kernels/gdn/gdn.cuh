@@ -118,7 +118,7 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // that fail diag8_fast (0.2% at the spec's decays since HYMO_GDN_DIAG8_TRAIN), goes: that walk
 // evaluates each step's decay exp(g_t A) itself, as the staging did (P keeps its bits), and is
 // rolled (unrolled, ptxas spilled in the common path at 80 registers). 76,560 bytes (85,776
-// before; three CTAs need at most 76,800), and __launch_bounds__(256, 3) holds 80 registers (113
+// before; three CTAs need at most 76,800), and __launch_bounds__(256, 3) holds 80 registers (111
 // before) without local memory: ptxas, the fused S = D = 32 pass, 3360 static instructions
 // instead of 3544. docs/kernels/gdn.md "Left to do" item 2.
 #ifndef HYMO_GDN_TRAIN3
