@@ -10,7 +10,10 @@ its median against A's median, with the variant's own range, e.g.
 
 The log's "== B1 = FLAGS" lines, where present, are printed first as a legend.
 
-Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms]
+bwd_ms is derived: fwd_bwd_ms - fwd_train_ms of the same benchmark run (both medians of that
+run's calls), the backward's share, for variants that change only backward kernels.
+
+Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms]
 LOG: ab.log, or the directory holding it (the call's $OUT, unpacked)
 """
 import argparse
@@ -18,6 +21,7 @@ import collections
 import json
 import os
 import re
+import signal
 import statistics
 import sys
 
@@ -26,10 +30,11 @@ ARM = re.compile(r'^== (B[0-9]+) = (.*?)\s*$')
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('log', help="device-gdn-ab.sh's ab.log, or the directory holding it")
-    ap.add_argument('--fields', default='fwd_ms,fwd_train_ms,fwd_bwd_ms',
-                    help='comma-separated time fields of the JSON objects')
+    ap.add_argument('--fields', default='fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms',
+                    help='comma-separated time fields of the JSON objects (bwd_ms: derived)')
     args = ap.parse_args()
     fields = [f for f in args.fields.split(',') if f]
     runs = collections.defaultdict(lambda: collections.defaultdict(list))  # shape -> (arm, field) -> values
@@ -58,6 +63,8 @@ def main():
             except (ValueError, KeyError) as e:
                 sys.exit(f'gdn-ab-summary: {args.log}:{n}: not a benchmark object ({e})')
             arms.add(m.group(1))
+            if 'fwd_bwd_ms' in j and 'fwd_train_ms' in j:
+                j['bwd_ms'] = float(j['fwd_bwd_ms']) - float(j['fwd_train_ms'])
             for f in fields:
                 if f in j:
                     runs[shape][(m.group(1), f)].append(float(j[f]))
