@@ -30,10 +30,12 @@ OUTD=$ROOT/.gdn-prebuilt
 NVDISASM=$(command -v nvdisasm || ls /opt/cudatools/nvidia/cu13/bin/nvdisasm 2>/dev/null || true)
 CUOBJDUMP=$(command -v cuobjdump || ls /opt/cudatools/nvidia/cu13/bin/cuobjdump 2>/dev/null || true)
 # "@REF" variants: every REF must name a commit with kernels/gdn before the old set is removed
+# ref_of SPEC: REF of "@REF [defines]"
+ref_of() { local r=${1%% *}; echo "${r#@}"; }
 check_ref() {  # spec
   [[ $1 == @* ]] || return 0
-  local ref=${1%% *}
-  ref=${ref#@}
+  local ref
+  ref=$(ref_of "$1")
   git -C "$ROOT" cat-file -e "$ref^{commit}:kernels/gdn/gdn.h" 2> /dev/null || {
     echo "gdn-prebuild: '$1': '$ref' is not a commit of this repository with kernels/gdn" >&2
     exit 1; }
@@ -59,11 +61,10 @@ build_one() {  # name flags ("@REF [defines]": REF's kernels/gdn)
   local targets=(hymo_gdn_test hymo_gdn_bench hymo_gdn_cpu_test hymo_gdn_layout_test)  # built and carried
   mkdir -p "$bd"
   if [[ $spec == @* ]]; then
-    local ref=${spec%% *} commit
-    ref=${ref#@}
+    local commit
     flags=""
     [[ $spec == *" "* ]] && flags=${spec#* }
-    commit=$(git -C "$ROOT" rev-parse --verify -q "$ref^{commit}")  # (check_ref: it is one)
+    commit=$(git -C "$ROOT" rev-parse --verify -q "$(ref_of "$spec")^{commit}")  # (check_ref: it is one)
     src=$bd/src
     rm -rf "$src" && mkdir -p "$src"
     (cd "$ROOT" && git ls-files -z | tar --null -T - -cf -) | tar -x -C "$src"
