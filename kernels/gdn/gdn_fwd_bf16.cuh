@@ -122,6 +122,20 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
 // references also >= 2^-LIMIT; with HYMO_GDN_DIAG8_MID a factor may flush, gdn_diag.h), each
 // operand rounded again to BF16. sq holds the square in the rows it came from (registers 2,
 // 3; UPPER: 0, 1), acc's quadrant there is not used (mismatched references). PK: scale_bf16x2's.
+// diag8_mm's square, one k step: A's rows 8..15 (UPPER: rows 0..7; a4's registers r and r + 2) times
+// exp(da A_k) against the n8 B fragment (b0, b1) times exp(db A_k), each operand rounded again
+template <bool UPPER, bool PK>
+__device__ __forceinline__ void diag8_square(float (&sq)[4], const uint32_t (&a4)[4], uint32_t b0, uint32_t b1,
+                                             int k0, float da, float db, const float* A2) {
+  float fa[4], fb[4];
+  frag_a_colfactors(fa, k0, da, A2);
+  frag_a_colfactors(fb, k0, db, A2);
+  constexpr int r = UPPER ? 0 : 1;
+  uint32_t as[4] = {0u, 0u, 0u, 0u};
+  as[r] = scale_bf16x2<PK>(a4[r], fa[0], fa[1]);
+  as[r + 2] = scale_bf16x2<PK>(a4[r + 2], fa[2], fa[3]);
+  mma_bf16(sq, as, scale_bf16x2<PK>(b0, fb[0], fb[1]), scale_bf16x2<PK>(b1, fb[2], fb[3]));
+}
 template <int S, bool UPPER, bool PK = false>
 __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], const bf16* A, int lda,
                                          const bf16* Bt, int ldb, float da, float db, const float* A2) {
@@ -134,14 +148,8 @@ __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], con
     ldsm_x4(b4, bp + k0);
     mma_bf16(acc[0], a4, b4[0], b4[1]);
     mma_bf16(acc[1], a4, b4[2], b4[3]);
-    float fa[4], fb[4];
-    frag_a_colfactors(fa, k0, da, A2);
-    frag_a_colfactors(fb, k0, db, A2);
-    constexpr int r = UPPER ? 0 : 1, nb = UPPER ? 2 : 0;  // A's registers r, r + 2; B's nb, nb + 1
-    uint32_t as[4] = {0u, 0u, 0u, 0u};
-    as[r] = scale_bf16x2<PK>(a4[r], fa[0], fa[1]);
-    as[r + 2] = scale_bf16x2<PK>(a4[r + 2], fa[2], fa[3]);
-    mma_bf16(sq, as, scale_bf16x2<PK>(b4[nb], fb[0], fb[1]), scale_bf16x2<PK>(b4[nb + 1], fb[2], fb[3]));
+    constexpr int nb = UPPER ? 2 : 0;  // B's registers nb, nb + 1
+    diag8_square<UPPER, PK>(sq, a4, b4[nb], b4[nb + 1], k0, da, db, A2);
   }
 }
 
@@ -186,11 +194,21 @@ __device__ __forceinline__ void diag8_mm_raw(float (&acc)[2][4], float (&sq)[4],
     diag_frags_raw<PK>(a4, b4, k0, cb, bb, ld, all, qd, all, kd, A2);
     mma_bf16(acc[0], a4, b4[0][0], b4[0][1]);
     mma_bf16(acc[1], a4, b4[1][0], b4[1][1]);
-    float fa[4], fb[4];
-    frag_a_colfactors(fa, k0, da, A2);
-    frag_a_colfactors(fb, k0, db, A2);
-    const uint32_t as[4] = {0u, scale_bf16x2<PK>(a4[1], fa[0], fa[1]), 0u, scale_bf16x2<PK>(a4[3], fa[2], fa[3])};
-    mma_bf16(sq, as, scale_bf16x2<PK>(b4[0][0], fb[0], fb[1]), scale_bf16x2<PK>(b4[0][1], fb[2], fb[3]));
+    diag8_square<false, PK>(sq, a4, b4[0][0], b4[0][1], k0, da, db, A2);
+  }
+}
+// acc[nt] (nt < NT) += a block's queries against n8 tile nt of its keys, the operands built from
+// the raw tiles as diag_frags_raw builds them (HYMO_GDN_OUT5's squares of a slow block)
+template <int S, int NT, bool PK>
+__device__ __forceinline__ void diag_mm_raw(float (&acc)[2][4], const bf16* cb, const bf16* bb, int ld,
+                                            const bool (&qs)[2], const float (&qd)[2], const bool (&ks)[2],
+                                            const float (&kd)[2], const float* A2) {
+#pragma unroll
+  for (int k0 = 0; k0 < S; k0 += 16) {
+    uint32_t a4[4], b4[2][2];
+    diag_frags_raw<PK>(a4, b4, k0, cb, bb, ld, qs, qd, ks, kd, A2);
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) mma_bf16(acc[nt], a4, b4[nt][0], b4[nt][1]);
   }
 }
 
@@ -1439,12 +1457,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const float gm = G[r0 + 7], gt0 = G[r0 + gq], gt1 = G[r0 + 8 + gq];
         const bool sq_q[2] = {false, true}, sq_k[2] = {true, false};
         const float sq_qd[2] = {0.f, gt1 - gm}, sq_kd[2] = {gm - gt0, 0.f};
-#pragma unroll
-        for (int k0 = 0; k0 < S; k0 += 16) {
-          uint32_t a4[4], b4[2][2];
-          diag_frags_raw<PK>(a4, b4, k0, sc + r0 * LS, sb + r0 * LS, LS, sq_q, sq_qd, sq_k, sq_kd, A2);
-          mma_bf16(acc[0], a4, b4[0][0], b4[0][1]);
-        }
+        diag_mm_raw<S, 1, PK>(acc, sc + r0 * LS, sb + r0 * LS, LS, sq_q, sq_qd, sq_k, sq_kd, A2);
         put_p(r0 + 8 + gq, r0 + 2 * tq, acc[0][2], acc[0][3]);
         put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
         zero(acc);
@@ -1452,13 +1465,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         const bool t4_q[2] = {q4, q4}, t4_k[2] = {!q4, !q4};
         const float g3 = G[r0 + 3], g11 = G[r0 + 11];
         const float t4_qd[2] = {gt0 - g3, gt1 - g11}, t4_kd[2] = {g3 - gt0, g11 - gt1};
-#pragma unroll
-        for (int k0 = 0; k0 < S; k0 += 16) {
-          uint32_t a4[4], b4[2][2];
-          diag_frags_raw<PK>(a4, b4, k0, sc + r0 * LS, sb + r0 * LS, LS, t4_q, t4_qd, t4_k, t4_kd, A2);
-          mma_bf16(acc[0], a4, b4[0][0], b4[0][1]);
-          mma_bf16(acc[1], a4, b4[1][0], b4[1][1]);
-        }
+        diag_mm_raw<S, 2, PK>(acc, sc + r0 * LS, sb + r0 * LS, LS, t4_q, t4_qd, t4_k, t4_kd, A2);
         if (gq >= 4 && tq < 2) {
           put_p(r0 + gq, r0 + 2 * tq, acc[0][0], acc[0][1]);
           put_p(r0 + 8 + gq, r0 + 8 + 2 * tq, acc[1][2], acc[1][3]);
