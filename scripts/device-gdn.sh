@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build, test and benchmark kernels/gdn on the GPU machine in one call.
 # Usage (repo root, on the device): OUT=/some/dir scripts/device-gdn.sh [steps...]
-# steps: build test bench py sass ncu ncut ncus ncuk san clocks (default: build test bench py sass). Logs go under $OUT.
+# steps: build test bench py sass ncu ncut ncus ncuk san clocks probe (default: build test bench py sass). Logs go under $OUT.
 # ncuk leaves one archive, ncuk-<kernel>.tar.xz (the ncu details, the per-instruction CSV and the
 # unit's SASS with source lines: scripts/gdn-sass-lines.py joins the last two); NCU_KERNEL
 # (a name regex) and NCU_ARGS (more ncu arguments) pick the launch.
@@ -89,6 +89,23 @@ if has py; then
   fi
   PYTHONUNBUFFERED=1 timeout "${GDN_PY_TIMEOUT:-480}" python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
+fi
+# probe: kernels/gdn/gdn_probe.cu (the state pass's loads alone, one line a variant), compiled
+# here with nvcc (it links no library: works with a prebuilt set too); the shapes in
+# GDN_PROBE_SHAPES (B,T,H:cps, cps the segment length the library takes there, hymo_gdn_bench's
+# "segments"; default the default shape's and H = 64's): probe.txt, probe.json
+if has probe; then
+  log "probe (the state pass's memory schedule)"
+  NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  if "$NVCC" -std=c++17 -O3 -arch=sm_90a -o /tmp/hymo_gdn_probe kernels/gdn/gdn_probe.cu >>"$OUT/log" 2>&1; then
+    rm -f "$OUT/probe.txt" "$OUT/probe.json"
+    for sc in ${GDN_PROBE_SHAPES:-4,4096,28:8 4,4096,64:16}; do
+      /tmp/hymo_gdn_probe --shape "${sc%%:*}" --cps "${sc##*:}" 2>&1 | tee -a "$OUT/probe.txt" | tee -a "$OUT/log"
+      /tmp/hymo_gdn_probe --shape "${sc%%:*}" --cps "${sc##*:}" --json >> "$OUT/probe.json" 2>&1
+    done
+  else
+    log "probe: nvcc failed (log above)"
+  fi
 fi
 # clocks: the benchmark with --clocks (a build with GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1; the
 # shapes and options in GDN_CLOCKS_ARGS, default the default shape), then scripts/gdn-clocks.py:

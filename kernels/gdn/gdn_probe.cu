@@ -1,0 +1,357 @@
+// hymo_gdn_probe: the state pass's memory schedule without its arithmetic.
+//
+// The state pass (gdn_fwd_bf16.cuh, state_bf16_kernel) moves about 52 MB at the default shape in
+// 23.5 us (ncu), 2.0-2.2 TB/s, where a stream reaches about 4 TB/s; its profile (run 204) waits on
+// a chunk's tiles for half its stall samples, and deeper prefetches a CTA made it slower (runs 50,
+// 119, 205). This program asks what the loads alone can do: each CTA walks its segment's chunks
+// as the pass does (b and v tiles of C = 64 rows by cp.async, 16 bytes a thread, the next chunk in
+// flight while the current one is read; warp 0 fetches the next chunk's gates into registers),
+// and only sums what lands. Variants change one thing at a time: the chunks in flight, the
+// segment length (the number of CTAs), the walk's direction, and the CTA's width (one head's
+// 64-byte rows, or a pair of adjacent heads whose rows share a 128-byte line). A last line reads
+// the same bytes as one flat stream. Times are CUDA-event means over launches that rotate through
+// input sets larger than L2, so every launch reads from DRAM, as the benchmark's loop does.
+//
+// Usage: hymo_gdn_probe [--shape B,T,H] [--iters N] [--json]
+//   (S = D = 32: 64-byte rows; H must be even for the head-pair lines.)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int C = 64;        // tokens a chunk
+constexpr int ROW = 64;      // bytes of one head's row (S = D = 32, BF16)
+constexpr int NTH = 128;     // threads a CTA (the state pass's 2 C / ... at S = D = 32: 4 warps)
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "hymo_gdn_probe: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+__device__ __forceinline__ void cp16(uint32_t sa, const void* g, bool ok) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(ok ? 16 : 0));
+}
+__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void wait_group() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// One CTA per (b, unit, segment); a unit is one head (W = 64) or a head pair (W = 128, rows of
+// 128 bytes at offset 2 * pair * 64). Buffers: AHEAD + 1, each a b tile and a v tile of C rows of
+// W bytes padded by 16 (as the kernels pad theirs).
+struct Args {
+  const char* b;
+  const char* v;
+  const uint16_t* gate;
+  int T, H, nseg, cps;
+  size_t set_bytes, gate_set;  // offsets between input sets (bytes of b or v; gates)
+  int set;                     // the set this launch reads
+  bool skip_last, rev;
+  unsigned* sink;
+};
+
+template <int W, int AHEAD>
+__global__ void __launch_bounds__(NTH) seg_walk(Args a) {
+  extern __shared__ __align__(16) unsigned char sm[];
+  constexpr int LDB = W + 16, TILE = C * LDB, PIECES = C * W / 16;  // 16-byte pieces of a tile
+  const int seg = blockIdx.x, units = a.H * ROW / W, bu = blockIdx.y, bb = bu / units, u = bu % units;
+  if (a.skip_last && a.nseg > 1 && seg + 1 == a.nseg) return;  // the state pass's HYMO_GDN_STATE_LAST=0
+  const int nch = (a.T + C - 1) / C, c0 = seg * a.cps, c1 = min(nch, c0 + a.cps);
+  if (c0 >= c1) return;
+  const size_t tstride = size_t(a.H) * ROW;  // bytes between tokens
+  const char* bsrc = a.b + a.set * a.set_bytes + size_t(bb) * a.T * tstride + size_t(u) * W;
+  const char* vsrc = a.v + a.set * a.set_bytes + size_t(bb) * a.T * tstride + size_t(u) * W;
+  const uint16_t* gsrc = a.gate + a.set * a.gate_set + size_t(bb) * a.T * a.H + u * (W / ROW);
+  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
+  const int tid = threadIdx.x, lane = tid & 31, wid = tid >> 5;
+  auto chunk_at = [&](int k) { return a.rev ? c1 - 1 - k : c0 + k; };
+  auto fetch = [&](int k) {  // the k-th chunk walked into buffer k % (AHEAD + 1)
+    const int ch = chunk_at(k), n = min(C, a.T - ch * C);
+    const uint32_t buf = s0 + (k % (AHEAD + 1)) * 2 * TILE;
+    for (int i = tid; i < PIECES; i += NTH) {
+      const int t = i / (W / 16), q = i % (W / 16);
+      const size_t go = size_t(ch * C + (t < n ? t : 0)) * tstride + q * 16;
+      cp16(buf + t * LDB + q * 16, bsrc + go, t < n);
+      cp16(buf + TILE + t * LDB + q * 16, vsrc + go, t < n);
+    }
+    commit();
+  };
+  // warp 0: the gates of chunk k, two tokens a lane (one BF16 or a pair of them)
+  uint32_t gr[2] = {0, 0};
+  auto gate_fetch = [&](int k) {
+    const int ch = chunk_at(k);
+    for (int e = 0; e < 2; ++e) {
+      const int t = ch * C + lane + 32 * e;
+      if (t < a.T) {
+        const uint16_t* p = gsrc + size_t(t) * a.H;
+        gr[e] = W == ROW ? uint32_t(__ldg(p)) : __ldg(reinterpret_cast<const uint32_t*>(p));
+      }
+    }
+  };
+  const int n = c1 - c0;
+  for (int k = 0; k < AHEAD; ++k) {
+    if (k < n) fetch(k);
+    else commit();
+  }
+  if (wid == 0) gate_fetch(0);
+  uint32_t acc = 0;
+  for (int k = 0; k < n; ++k) {
+    if (wid == 0) {
+      acc += gr[0] ^ gr[1];
+      if (k + 1 < n) gate_fetch(k + 1);
+    }
+    wait_group<AHEAD - 1>();  // chunk k has landed (later chunks may be in flight)
+    __syncthreads();          // ... for every thread, and everyone is done with chunk k - 1's buffer
+    if (k + AHEAD < n) fetch(k + AHEAD);
+    else commit();            // (an empty group keeps the count)
+    const unsigned char* buf = sm + (k % (AHEAD + 1)) * 2 * TILE;
+    for (int i = tid; i < PIECES; i += NTH) {
+      const int t = i / (W / 16), q = i % (W / 16);
+      const uint4 x = *reinterpret_cast<const uint4*>(buf + t * LDB + q * 16);
+      const uint4 y = *reinterpret_cast<const uint4*>(buf + TILE + t * LDB + q * 16);
+      acc += (x.x ^ y.x) + (x.y ^ y.y) + (x.z ^ y.z) + (x.w ^ y.w);
+    }
+  }
+  if (acc == 0x9E3779B9u) a.sink[0] = acc;  // keeps the reads; (almost) never stores
+}
+
+// The same bytes (b, v and the gates of one set) as flat streams: 16 bytes a thread, 4 in flight.
+__global__ void __launch_bounds__(256) flat_read(const uint4* b, const uint4* v, size_t n16,
+                                                 const uint4* g, size_t g16, unsigned* sink) {
+  uint32_t acc = 0;
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n16; i += 2 * stride) {
+    const uint4 x0 = __ldcg(b + i), y0 = __ldcg(v + i);
+    uint4 x1{}, y1{};
+    if (i + stride < n16) {
+      x1 = __ldcg(b + i + stride);
+      y1 = __ldcg(v + i + stride);
+    }
+    acc += (x0.x ^ y0.y) + (x1.z ^ y1.w) + (x0.w ^ y1.x);
+  }
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < g16; i += stride) acc += __ldcg(g + i).x;
+  if (acc == 0x9E3779B9u) sink[0] = acc;
+}
+
+struct Variant {
+  const char* name;
+  int W, ahead, cps;  // cps 0: the state pass's (8 at the default shape: gdn_segments' rule is not
+                      // linked here, so the probe takes it as an argument)
+  bool skip_last, rev;
+};
+
+// Dynamic shared memory: the buffers, and at least 26 KB so that at most 8 CTAs share an SM, as
+// the state pass's 21.6 KB allow (the buffers alone would let 10; 2 chunks ahead take 30 KB, 7 an SM,
+// as HYMO_GDN_STATE_AHEAD did).
+template <int W, int AHEAD>
+constexpr int smem_bytes() {
+  return std::max((AHEAD + 1) * 2 * C * (W + 16), 26 * 1024);
+}
+
+template <int W, int AHEAD>
+void launch(const Args& a, int nunits, int B, cudaStream_t st) {
+  dim3 grid(a.nseg, B * nunits);
+  seg_walk<W, AHEAD><<<grid, NTH, smem_bytes<W, AHEAD>(), st>>>(a);
+}
+
+template <int W, int AHEAD>
+int resident() {
+  constexpr int smem = smem_bytes<W, AHEAD>();
+  check(cudaFuncSetAttribute(seg_walk<W, AHEAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+        "cudaFuncSetAttribute");
+  int n = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, seg_walk<W, AHEAD>, NTH, smem), "occupancy");
+  return n;
+}
+
+using LaunchFn = void (*)(const Args&, int, int, cudaStream_t);
+
+bool parse_shape(const char* s, int& B, int& T, int& H) {
+  return std::sscanf(s, "%d,%d,%d", &B, &T, &H) == 3 && B > 0 && T > 0 && H > 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int B = 4, T = 4096, H = 28, iters = 20, cps_state = 8;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string o = argv[i];
+    if (o == "--json") {
+      json = true;
+    } else if (o == "--shape" && i + 1 < argc) {
+      if (!parse_shape(argv[++i], B, T, H)) {
+        std::fprintf(stderr, "hymo_gdn_probe: --shape expects B,T,H (positive), got \"%s\"\n", argv[i]);
+        return 2;
+      }
+    } else if (o == "--iters" && i + 1 < argc) {
+      iters = std::atoi(argv[++i]);
+      if (iters < 1) {
+        std::fprintf(stderr, "hymo_gdn_probe: --iters expects a count >= 1, got \"%s\"\n", argv[i]);
+        return 2;
+      }
+    } else if (o == "--cps" && i + 1 < argc) {
+      cps_state = std::atoi(argv[++i]);
+      if (cps_state < 1) {
+        std::fprintf(stderr, "hymo_gdn_probe: --cps expects chunks a segment >= 1, got \"%s\"\n", argv[i]);
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr,
+                   "hymo_gdn_probe: unknown or incomplete argument \"%s\"\n"
+                   "usage: hymo_gdn_probe [--shape B,T,H] [--iters N] [--cps N (the state pass's segment "
+                   "length, default 8)] [--json]\n",
+                   o.c_str());
+      return 2;
+    }
+  }
+  if (H % 2 != 0) {
+    std::fprintf(stderr, "hymo_gdn_probe: H = %d: the head-pair variants need an even H\n", H);
+    return 2;
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::fprintf(stderr, "hymo_gdn_probe: no CUDA device\n");
+    return 77;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+
+  // input sets: b, v ([B][T][H][32] BF16) and the gates ([B][T][H] BF16), rotated so that the
+  // sets together are at least four times L2
+  const size_t tile_bytes = size_t(B) * T * H * ROW, gate_bytes = size_t(B) * T * H * 2;
+  const size_t set_all = 2 * tile_bytes + gate_bytes;
+  const int R = int(std::max<size_t>(2, (4 * size_t(prop.l2CacheSize)) / set_all + 1));
+  const size_t gate_pad = (gate_bytes + 255) / 256 * 256;
+  char *b = nullptr, *v = nullptr, *g = nullptr;
+  unsigned* sink = nullptr;
+  check(cudaMalloc(&b, tile_bytes * R), "cudaMalloc b");
+  check(cudaMalloc(&v, tile_bytes * R), "cudaMalloc v");
+  check(cudaMalloc(&g, gate_pad * R), "cudaMalloc gate");
+  check(cudaMalloc(&sink, 4), "cudaMalloc sink");
+  check(cudaMemset(b, 0x3c, tile_bytes * R), "memset");
+  check(cudaMemset(v, 0x3d, tile_bytes * R), "memset");
+  check(cudaMemset(g, 0x3e, gate_pad * R), "memset");
+  const int nch = (T + C - 1) / C;
+  if (cps_state > nch) cps_state = nch;
+
+  const Variant variants[] = {
+      {"state pass (1 chunk ahead, reverse walk, last segment skipped)", 64, 1, 0, true, true},
+      {"2 chunks ahead", 64, 2, 0, true, true},
+      {"3 chunks ahead", 64, 3, 0, true, true},
+      {"forward walk", 64, 1, 0, true, false},
+      {"last segment read too", 64, 1, 0, false, true},
+      {"half segments (2x the CTAs)", 64, 1, -2, true, true},
+      {"double segments (half the CTAs)", 64, 1, -1, true, true},
+      {"head pairs: 128-byte rows, 1 chunk ahead", 128, 1, 0, true, true},
+      {"head pairs, 2 chunks ahead", 128, 2, 0, true, true},
+  };
+  cudaStream_t st;
+  check(cudaStreamCreate(&st), "cudaStreamCreate");
+  cudaEvent_t e0, e1;
+  check(cudaEventCreate(&e0), "event");
+  check(cudaEventCreate(&e1), "event");
+  // mean time of `iters` launches (each on the next input set), median of 5 such means
+  auto time_us = [&](auto&& run) {
+    for (int r = 0; r < R; ++r) run(r);  // warm-up
+    std::vector<float> ms;
+    for (int rep = 0; rep < 5; ++rep) {
+      check(cudaEventRecord(e0, st), "record");
+      for (int i = 0; i < iters; ++i) run(i % R);
+      check(cudaEventRecord(e1, st), "record");
+      check(cudaEventSynchronize(e1), "sync");
+      float m = 0.f;
+      check(cudaEventElapsedTime(&m, e0, e1), "elapsed");
+      ms.push_back(m);
+    }
+    check(cudaGetLastError(), "launch");
+    std::sort(ms.begin(), ms.end());
+    return 1000.0 * ms[ms.size() / 2] / iters;
+  };
+
+  // the flat stream first: the reference the other lines are divided by
+  const size_t n16 = tile_bytes / 16, g16 = gate_bytes / 16;
+  const int flat_blocks = prop.multiProcessorCount * 8;
+  const double flat_us = time_us([&](int r) {
+    flat_read<<<flat_blocks, 256, 0, st>>>(reinterpret_cast<const uint4*>(b + r * tile_bytes),
+                                            reinterpret_cast<const uint4*>(v + r * tile_bytes), n16,
+                                            reinterpret_cast<const uint4*>(g + r * gate_pad), g16, sink);
+  });
+  const double flat_bytes = double(2 * tile_bytes + g16 * 16);
+  if (!json)
+    std::printf("%s, %d SMs, L2 %.0f MB; B=%d T=%d H=%d S=D=32, %d input sets of %.1f MB\n", prop.name,
+                prop.multiProcessorCount, prop.l2CacheSize / 1e6, B, T, H, R, set_all / 1e6);
+  auto report = [&](const char* name, int W, int ahead, int cps, int nseg, long ctas, int res, double us,
+                    double bytes) {
+    const double waves = double(ctas) / (double(res) * prop.multiProcessorCount);
+    if (json)
+      std::printf("{\"B\": %d, \"T\": %d, \"H\": %d, \"variant\": \"%s\", \"row_bytes\": %d, \"ahead\": %d, "
+                  "\"cps\": %d, \"nseg\": %d, \"ctas\": %ld, \"ctas_per_sm\": %d, \"waves\": %.2f, "
+                  "\"us\": %.2f, \"mb\": %.1f, \"tb_s\": %.3f, \"x_flat\": %.2f}\n",
+                  B, T, H, name, W, ahead, cps, nseg, ctas, res, waves, us, bytes / 1e6, bytes / us / 1e6,
+                  us / (flat_us * bytes / flat_bytes));
+    else
+      std::printf("%-64s row %3d B  ahead %d  cps %2d  %5ld CTAs  %d/SM  %.2f waves  %7.2f us  %5.1f MB  "
+                  "%.2f TB/s  %.2fx flat\n",
+                  name, W, ahead, cps, ctas, res, waves, us, bytes / 1e6, bytes / us / 1e6,
+                  us / (flat_us * bytes / flat_bytes));
+  };
+  int flat_res = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&flat_res, flat_read, 256, 0), "occupancy");
+  report("flat stream (b, v, gates)", 0, 0, 0, 0, flat_blocks, flat_res, flat_us, flat_bytes);
+
+  for (const Variant& w : variants) {
+    const int cps = w.cps == 0 ? cps_state : w.cps == -2 ? std::max(1, cps_state / 2) : 2 * cps_state;
+    const int nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
+    LaunchFn fn = nullptr;
+    int res = 0;
+    if (w.W == 64 && w.ahead == 1) {
+      fn = launch<64, 1>;
+      res = resident<64, 1>();
+    } else if (w.W == 64 && w.ahead == 2) {
+      fn = launch<64, 2>;
+      res = resident<64, 2>();
+    } else if (w.W == 64 && w.ahead == 3) {
+      fn = launch<64, 3>;
+      res = resident<64, 3>();
+    } else if (w.W == 128 && w.ahead == 1) {
+      fn = launch<128, 1>;
+      res = resident<128, 1>();
+    } else if (w.W == 128 && w.ahead == 2) {
+      fn = launch<128, 2>;
+      res = resident<128, 2>();
+    }
+    if (!fn) {
+      std::fprintf(stderr, "hymo_gdn_probe: no kernel for row %d, ahead %d\n", w.W, w.ahead);
+      return 1;
+    }
+    Args a{b, v, reinterpret_cast<const uint16_t*>(g), T, H, nseg, cps, tile_bytes, gate_pad / 2, 0,
+           w.skip_last, w.rev, sink};
+    const double us = time_us([&](int r) {
+      a.set = r;
+      fn(a, units, B, st);
+    });
+    // the bytes the working CTAs read (every token but the skipped last segment's): b and v rows
+    // and the gates
+    const bool skip = w.skip_last && nseg > 1;
+    const long tokens = skip ? std::min(long(T), long(nseg - 1) * cps * C) : long(T);
+    const double bytes = double(B) * H * double(tokens) * (2 * ROW + 2);
+    const long ctas = long(nseg) * B * units - (skip ? long(B) * units : 0);
+    report(w.name, w.W, w.ahead, cps, nseg, ctas, res, us, bytes);
+  }
+  check(cudaFree(b), "cudaFree");
+  check(cudaFree(v), "cudaFree");
+  check(cudaFree(g), "cudaFree");
+  check(cudaFree(sink), "cudaFree");
+  return 0;
+}
