@@ -7,10 +7,13 @@
 # -lineinfo, sm_90a) plus any extra nvcc flags given. With GDN_SAME_PARAMS=1 the kernel
 # parameters' constant-bank offsets (c[0x0][...]) are masked too: a change that adds or drops a
 # KParams field moves them and nothing else. GDN_SAME_SED, a sed -E script, is applied to both
-# sides' SASS too: e.g. a kernel that gained a defaulted template parameter changes its mangled
+# sides' SASS too (after GDN_SAME_DROP): e.g. a kernel that gained a defaulted template parameter changes its mangled
 # name only (e.g. 's/(state_bf16_kernel.*)ELi2EEEvNS1_7KParams/\1EEEvNS1_7KParams/' masked an
 # int parameter NB = 2 added last to state_bf16_kernel's list in session 39). What a refactor (a
 # removed switch, a moved helper) must show before it is committed without a device run.
+# GDN_SAME_DROP, a Python regular expression: the functions whose mangled names match it are left
+# out on both sides (kernels a change adds beside the old ones: e.g. session 43's head-pair state
+# pass, 'HeadMapILi1ELi1EEELb[01]ELb1EEEvNS1_7KParams'); the old kernels must still be the same.
 # Usage (repo root): scripts/gdn-sass-same.sh [REF (default HEAD)] [extra nvcc flags...]
 # Exit status: 0 every unit the same, 1 a unit differs (its diff's first lines printed), 2 an
 # error (a unit failed to compile, a tool missing).
@@ -53,6 +56,18 @@ for line in sys.stdin:
         line = "%s%s%s %s ;%s\n" % (m.group(1), m.group(2), m.group(3), ", ".join(ops), m.group(5))
     sys.stdout.write(line)
 '
+# GDN_SAME_DROP's filter: a function's section runs from its "Function :" line to the next one
+DROP='
+import os, re, sys
+pat = re.compile(os.environ["GDN_SAME_DROP"])
+skip = False
+for line in sys.stdin:
+    m = re.match(r"\s*Function : (\S+)", line)
+    if m:
+        skip = bool(pat.search(m.group(1)))
+    if not skip:
+        sys.stdout.write(line)
+'
 # build SIDE: every unit's SASS from the sources now in $WORK/src (both sides compile at the same
 # path: nvcc's output depends on it, e.g. the operand order of a commuted FFMA), encodings and
 # addresses (with GDN_SAME_PARAMS=1 parameter offsets too) masked; two units at a time
@@ -67,6 +82,7 @@ build() {
       "$CUOBJDUMP" -sass "$WORK/$side/$u.cubin" |
         sed -E 's|/\* *0x[0-9a-f]+ *\*/||g; s|^([[:space:]]*)/\*[0-9a-f]+\*/|\1|; s/[[:space:]]+$//' |
         python3 -c "$COMMUTE" |
+        if [ -n "${GDN_SAME_DROP:-}" ]; then python3 -c "$DROP"; else cat; fi |
         if [ "${GDN_SAME_PARAMS:-0}" = 1 ]; then sed -E 's/c\[0x0\]\[0x[0-9a-f]+\]/c[0x0][P]/g'; else cat; fi |
         if [ -n "${GDN_SAME_SED:-}" ]; then sed -E "$GDN_SAME_SED"; else cat; fi \
           > "$WORK/$side/$u.sass"

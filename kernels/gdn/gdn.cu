@@ -30,6 +30,7 @@ thread_local std::string g_err;
 int g_cps_override = 0;
 int g_nseg_override = 0;
 int g_grid_slice = 0;      // gdn_set_grid_slice
+int g_state_pair = -1;     // gdn_set_state_pair
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
@@ -249,6 +250,7 @@ cudaError_t dispatch(const Shape& s, int what, bool recompute, const dev::KParam
 }  // namespace
 
 int dev::grid_slice() { return g_grid_slice > 0 && g_grid_slice < 65535 ? g_grid_slice : 65535; }
+bool dev::state_pair_on() { return g_state_pair < 0 ? HYMO_GDN_STATE_PAIR != 0 : g_state_pair != 0; }
 
 const char* gdn_check_shape(const Shape& s) {
   static thread_local std::string msg;
@@ -283,6 +285,8 @@ const char* gdn_last_error() { return g_err.c_str(); }
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
 void gdn_set_grid_slice(int n) { g_grid_slice = n; }
+void gdn_set_state_pair(int mode) { g_state_pair = mode < 0 ? -1 : mode > 0; }
+bool gdn_state_pair() { return dev::state_pair_on(); }
 
 size_t gdn_clocks_bytes() {
   return size_t(dev::kClkKernels) * dev::kClkCtas * dev::kClkWords * sizeof(unsigned long long);

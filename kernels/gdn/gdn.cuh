@@ -124,6 +124,18 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_TRAIN3
 #define HYMO_GDN_TRAIN3 0
 #endif
+// HYMO_GDN_STATE_PAIR (session 43; off, not measured; the default of gdn_set_state_pair, which
+// picks at run time: both kernels are built): the state pass (S <= 32, D = 32, the default head
+// map, H even) walks two adjacent heads a CTA: 8 warps, warps 4..7 the odd head, the
+// b and v tiles fetched as rows of both heads (128 bytes at S = D = 32, a whole L2 line, where
+// one head's CTA reads half of each line and its neighbour's CTA the other half). The arithmetic
+// is each head's own, in the same order (the same bits). The state pass moves 52 MB at about
+// 2.2 TB/s, and more chunks in flight a CTA made it slower (runs 50, 119, 205): the aim is the
+// DRAM side. kernels/gdn/gdn_probe.cu measures the loads alone both ways. 39,168 bytes, 5 CTAs
+// (10 heads) an SM. docs/kernels/gdn.md "Left to do" item 0a.
+#ifndef HYMO_GDN_STATE_PAIR
+#define HYMO_GDN_STATE_PAIR 0
+#endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight

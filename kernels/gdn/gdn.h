@@ -91,6 +91,12 @@ void gdn_set_segments(int nseg);
 // (0 = the grid's limit, 65535), as more pairs than that launch anyway; lets a small case cover
 // the slices' offsets.
 void gdn_set_grid_slice(int n);
+// Tuning (HYMO_GDN_STATE_PAIR, docs/kernels/gdn.md): the BF16 forward's state pass walks two
+// adjacent heads a CTA (1) or one (0); -1 (the default): the build's choice. Two apply where S <=
+// 32, D = 32 and H is even; the results are the same bits either way.
+void gdn_set_state_pair(int mode);
+// ... and whether it takes two heads now (where a shape allows).
+bool gdn_state_pair();
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

@@ -335,6 +335,17 @@ struct PlanF {
   static constexpr size_t bytes_state = al(s_mb + (TMA_S ? 16 : 0));
   static_assert(!TMA_S || (s_b1 % 128 == 0 && s_v0 % 128 == 0 && s_v1 % 128 == 0),
                 "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
+  // HYMO_GDN_STATE_PAIR (gdn.cuh): the state pass over two adjacent heads a CTA. The b and v
+  // tiles hold both heads' rows (2 S and 2 D values, padded by 8: 144-byte rows at S = D = 32,
+  // ldmatrix's eight rows on eight bank quads); then each head's vectors, SNV floats (g, G, A2,
+  // g1, G1 as above)
+  static constexpr int LS2 = 2 * S + 8, LD2 = 2 * D + 8, SNV = 4 * C + S;
+  static constexpr size_t q_b0 = 0;
+  static constexpr size_t q_b1 = al(q_b0 + 2 * C * LS2);
+  static constexpr size_t q_v0 = al(q_b1 + 2 * C * LS2);
+  static constexpr size_t q_v1 = al(q_v0 + 2 * C * LD2);
+  static constexpr size_t q_vec = al(q_v1 + 2 * C * LD2);
+  static constexpr size_t bytes_state2 = al(q_vec + 2 * 4 * SNV);
 };
 
 // HYMO_GDN_STATE_KSPLIT (session 15; default on since run 93, 0 turns it off): the state
@@ -358,6 +369,12 @@ struct PlanF {
 #endif
 __host__ __device__ constexpr bool state_ksplit(int S, int D) {
   return HYMO_GDN_STATE_KSPLIT && S <= 32 && D == 32;
+}
+// HYMO_GDN_STATE_PAIR (gdn.cuh): where the state pass can take two heads a CTA (where H is even;
+// compiled whatever the switch says: gdn_set_state_pair picks at run time)
+template <int S, int D, class HM>
+constexpr bool state_pair_fits() {
+  return state_ksplit(S, D) && HYMO_GDN_STATE_REG && std::is_same_v<HM, HeadMap<>> && (HYMO_GDN_TMA & 8) == 0;
 }
 
 // HYMO_GDN_STATE_REV (session 23): the state pass walks its segment's chunks from the last to
@@ -570,9 +587,12 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // KS (HYMO_GDN_STATE_KSPLIT, with KREG): acc is [1][D / 8][4], warp wid's rows mt = wid %
 // (S / 16) of the state, every column, summed over its share of each chunk's tokens
 // the caller adds the shares (state_bf16_kernel).
+// HP (HYMO_GDN_STATE_PAIR): heads a CTA, 1 or 2. With 2, the CTA's NTH * 2 threads fetch rows of
+// both heads (h and h + 1; stride LS and LD hold 2 S and 2 D values) and warps NWT.. walk head
+// h + 1 (its g, G, A2, g1, graw and acc); the arithmetic is the one-head walk's.
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, class BBuf,
           class VBuf, bool KREG = false, bool KS = false, bool REV = false, class HMT = HeadMap<>, bool PK = false,
-          int AI, int AN>
+          int HP = 1, int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
@@ -581,9 +601,13 @@ __device__ __forceinline__ float segment_local_state(
   static_assert(!KS || (KREG && AI == 1 && AN == D / 8 && NWT % (S / 16) == 0 && C % (16 * NWT / (S / 16)) == 0),
                 "KS: KREG, acc [1][D / 8][4], the warps split evenly over row tiles and tokens");
   static_assert(KS || (AI == Items<S, D, NWT>::IPW && AN == Items<S, D, NWT>::NTW), "acc: the warp's items");
+  static_assert(HP == 1 || (HP == 2 && KS && (HYMO_GDN_TMA & 8) == 0),
+                "HYMO_GDN_STATE_PAIR: the KS walk, the b and v tiles by cp.async");
   using I = Items<S, D, NWT>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
-  const int tid = threadIdx.x, wid = tid >> 5, gq = (tid & 31) >> 2;
+  // wid: the warp within its head's NWT; half: the CTA's head (HP = 2)
+  const int tid = threadIdx.x, wid = HP == 1 ? tid >> 5 : (tid >> 5) % NWT, gq = (tid & 31) >> 2;
+  const int half = HP == 1 ? 0 : (tid >> 5) / NWT, hg = h + half;
   const size_t tsD = size_t(HMT::HD(p.H)) * D, tsS = size_t(HMT::HS(p.H)) * S, tsG = HMT::HG(p.H);
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   float* const g0 = g;
@@ -604,8 +628,8 @@ __device__ __forceinline__ float segment_local_state(
 #endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, S, C, NTH>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * HMT::HS(p.H) + HMT::hS(h)) * S, tsS, nn);
-    load_rows_async<bf16, D, C, NTH>(vbuf(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * HMT::HD(p.H) + HMT::hD(h)) * D, tsD, nn);
+    load_rows_async<bf16, S * HP, C, NTH * HP>(bbuf(buf), LS, reinterpret_cast<const bf16*>(p.b) + (tk * HMT::HS(p.H) + HMT::hS(h)) * S, tsS, nn);
+    load_rows_async<bf16, D * HP, C, NTH * HP>(vbuf(buf), LD, reinterpret_cast<const bf16*>(p.v) + (tk * HMT::HD(p.H) + HMT::hD(h)) * D, tsD, nn);
     cp_async_commit();
   };
   // the chunk a chunks after ch in the walk's order, and whether there is one (REV: the
@@ -614,15 +638,15 @@ __device__ __forceinline__ float segment_local_state(
   auto has = [&](int ch, int a) { return REV ? ch - a >= c0 : ch + a < c1; };
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
-  if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(h), tsG, min(C, p.T - cf * C));
+  if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(hg), tsG, min(C, p.T - cf * C));
   float gseg = 0.f;
 
   for (int ch = cf; REV ? ch >= c0 : ch < c1; ch = nxt(ch, 1)) {
     const int k = REV ? c1 - 1 - ch : ch - c0, n = min(C, p.T - ch * C);
     HYMO_GDN_CLK(if (clk) clk->chunk(k));
-    const int cur = k & 1;  // this chunk's buffers
-    bf16* sb = bbuf(cur);
-    const bf16* sv = vbuf(cur);
+    const int cur = k & 1;  // this chunk's buffers (HP = 2: this warp's head's columns)
+    bf16* sb = HP == 1 ? bbuf(cur) : bbuf(cur) + half * S;
+    const bf16* sv = HP == 1 ? vbuf(cur) : vbuf(cur) + half * D;
     if constexpr (KREG) {  // this chunk's gate buffer
       g = (k & 1) ? g1 : g0;
       G = g + C;
@@ -630,7 +654,7 @@ __device__ __forceinline__ float segment_local_state(
     if (wid == 0) {
       gate_finish<C, FUSED>(graw, g, G, n, dtb);
       if (has(ch, 1))
-        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, 1)) * C) * HMT::HG(p.H) + HMT::hG(h), tsG,
+        gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(nxt(ch, 1)) * C) * HMT::HG(p.H) + HMT::hG(hg), tsG,
                       min(C, p.T - nxt(ch, 1) * C));
     }
     // this chunk's b and v
@@ -700,8 +724,17 @@ __device__ __forceinline__ float segment_local_state(
 #else
 #define HYMO_GDN_STATE_MAPS
 #endif
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false>
-__global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
+// HYMO_GDN_STATE_PAIR: the (b, h) pair of head `half` (0 or 1) of the head pair that blockIdx.y
+// (+ p.bh0) names (H even)
+__device__ __forceinline__ int state_pair_bh(const KParams& p, int half) {
+  const int bp = cta_bh(p), hp = p.H / 2;
+  return (bp / hp) * p.H + 2 * (bp % hp) + half;
+}
+
+// PAIR (HYMO_GDN_STATE_PAIR; run_fwd_staged launches it where H is even): two adjacent heads a
+// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head.
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false>
+__global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
   // its end state rather than its top
@@ -709,18 +742,25 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
   HYMO_GDN_CLK(clk.waited());
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
+  constexpr int HP = PAIR ? 2 : 1;
   HYMO_GDN_SMEM_DECL;
+  constexpr size_t ob0 = PAIR ? P::q_b0 : P::s_b0, ob1 = PAIR ? P::q_b1 : P::s_b1;
+  constexpr size_t ov0 = PAIR ? P::q_v0 : P::s_v0, ov1 = PAIR ? P::q_v1 : P::s_v1;
   // buffer k of b and v (selects, not arrays: no local memory)
-  auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_b1 : P::s_b0)); };
-  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? P::s_v1 : P::s_v0)); };
+  auto sbb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? ob1 : ob0)); };
+  auto svb = [&](int k) { return reinterpret_cast<bf16*>(sm + (k ? ov1 : ov0)); };
   bf16* kh = P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kh);
   bf16* kl = P::SR ? nullptr : reinterpret_cast<bf16*>(sm + P::s_kl);
-  float* g = reinterpret_cast<float*>(sm + P::s_vec);
+  // half: the CTA's head (PAIR: threads NTH.. the odd head)
+  const int half = PAIR ? int(threadIdx.x) / P::NTH : 0;
+  float* g = reinterpret_cast<float*>(sm + (PAIR ? P::q_vec : P::s_vec)) + (PAIR ? half * P::SNV : 0);
   float* G = g + C;
   float* A2 = G + C;
 
-  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
-  const int tid = threadIdx.x, w = tid >> 5;
+  // this thread's (b, h) pair (PAIR: blockIdx.y a head pair), b and h
+  const int seg = cta_seg(), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  // tid, w: the thread and warp within its head's 2 C threads
+  const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
@@ -732,6 +772,8 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
 
   float graw[C / 32];
   constexpr bool KS = state_ksplit(S, D) && P::SR;
+  static_assert(!PAIR || (KS && std::is_same_v<HM, HeadMap<>> && !P::TMA_S),
+                "HYMO_GDN_STATE_PAIR: S <= 32, D = 32, the default head map, the tiles by cp.async");
   constexpr int AI = KS ? 1 : I::IPW, AN = KS ? D / 8 : I::NTW;
   float acc[AI][AN][4];
 #pragma unroll
@@ -746,10 +788,11 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
     tmp = &tm;
   }
 #endif
+  constexpr int LSX = PAIR ? P::LS2 : P::LS, LDX = PAIR ? P::LD2 : P::LD;
   if (c0 < c1)
-    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, P::LS, P::LD,
-                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR>(
-        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h, c0, c1, dtb, P::SR ? A2 + S : nullptr, tmp,
+    gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, LSX, LDX,
+                               decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR, HP>(
+        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h - half, c0, c1, dtb, P::SR ? A2 + S : nullptr, tmp,
         mb HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
@@ -757,10 +800,10 @@ __global__ void __launch_bounds__(2 * C) state_bf16_kernel(KParams p HYMO_GDN_ST
   if constexpr (KS) {
     // the token shares of rows mt: warps ks > 0 leave theirs in shared memory (over the
     // chunk buffers, in the fragment layout), warp ks = 0 adds them in order of ks
-    constexpr int NMT = S / 16, NE = D / 8 * 4;
+    constexpr int NMT = S / 16, NE = D / 8 * 4, NRED = (P::NW - NMT) * NE * 32;
     const int lane = tid & 31, gq = lane >> 2, tq = lane & 3, mt = w % NMT, ks = w / NMT;
-    float* red = reinterpret_cast<float*>(sm);
-    static_assert((P::NW - NMT) * NE * 32 * 4 <= P::s_kh, "the shares fit the chunk buffers");
+    float* red = reinterpret_cast<float*>(sm) + (PAIR ? half * NRED : 0);
+    static_assert(HP * NRED * 4 <= (PAIR ? P::q_vec : P::s_kh), "the shares fit the chunk buffers");
     __syncthreads();  // every warp is done with the chunk buffers
     if (ks > 0) {
 #pragma unroll

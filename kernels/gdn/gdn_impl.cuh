@@ -56,6 +56,8 @@ cudaError_t launch(void (*k)(KArgs...), dim3 grid, int threads, size_t smem, cud
 // The most (b, h) pairs a segment grid takes: 65535 (gridDim.y's limit), or fewer under the test
 // hook gdn_set_grid_slice (gdn.cu).
 int grid_slice();
+// HYMO_GDN_STATE_PAIR, or the hook gdn_set_state_pair (gdn.cu): the state pass over head pairs
+bool state_pair_on();
 
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
@@ -71,6 +73,20 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st,
     const int nbh = std::min(slice, BH - bh0);
     const dim3 grid = gridx > 0 ? dim3(gridx, nbh) : dim3(p.NSEG, nbh);
     HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bh0 > 0, p, extra...));
+  }
+  return cudaSuccess;
+}
+
+// ... over head pairs (HYMO_GDN_STATE_PAIR's state pass, p.H even): blockIdx.y + p.bh0 a pair of
+// heads; gdn_set_grid_slice's slices (in (b, h) pairs) halved to head pairs
+template <class K>
+cudaError_t launch_pairs(K k, KParams p, int threads, size_t smem, cudaStream_t st) {
+  const int slice = std::max(1, grid_slice() / 2);
+  const int NP = p.B * p.H / 2;
+  for (int bp0 = 0; bp0 < NP; bp0 += slice) {
+    p.bh0 = bp0;
+    const dim3 grid(p.NSEG, std::min(slice, NP - bp0));
+    HYMO_GDN_TRY(launch(k, grid, threads, smem, st, bp0 > 0, p));
   }
   return cudaSuccess;
 }
@@ -204,7 +220,19 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
 template <int S, int D, bool FUSED, class HM = HeadMap<>>
 cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
-  {
+  // HYMO_GDN_STATE_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
+  bool paired = false;
+  if constexpr (state_pair_fits<S, D, HM>()) {
+    if (p.H % 2 == 0 && state_pair_on()) {
+      using PF = PlanF<S, D, C>;
+      auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false, true>
+                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, true>;
+      HYMO_GDN_TRY(set_smem(k, PF::bytes_state2));
+      HYMO_GDN_TRY(launch_pairs(k, p, 2 * PF::NTH, PF::bytes_state2, st));
+      paired = true;
+    }
+  }
+  if (!paired) {
     // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only; the training
     // forward's entering states (and so o) must stay FP32-accurate
     using PF = PlanF<S, D, C>;

@@ -28,7 +28,12 @@ namespace {
 
 constexpr int C = 64;        // tokens a chunk
 constexpr int ROW = 64;      // bytes of one head's row (S = D = 32, BF16)
-constexpr int NTH = 128;     // threads a CTA (the state pass's 2 C / ... at S = D = 32: 4 warps)
+// threads a CTA: the state pass's 2 C = 128 a head (4 warps; 8 for a head pair, as
+// HYMO_GDN_STATE_PAIR's)
+template <int W>
+__host__ __device__ constexpr int threads_of() {
+  return 128 * W / ROW;
+}
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -61,7 +66,8 @@ struct Args {
 };
 
 template <int W, int AHEAD>
-__global__ void __launch_bounds__(NTH) seg_walk(Args a) {
+__global__ void __launch_bounds__(threads_of<W>()) seg_walk(Args a) {
+  constexpr int NTH = threads_of<W>();
   extern __shared__ __align__(16) unsigned char sm[];
   constexpr int LDB = W + 16, TILE = C * LDB, PIECES = C * W / 16;  // 16-byte pieces of a tile
   const int seg = blockIdx.x, units = a.H * ROW / W, bu = blockIdx.y, bb = bu / units, u = bu % units;
@@ -161,7 +167,7 @@ constexpr int smem_bytes() {
 template <int W, int AHEAD>
 void launch(const Args& a, int nunits, int B, cudaStream_t st) {
   dim3 grid(a.nseg, B * nunits);
-  seg_walk<W, AHEAD><<<grid, NTH, smem_bytes<W, AHEAD>(), st>>>(a);
+  seg_walk<W, AHEAD><<<grid, threads_of<W>(), smem_bytes<W, AHEAD>(), st>>>(a);
 }
 
 template <int W, int AHEAD>
@@ -170,7 +176,7 @@ int resident() {
   check(cudaFuncSetAttribute(seg_walk<W, AHEAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
         "cudaFuncSetAttribute");
   int n = 0;
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, seg_walk<W, AHEAD>, NTH, smem), "occupancy");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, seg_walk<W, AHEAD>, threads_of<W>(), smem), "occupancy");
   return n;
 }
 

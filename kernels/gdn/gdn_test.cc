@@ -35,6 +35,7 @@ static std::string g_dtype_tag;
 // largest elements with out, ref and the error
 static int g_explain = 0;  // 0 off, 1 failed checks, 2 every check
 static bool g_repro = true;  // --no-repro: skip run_case's second run (bitwise reproducibility)
+static int g_state_pair = -1;  // --state-pair: the first run's state pass (gdn_set_state_pair)
 struct Dims {
   int B = 0, T = 0, H = 0, X = 0;  // X: the last dimension (D or S); B = 0: not per token
 };
@@ -243,6 +244,7 @@ static void run_case(const Case& k, uint64_t seed) {
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
   gdn_set_grid_slice(k.slice);
+  gdn_set_state_pair(g_state_pair);
   CpuShape cs;
   cs.B = k.B; cs.T = k.T; cs.H = k.H; cs.D = k.D; cs.S = k.S; cs.fused = k.fused; cs.eps = 1e-6;
   const size_t nv = size_t(k.B) * k.T * k.H * k.D, ns = size_t(k.B) * k.T * k.H * k.S,
@@ -367,11 +369,17 @@ static void run_case(const Case& k, uint64_t seed) {
       first.push_back(x->download());
       x->poison();
     }
+    // where the BF16 state pass can take two heads a CTA (HYMO_GDN_STATE_PAIR: S <= 32, D = 32, H
+    // even), the second run takes the other layout, whose arithmetic is the same: the same bits
+    const bool flip = bf && k.S <= 32 && k.D == 32 && k.H % 2 == 0;
+    const bool pair2 = flip ? !gdn_state_pair() : gdn_state_pair();
+    gdn_set_state_pair(pair2 ? 1 : 0);
     GDN_CUDA(cudaMemset(ws, 0xff, wsb));
     GDN_CUDA(gdn_forward(s, fa, ws, 0, !k.recompute));
     if (k.recompute) GDN_CUDA(cudaMemset(ws, 0xff, wsb));
     GDN_CUDA(gdn_backward(s, ba, ws, !k.recompute, 0));
     GDN_CUDA(cudaDeviceSynchronize());
+    gdn_set_state_pair(g_state_pair);
     std::string differ;
     for (size_t i = 0; i < outs.size(); ++i) {
       const std::vector<double> again = outs[i].second->download();
@@ -380,9 +388,10 @@ static void run_case(const Case& k, uint64_t seed) {
     }
     ++g_checks;
     if (!differ.empty()) ++g_fail;
-    std::printf("  %-4s %-14s a second forward and backward wrote the same bits%s%s\n",
-                differ.empty() ? "ok" : "FAIL", "repro", differ.empty() ? "" : "; they differ in ",
-                differ.c_str());
+    std::printf("  %-4s %-14s a second forward and backward%s wrote the same bits%s%s\n",
+                differ.empty() ? "ok" : "FAIL", "repro",
+                !flip ? "" : pair2 ? " (state pass: head pairs)" : " (state pass: one head a CTA)",
+                differ.empty() ? "" : "; they differ in ", differ.c_str());
   }
   GDN_CUDA(cudaFree(ws));
 }
@@ -397,7 +406,9 @@ int main(int argc, char** argv) {
   // a failed (every) check's error sits; --dump-case N FILE: write case N's inputs (with
   // --seed's numbering: seed + N) and exit, no device needed; --no-repro: no second forward and
   // backward a case (by default each case runs twice and checks that every output has the same
-  // bits both times)
+  // bits both times; where the state pass can take head pairs, the second run takes the other
+  // layout than the first); --state-pair 0|1: the first run's state pass (gdn_set_state_pair;
+  // default the build's, HYMO_GDN_STATE_PAIR)
   long max_t = -1, max_bh = -1, from = 0, seed0 = 12345, only_dt = -1, dump_idx = -1;
   const char* dump_path = nullptr;
   // a line at a time even into a file: a run cut short by a timeout (compute-sanitizer) still
@@ -428,6 +439,13 @@ int main(int argc, char** argv) {
       dump_path = argv[++i];
     } else if (std::strcmp(argv[i], "--no-repro") == 0) {
       g_repro = false;
+    } else if (std::strcmp(argv[i], "--state-pair") == 0 && i + 1 < argc) {
+      const char* m = argv[++i];
+      if (std::strcmp(m, "0") != 0 && std::strcmp(m, "1") != 0) {
+        std::fprintf(stderr, "%s: --state-pair expects 0 or 1, got \"%s\"\n", argv[0], m);
+        return 2;
+      }
+      g_state_pair = m[0] - '0';
     } else if (std::strcmp(argv[i], "--explain") == 0) {
       g_explain = (i + 1 < argc && std::strcmp(argv[i + 1], "all") == 0) ? (++i, 2) : 1;
     } else if (std::strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
@@ -442,7 +460,7 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N] [--seed N] [--dtype bf16|f32]\n"
-                   "       [--explain [all]] [--dump-case N FILE] [--no-repro]\n",
+                   "       [--explain [all]] [--dump-case N FILE] [--no-repro] [--state-pair 0|1]\n",
                    argv[0]);
       return 2;
     }
@@ -586,6 +604,10 @@ int main(int argc, char** argv) {
       {1, 200, 3, 128, 32, DType::BF16, false, 0, 5.0, true, 2, 0, 4},
       {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 1, 0, 4},
       {1, 130, 3, 32, 32, DType::F32, true, 0, lg, false, 1, 0, 2},
+      // (appended in session 43) an even H in slices (HYMO_GDN_STATE_PAIR's state pass launches
+      // head pairs, 3 pairs' slices halved to 1): 8 (b, h) pairs, 5 segments, S = 32 and 16
+      {2, 300, 4, 32, 32, DType::BF16, true, 0, lg, false, 1, 0, 3},
+      {2, 300, 4, 32, 16, DType::BF16, false, 0, 5.0, true, 1, 0, 3},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
