@@ -131,8 +131,10 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // one head's CTA reads half of each line and its neighbour's CTA the other half). The arithmetic
 // is each head's own, in the same order (the same bits). The state pass moves 52 MB at about
 // 2.2 TB/s, and more chunks in flight a CTA made it slower (runs 50, 119, 205): the aim is the
-// DRAM side. kernels/gdn/gdn_probe.cu measures the loads alone both ways. 39,168 bytes, 5 CTAs
-// (10 heads) an SM. docs/kernels/gdn.md "Left to do" item 0a.
+// DRAM side. kernels/gdn/gdn_probe.cu measures the loads alone both ways. 39,168 bytes; the
+// registers set the CTAs an SM: 64 in the plain forward's pass (4 CTAs, 8 heads; the one-head
+// pass, 56 registers, takes 9), 74 in the training forward's at S = 32 (3 CTAs, 6 heads, against
+// 8; the default shape's 392 working CTAs still fit one wave). docs/kernels/gdn.md "Left to do" item 0a.
 #ifndef HYMO_GDN_STATE_PAIR
 #define HYMO_GDN_STATE_PAIR 0
 #endif

@@ -95,8 +95,10 @@ void gdn_set_grid_slice(int n);
 // adjacent heads a CTA (1) or one (0); -1 (the default): the build's choice. Two apply where S <=
 // 32, D = 32 and H is even; the results are the same bits either way.
 void gdn_set_state_pair(int mode);
-// ... and whether it takes two heads now (where a shape allows).
+// ... whether it takes two heads now (where a shape allows), and whether this build's state pass
+// can take them on shape s (BF16, S <= 32, D = 32, H even, and the switches it builds on).
 bool gdn_state_pair();
+bool gdn_state_pair_fits(const Shape& s);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

@@ -278,9 +278,9 @@ int main(int argc, char** argv) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
       gdn_set_state_pair(pair);
-      // the state pass's layout these calls use: head pairs where the build's kernels allow
-      // them (BF16, S <= 32, D = 32, H even)
-      const int pair_used = gdn_state_pair() && s.S <= 32 && s.D == 32 && s.H % 2 == 0;
+      // the state pass's layout these calls use: head pairs where this build's kernels allow
+      // them on this shape
+      const int pair_used = gdn_state_pair() && gdn_state_pair_fits(s);
       if (clk_file) GDN_CUDA(cudaMemset(clk_buf.p, 0, gdn_clocks_bytes()));
       const Res r = bench(s, iters, decay_scale);
       if (clk_file) {

@@ -371,7 +371,7 @@ static void run_case(const Case& k, uint64_t seed) {
     }
     // where the BF16 state pass can take two heads a CTA (HYMO_GDN_STATE_PAIR: S <= 32, D = 32, H
     // even), the second run takes the other layout, whose arithmetic is the same: the same bits
-    const bool flip = bf && k.S <= 32 && k.D == 32 && k.H % 2 == 0;
+    const bool flip = gdn_state_pair_fits(s);
     const bool pair2 = flip ? !gdn_state_pair() : gdn_state_pair();
     gdn_set_state_pair(pair2 ? 1 : 0);
     GDN_CUDA(cudaMemset(ws, 0xff, wsb));
@@ -605,8 +605,9 @@ int main(int argc, char** argv) {
       {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 1, 0, 4},
       {1, 130, 3, 32, 32, DType::F32, true, 0, lg, false, 1, 0, 2},
       // (appended in session 43) an even H in slices (HYMO_GDN_STATE_PAIR's state pass launches
-      // head pairs, 3 pairs' slices halved to 1): 8 (b, h) pairs, 5 segments, S = 32 and 16
-      {2, 300, 4, 32, 32, DType::BF16, true, 0, lg, false, 1, 0, 3},
+      // head pairs in slices of half as many: 6 -> 3, a slice of 3 pairs and one of 1; 3 -> 1):
+      // 8 (b, h) pairs, 5 segments, S = 32 and 16
+      {2, 300, 4, 32, 32, DType::BF16, true, 0, lg, false, 1, 0, 6},
       {2, 300, 4, 32, 16, DType::BF16, false, 0, 5.0, true, 1, 0, 3},
   };
   if (from > long(cases.size())) {
