@@ -13,7 +13,11 @@ The log's "== B1 = FLAGS" lines, where present, are printed first as a legend.
 bwd_ms is derived: fwd_bwd_ms - fwd_train_ms of the same benchmark run (both medians of that
 run's calls), the backward's share, for variants that change only backward kernels.
 
-Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms]
+--arm-by FIELD reads a plain hymo_gdn_bench --json log instead (no arm names): a line's arm is A
+where its FIELD is 0, else B<FIELD> (e.g. --arm-by state_pair: the one-head state pass against
+the head-pair one of `hymo_gdn_bench --state-pair 0,1`, both in one process).
+
+Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms] [--arm-by FIELD]
 LOG: ab.log, or the directory holding it (the call's $OUT, unpacked)
 """
 import argparse
@@ -26,6 +30,7 @@ import statistics
 import sys
 
 LINE = re.compile(r'^(A|B[0-9]+) (\{.*\})\s*$')
+BARE = re.compile(r'^()(\{.*\})\s*$')  # --arm-by: a benchmark line without an arm
 ARM = re.compile(r'^== (B[0-9]+) = (.*?)\s*$')
 
 
@@ -35,6 +40,8 @@ def main():
     ap.add_argument('log', help="device-gdn-ab.sh's ab.log, or the directory holding it")
     ap.add_argument('--fields', default='fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms',
                     help='comma-separated time fields of the JSON objects (bwd_ms: derived)')
+    ap.add_argument('--arm-by', metavar='FIELD',
+                    help='plain benchmark lines: arm A where FIELD is 0, else B<FIELD>')
     args = ap.parse_args()
     fields = [f for f in args.fields.split(',') if f]
     runs = collections.defaultdict(lambda: collections.defaultdict(list))  # shape -> (arm, field) -> values
@@ -52,24 +59,29 @@ def main():
             if a:
                 legend[a.group(1)] = a.group(2)
                 continue
-            m = LINE.match(line)
+            m = (BARE if args.arm_by else LINE).match(line)
             if not m:
                 continue
             try:
                 j = json.loads(m.group(2))
+                arm = m.group(1)
+                if args.arm_by:
+                    k = int(j[args.arm_by])
+                    arm = 'A' if k == 0 else f'B{k}'
+                    legend.setdefault(arm, f'{args.arm_by} {k}')
                 shape = ','.join(str(j[k]) for k in ('B', 'T', 'H', 'D', 'S'))
                 if 'segments' in j:  # (a --nseg sweep: each count its own row)
                     shape += f' seg={j["segments"]}'
             except (ValueError, KeyError) as e:
                 sys.exit(f'gdn-ab-summary: {args.log}:{n}: not a benchmark object ({e})')
-            arms.add(m.group(1))
+            arms.add(arm)
             if 'fwd_bwd_ms' in j and 'fwd_train_ms' in j:
                 j['bwd_ms'] = float(j['fwd_bwd_ms']) - float(j['fwd_train_ms'])
             for f in fields:
                 if f in j:
-                    runs[shape][(m.group(1), f)].append(float(j[f]))
+                    runs[shape][(arm, f)].append(float(j[f]))
     if not runs:
-        sys.exit(f'gdn-ab-summary: {args.log}: no "<arm> {{json}}" benchmark lines')
+        sys.exit(f'gdn-ab-summary: {args.log}: no ' + ('benchmark lines' if args.arm_by else '"<arm> {json}" benchmark lines'))
     if 'A' not in arms:
         sys.exit(f'gdn-ab-summary: {args.log}: no A lines to compare against')
     variants = sorted((a for a in arms if a != 'A'), key=lambda a: int(a[1:]))
