@@ -8,12 +8,15 @@
 // flight while the current one is read; warp 0 fetches the next chunk's gates into registers),
 // and only sums what lands. Variants change one thing at a time: the chunks in flight, the
 // segment length (the number of CTAs), the walk's direction, and the CTA's width (one head's
-// 64-byte rows, or a pair of adjacent heads whose rows share a 128-byte line). A last line reads
-// the same bytes as one flat stream. Times are CUDA-event means over launches that rotate through
+// 64-byte rows, or a pair of adjacent heads whose rows share a 128-byte line). The first line
+// reads the same bytes as one flat stream (the reference of the "x flat" column). Times are CUDA-event means over launches that rotate through
 // input sets larger than L2, so every launch reads from DRAM, as the benchmark's loop does.
+// The last lines do the same for the adjoint pass's traffic (the backward's first pass, memory
+// latency bound: o, v, c, dy, z in, dz and dO out), one head or a head pair a CTA.
 //
-// Usage: hymo_gdn_probe [--shape B,T,H] [--iters N] [--json]
-//   (S = D = 32: 64-byte rows; H must be even for the head-pair lines.)
+// Usage: hymo_gdn_probe [--shape B,T,H] [--cps N] [--iters N] [--json]
+//   (S = D = 32: 64-byte rows; H must be even for the head-pair lines; --cps: the segment length
+//   the library takes at that shape, default 8, the default shape's)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -149,6 +152,98 @@ __global__ void __launch_bounds__(256) flat_read(const uint4* b, const uint4* v,
   if (acc == 0x9E3779B9u) sink[0] = acc;
 }
 
+// The adjoint pass's traffic (gdn_fwd_bf16.cuh, adj_bf16_kernel: about 265 MB at the default
+// shape, 95 us under ncu): per chunk of a (b, unit, segment), walked forwards, the o tile (FP32,
+// rows of 2 W bytes) and the v and c tiles (W bytes) by cp.async, AHEAD chunks ahead; dy and z
+// (W bytes) loaded into registers at the chunk's top; then dz (W bytes) and dO (its BF16 high and
+// low halves, 2 W bytes) stored from what landed. W = 64: one head (S = D = 32); 128: a pair.
+struct AdjArgs {
+  const char* in;  // one input set: o (2 t bytes), v, c, dy, z (t each), t = B T H 64
+  char* out;       // dz (t), dO (2 t)
+  size_t t;
+  int T, H, nseg, cps;
+  unsigned* sink;
+};
+
+template <int W, int AHEAD>
+__global__ void __launch_bounds__(threads_of<W>()) adj_walk(AdjArgs a) {
+  extern __shared__ __align__(16) unsigned char sm[];
+  constexpr int NTH = threads_of<W>(), RO = 2 * W + 16, RV = W + 16;  // row strides (o; v, c)
+  constexpr int BUF = C * (RO + 2 * RV), PIECES = C * W / 16, PT = PIECES / NTH;
+  static_assert(PIECES % NTH == 0, "whole pieces a thread");
+  const int seg = blockIdx.x, units = a.H * ROW / W, bu = blockIdx.y, bb = bu / units, u = bu % units;
+  const int nch = (a.T + C - 1) / C, c0 = seg * a.cps, c1 = min(nch, c0 + a.cps);
+  if (c0 >= c1) return;
+  const size_t ts = size_t(a.H) * ROW, base = size_t(bb) * a.T * ts + size_t(u) * W;  // bytes
+  const char* o = a.in;
+  const char* v = a.in + 2 * a.t;
+  const char* c = a.in + 3 * a.t;
+  const char* dy = a.in + 4 * a.t;
+  const char* z = a.in + 5 * a.t;
+  char* dz = a.out;
+  char* dO = a.out + a.t;
+  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
+  const int tid = threadIdx.x;
+  auto fetch = [&](int k) {  // chunk c0 + k into buffer k % (AHEAD + 1)
+    const int ch = c0 + k, n = min(C, a.T - ch * C);
+    const uint32_t buf = s0 + (k % (AHEAD + 1)) * BUF;
+    for (int i = tid; i < PIECES; i += NTH) {
+      const int t = i / (W / 16), q = i % (W / 16), tt = ch * C + (t < n ? t : 0);
+      const size_t g1 = base + size_t(tt) * ts + q * 16, g2 = 2 * (base + size_t(tt) * ts) + q * 32;
+      cp16(buf + t * RO + q * 32, o + g2, t < n);
+      cp16(buf + t * RO + q * 32 + 16, o + g2 + 16, t < n);
+      cp16(buf + C * RO + t * RV + q * 16, v + g1, t < n);
+      cp16(buf + C * RO + C * RV + t * RV + q * 16, c + g1, t < n);
+    }
+    commit();
+  };
+  const int n = c1 - c0;
+  for (int k = 0; k < AHEAD; ++k) {
+    if (k < n) fetch(k);
+    else commit();
+  }
+  uint32_t acc = 0;
+  for (int k = 0; k < n; ++k) {
+    const int ch = c0 + k, nn = min(C, a.T - ch * C);
+    uint4 ry[PT], rz[PT];  // this chunk's dy and z pieces
+#pragma unroll
+    for (int j = 0; j < PT; ++j) {
+      const int i = tid + j * NTH, t = i / (W / 16), q = i % (W / 16);
+      const size_t g1 = base + size_t(ch * C + (t < nn ? t : 0)) * ts + q * 16;
+      ry[j] = __ldcg(reinterpret_cast<const uint4*>(dy + g1));
+      rz[j] = __ldcg(reinterpret_cast<const uint4*>(z + g1));
+    }
+    wait_group<AHEAD - 1>();
+    __syncthreads();
+    if (k + AHEAD < n) fetch(k + AHEAD);
+    else commit();
+    const unsigned char* buf = sm + (k % (AHEAD + 1)) * BUF;
+#pragma unroll
+    for (int j = 0; j < PT; ++j) {
+      const int i = tid + j * NTH, t = i / (W / 16), q = i % (W / 16);
+      if (t >= nn) continue;
+      const uint4 o0 = *reinterpret_cast<const uint4*>(buf + t * RO + q * 32);
+      const uint4 o1 = *reinterpret_cast<const uint4*>(buf + t * RO + q * 32 + 16);
+      const uint4 x = *reinterpret_cast<const uint4*>(buf + C * RO + t * RV + q * 16);
+      const uint4 y = *reinterpret_cast<const uint4*>(buf + C * RO + C * RV + t * RV + q * 16);
+      const uint4 w1 = make_uint4(x.x ^ ry[j].x, x.y ^ rz[j].y, y.z ^ ry[j].z, y.w ^ rz[j].w);
+      const uint4 w2 = make_uint4(o0.x ^ ry[j].y, o0.y, o0.z ^ rz[j].x, o0.w);
+      const uint4 w3 = make_uint4(o1.x, o1.y ^ ry[j].w, o1.z, o1.w ^ rz[j].z);
+      const size_t g1 = base + size_t(ch * C + t) * ts + q * 16, g2 = 2 * (base + size_t(ch * C + t) * ts) + q * 32;
+      *reinterpret_cast<uint4*>(dz + g1) = w1;
+      *reinterpret_cast<uint4*>(dO + g2) = w2;
+      *reinterpret_cast<uint4*>(dO + g2 + 16) = w3;
+      acc += w1.x;
+    }
+  }
+  if (acc == 0x9E3779B9u) a.sink[1] = acc;
+}
+
+template <int W, int AHEAD>
+constexpr int adj_smem_need() {
+  return (AHEAD + 1) * C * (2 * W + 16 + 2 * (W + 16));
+}
+
 struct Variant {
   const char* name;
   int W, ahead, cps;  // cps 0: the state pass's (8 at the default shape: gdn_segments' rule is not
@@ -244,7 +339,7 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&b, tile_bytes * R), "cudaMalloc b");
   check(cudaMalloc(&v, tile_bytes * R), "cudaMalloc v");
   check(cudaMalloc(&g, gate_pad * R), "cudaMalloc gate");
-  check(cudaMalloc(&sink, 4), "cudaMalloc sink");
+  check(cudaMalloc(&sink, 8), "cudaMalloc sink");
   check(cudaMemset(b, 0x3c, tile_bytes * R), "memset");
   check(cudaMemset(v, 0x3d, tile_bytes * R), "memset");
   check(cudaMemset(g, 0x3e, gate_pad * R), "memset");
@@ -358,6 +453,63 @@ int main(int argc, char** argv) {
   check(cudaFree(b), "cudaFree");
   check(cudaFree(v), "cudaFree");
   check(cudaFree(g), "cudaFree");
+
+  // The adjoint pass's traffic: two input sets (each 6 t, together more than four times L2 at the
+  // default shape's t = 29 MB: at least 2), one output set (3 t), every segment walked forwards
+  {
+    const size_t t = tile_bytes;
+    const int RA = int(std::max<size_t>(2, (4 * size_t(prop.l2CacheSize)) / (6 * t) + 1));
+    char *in = nullptr, *out = nullptr;
+    check(cudaMalloc(&in, 6 * t * RA), "cudaMalloc adjoint inputs");
+    check(cudaMalloc(&out, 3 * t), "cudaMalloc adjoint outputs");
+    check(cudaMemset(in, 0x3c, 6 * t * RA), "memset");
+    struct AdjVariant {
+      const char* name;
+      int W, ahead, min_smem;  // min_smem: the dynamic shared memory at least (CTAs an SM)
+    };
+    // 46 KB: 4 CTAs an SM, as the pass (40,832 bytes, held at 4 by its registers); 0: the
+    // buffers' own 38,912 bytes, 5 an SM (HYMO_GDN_ADJ_MINB=5)
+    const AdjVariant av[] = {
+        {"adjoint pass's traffic (1 chunk ahead, 4 CTAs an SM)", 64, 1, 46 * 1024},
+        {"adjoint, 5 CTAs an SM", 64, 1, 0},
+        {"adjoint, 2 chunks ahead", 64, 2, 0},
+        {"adjoint, head pairs", 128, 1, 0},
+    };
+    for (const AdjVariant& w : av) {
+      const int cps = cps_state, nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
+      void (*k)(AdjArgs) = nullptr;
+      int need = 0;
+      if (w.W == 64 && w.ahead == 1) {
+        k = adj_walk<64, 1>;
+        need = adj_smem_need<64, 1>();
+      } else if (w.W == 64 && w.ahead == 2) {
+        k = adj_walk<64, 2>;
+        need = adj_smem_need<64, 2>();
+      } else if (w.W == 128 && w.ahead == 1) {
+        k = adj_walk<128, 1>;
+        need = adj_smem_need<128, 1>();
+      }
+      if (!k) {
+        std::fprintf(stderr, "hymo_gdn_probe: no adjoint kernel for row %d, ahead %d\n", w.W, w.ahead);
+        return 1;
+      }
+      const int smem = std::max(need, w.min_smem), nth = 128 * w.W / ROW;
+      check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
+      int res = 0;
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&res, k, nth, smem), "occupancy");
+      AdjArgs a{in, out, t, T, H, nseg, cps, sink};
+      const dim3 grid(nseg, B * units);
+      const double us = time_us([&](int r) {
+        a.in = in + (r % RA) * 6 * t;
+        k<<<grid, nth, smem, st>>>(a);
+      });
+      // read o (128 bytes a token and head), v, c, dy, z (64 each); written dz (64), dO (128)
+      const double bytes = double(B) * H * T * (2 * ROW + 4 * ROW + ROW + 2 * ROW);
+      report(w.name, w.W, w.ahead, cps, nseg, long(nseg) * B * units, res, us, bytes);
+    }
+    check(cudaFree(in), "cudaFree");
+    check(cudaFree(out), "cudaFree");
+  }
   check(cudaFree(sink), "cudaFree");
   return 0;
 }
