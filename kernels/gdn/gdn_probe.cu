@@ -45,8 +45,16 @@ void check(cudaError_t e, const char* what) {
   }
 }
 
+// PF: L2's prefetch size for the copy (.L2::128B, .L2::256B: L2 fetches that much around the
+// 16 bytes asked for), 0 none (the kernels' load_rows_async)
+template <int PF = 0>
 __device__ __forceinline__ void cp16(uint32_t sa, const void* g, bool ok) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(ok ? 16 : 0));
+  if constexpr (PF == 128)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(ok ? 16 : 0));
+  else if constexpr (PF == 256)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(ok ? 16 : 0));
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(ok ? 16 : 0));
 }
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
@@ -68,7 +76,7 @@ struct Args {
   unsigned* sink;
 };
 
-template <int W, int AHEAD>
+template <int W, int AHEAD, int PF>
 __global__ void __launch_bounds__(threads_of<W>()) seg_walk(Args a) {
   constexpr int NTH = threads_of<W>();
   extern __shared__ __align__(16) unsigned char sm[];
@@ -90,8 +98,8 @@ __global__ void __launch_bounds__(threads_of<W>()) seg_walk(Args a) {
     for (int i = tid; i < PIECES; i += NTH) {
       const int t = i / (W / 16), q = i % (W / 16);
       const size_t go = size_t(ch * C + (t < n ? t : 0)) * tstride + q * 16;
-      cp16(buf + t * LDB + q * 16, bsrc + go, t < n);
-      cp16(buf + TILE + t * LDB + q * 16, vsrc + go, t < n);
+      cp16<PF>(buf + t * LDB + q * 16, bsrc + go, t < n);
+      cp16<PF>(buf + TILE + t * LDB + q * 16, vsrc + go, t < n);
     }
     commit();
   };
@@ -246,7 +254,7 @@ constexpr int adj_smem_need() {
 
 struct Variant {
   const char* name;
-  int W, ahead, cps;  // cps 0: the state pass's (8 at the default shape: gdn_segments' rule is not
+  int W, ahead, cps, pf;  // pf: the copies' L2 prefetch size (cp16)  // cps 0: the state pass's (8 at the default shape: gdn_segments' rule is not
                       // linked here, so the probe takes it as an argument)
   bool skip_last, rev;
 };
@@ -259,19 +267,20 @@ constexpr int smem_bytes() {
   return std::max((AHEAD + 1) * 2 * C * (W + 16), 26 * 1024);
 }
 
-template <int W, int AHEAD>
+template <int W, int AHEAD, int PF = 0>
 void launch(const Args& a, int nunits, int B, cudaStream_t st) {
   dim3 grid(a.nseg, B * nunits);
-  seg_walk<W, AHEAD><<<grid, threads_of<W>(), smem_bytes<W, AHEAD>(), st>>>(a);
+  seg_walk<W, AHEAD, PF><<<grid, threads_of<W>(), smem_bytes<W, AHEAD>(), st>>>(a);
 }
 
-template <int W, int AHEAD>
+template <int W, int AHEAD, int PF = 0>
 int resident() {
   constexpr int smem = smem_bytes<W, AHEAD>();
-  check(cudaFuncSetAttribute(seg_walk<W, AHEAD>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
+  check(cudaFuncSetAttribute(seg_walk<W, AHEAD, PF>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem),
         "cudaFuncSetAttribute");
   int n = 0;
-  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, seg_walk<W, AHEAD>, threads_of<W>(), smem), "occupancy");
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, seg_walk<W, AHEAD, PF>, threads_of<W>(), smem),
+        "occupancy");
   return n;
 }
 
@@ -347,15 +356,17 @@ int main(int argc, char** argv) {
   if (cps_state > nch) cps_state = nch;
 
   const Variant variants[] = {
-      {"state pass (1 chunk ahead, reverse walk, last segment skipped)", 64, 1, 0, true, true},
-      {"2 chunks ahead", 64, 2, 0, true, true},
-      {"3 chunks ahead", 64, 3, 0, true, true},
-      {"forward walk", 64, 1, 0, true, false},
-      {"last segment read too", 64, 1, 0, false, true},
-      {"half segments (2x the CTAs)", 64, 1, -2, true, true},
-      {"double segments (half the CTAs)", 64, 1, -1, true, true},
-      {"head pairs: 128-byte rows, 1 chunk ahead", 128, 1, 0, true, true},
-      {"head pairs, 2 chunks ahead", 128, 2, 0, true, true},
+      {"state pass (1 chunk ahead, reverse walk, last segment skipped)", 64, 1, 0, 0, true, true},
+      {"2 chunks ahead", 64, 2, 0, 0, true, true},
+      {"3 chunks ahead", 64, 3, 0, 0, true, true},
+      {"forward walk", 64, 1, 0, 0, true, false},
+      {"last segment read too", 64, 1, 0, 0, false, true},
+      {"half segments (2x the CTAs)", 64, 1, -2, 0, true, true},
+      {"double segments (half the CTAs)", 64, 1, -1, 0, true, true},
+      {"copies with L2::128B (L2 fetches whole lines)", 64, 1, 0, 128, true, true},
+      {"copies with L2::256B", 64, 1, 0, 256, true, true},
+      {"head pairs: 128-byte rows, 1 chunk ahead", 128, 1, 0, 0, true, true},
+      {"head pairs, 2 chunks ahead", 128, 2, 0, 0, true, true},
   };
   cudaStream_t st;
   check(cudaStreamCreate(&st), "cudaStreamCreate");
@@ -416,7 +427,15 @@ int main(int argc, char** argv) {
     const int nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
     LaunchFn fn = nullptr;
     int res = 0;
-    if (w.W == 64 && w.ahead == 1) {
+    if (w.W == 64 && w.ahead == 1 && w.pf == 128) {
+      fn = launch<64, 1, 128>;
+      res = resident<64, 1, 128>();
+    } else if (w.W == 64 && w.ahead == 1 && w.pf == 256) {
+      fn = launch<64, 1, 256>;
+      res = resident<64, 1, 256>();
+    } else if (w.pf != 0) {
+      fn = nullptr;
+    } else if (w.W == 64 && w.ahead == 1) {
       fn = launch<64, 1>;
       res = resident<64, 1>();
     } else if (w.W == 64 && w.ahead == 2) {
