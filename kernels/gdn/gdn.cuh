@@ -1334,6 +1334,29 @@ __device__ __forceinline__ int out_piece(int u, int& q) {
   }
 }
 
+// HYMO_GDN_CP_L2 (session 43; 0, off, not measured): L2's prefetch size for load_rows_async's
+// copies, 128 or 256 bytes (cp.async's .L2::128B / .L2::256B; SASS LDGSTS...LTC128B): L2 fetches
+// the whole line (or two) around the 16 bytes a copy asks for. Every row these copies read is
+// 32 or 64 bytes of a head, the line's rest the neighbouring heads', which other CTAs read at
+// about the same time; kernels/gdn/gdn_probe.cu times the state pass's loads with and without.
+// The copies of the state pass (the plain and training forwards), the adjoint pass and the
+// generic kernels; the TMA's boxes have their own (HYMO_GDN_TMA_L2).
+#ifndef HYMO_GDN_CP_L2
+#define HYMO_GDN_CP_L2 0
+#endif
+static_assert(HYMO_GDN_CP_L2 == 0 || HYMO_GDN_CP_L2 == 128 || HYMO_GDN_CP_L2 == 256, "HYMO_GDN_CP_L2: 0, 128 or 256");
+// One 16-byte cp.async to shared address sa from g, of which the first src bytes are copied and
+// the rest zero-filled
+__device__ __forceinline__ void cp_async16_zfill(uint32_t sa, const void* g, int src) {
+#if HYMO_GDN_CP_L2 == 128
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(src));
+#elif HYMO_GDN_CP_L2 == 256
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(src));
+#else
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(src));
+#endif
+}
+
 template <typename T, int X, int C, int NTH>
 __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, size_t tok_stride,
                                                 int n) {
@@ -1350,16 +1373,14 @@ __device__ __forceinline__ void load_rows_async(T* dst, int ld, const T* src, si
     const int t = row_piece<VR, 1>(i, q);  // (HYMO_GDN_ROWPERM)
     const T* g = src + ((t < n ? t : 0) * ts + q * VE);
     const uint32_t sa = s0 + static_cast<uint32_t>((t * ld + q * VE) * sizeof(T));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g),
-                 "r"(t < n ? 16 : 0));
+    cp_async16_zfill(sa, g, t < n ? 16 : 0);
   }
 #else
   for (int i = threadIdx.x; i < C * VR; i += NTH) {
     const int t = i / VR, q = i % VR;
     const T* g = src + size_t(t < n ? t : 0) * tok_stride + q * VE;
     const uint32_t sa = static_cast<uint32_t>(__cvta_generic_to_shared(dst + t * ld + q * VE));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g),
-                 "r"(t < n ? 16 : 0));
+    cp_async16_zfill(sa, g, t < n ? 16 : 0);
   }
 #endif
 }
