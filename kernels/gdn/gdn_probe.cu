@@ -252,12 +252,6 @@ constexpr int adj_smem_need() {
   return (AHEAD + 1) * C * (2 * W + 16 + 2 * (W + 16));
 }
 
-struct Variant {
-  const char* name;
-  int W, ahead, cps, pf;  // pf: the copies' L2 prefetch size (cp16)  // cps 0: the state pass's (8 at the default shape: gdn_segments' rule is not
-                      // linked here, so the probe takes it as an argument)
-  bool skip_last, rev;
-};
 
 // Dynamic shared memory: the buffers, and at least 26 KB so that at most 8 CTAs share an SM, as
 // the state pass's 21.6 KB allow (the buffers alone would let 10; 2 chunks ahead take 30 KB, 7 an SM,
@@ -285,6 +279,18 @@ int resident() {
 }
 
 using LaunchFn = void (*)(const Args&, int, int, cudaStream_t);
+
+// A variant of the state pass's walk: how it differs, its launch and its CTAs an SM
+struct Variant {
+  const char* name;
+  int W, ahead;  // row bytes (64: one head, 128: a head pair), chunks in flight
+  int cps;       // segment length: 0 --cps (the state pass's: the library's rule is not linked
+                 // here), -2 half of it, -1 twice
+  int pf;        // the copies' L2 prefetch size (cp16)
+  bool skip_last, rev;
+  LaunchFn fn;
+  int (*resident)();
+};
 
 bool parse_shape(const char* s, int& B, int& T, int& H) {
   return std::sscanf(s, "%d,%d,%d", &B, &T, &H) == 3 && B > 0 && T > 0 && H > 0;
@@ -356,18 +362,21 @@ int main(int argc, char** argv) {
   if (cps_state > nch) cps_state = nch;
 
   const Variant variants[] = {
-      {"state pass (1 chunk ahead, reverse walk, last segment skipped)", 64, 1, 0, 0, true, true},
-      {"2 chunks ahead", 64, 2, 0, 0, true, true},
-      {"3 chunks ahead", 64, 3, 0, 0, true, true},
-      {"forward walk", 64, 1, 0, 0, true, false},
-      {"last segment read too", 64, 1, 0, 0, false, true},
-      {"half segments (2x the CTAs)", 64, 1, -2, 0, true, true},
-      {"double segments (half the CTAs)", 64, 1, -1, 0, true, true},
-      {"copies with L2::128B (L2 fetches whole lines)", 64, 1, 0, 128, true, true},
-      {"copies with L2::256B", 64, 1, 0, 256, true, true},
-      {"head pairs: 128-byte rows, 1 chunk ahead", 128, 1, 0, 0, true, true},
-      {"head pairs, 2 chunks ahead", 128, 2, 0, 0, true, true},
+      {"state pass (1 chunk ahead, reverse walk, last segment skipped)", 64, 1, 0, 0, true, true, launch<64, 1>,
+       resident<64, 1>},
+      {"2 chunks ahead", 64, 2, 0, 0, true, true, launch<64, 2>, resident<64, 2>},
+      {"3 chunks ahead", 64, 3, 0, 0, true, true, launch<64, 3>, resident<64, 3>},
+      {"forward walk", 64, 1, 0, 0, true, false, launch<64, 1>, resident<64, 1>},
+      {"last segment read too", 64, 1, 0, 0, false, true, launch<64, 1>, resident<64, 1>},
+      {"half segments (2x the CTAs)", 64, 1, -2, 0, true, true, launch<64, 1>, resident<64, 1>},
+      {"double segments (half the CTAs)", 64, 1, -1, 0, true, true, launch<64, 1>, resident<64, 1>},
+      {"copies with L2::128B (L2 fetches whole lines)", 64, 1, 0, 128, true, true, launch<64, 1, 128>,
+       resident<64, 1, 128>},
+      {"copies with L2::256B", 64, 1, 0, 256, true, true, launch<64, 1, 256>, resident<64, 1, 256>},
+      {"head pairs: 128-byte rows, 1 chunk ahead", 128, 1, 0, 0, true, true, launch<128, 1>, resident<128, 1>},
+      {"head pairs, 2 chunks ahead", 128, 2, 0, 0, true, true, launch<128, 2>, resident<128, 2>},
   };
+
   cudaStream_t st;
   check(cudaStreamCreate(&st), "cudaStreamCreate");
   cudaEvent_t e0, e1;
@@ -425,36 +434,8 @@ int main(int argc, char** argv) {
   for (const Variant& w : variants) {
     const int cps = w.cps == 0 ? cps_state : w.cps == -2 ? std::max(1, cps_state / 2) : 2 * cps_state;
     const int nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
-    LaunchFn fn = nullptr;
-    int res = 0;
-    if (w.W == 64 && w.ahead == 1 && w.pf == 128) {
-      fn = launch<64, 1, 128>;
-      res = resident<64, 1, 128>();
-    } else if (w.W == 64 && w.ahead == 1 && w.pf == 256) {
-      fn = launch<64, 1, 256>;
-      res = resident<64, 1, 256>();
-    } else if (w.pf != 0) {
-      fn = nullptr;
-    } else if (w.W == 64 && w.ahead == 1) {
-      fn = launch<64, 1>;
-      res = resident<64, 1>();
-    } else if (w.W == 64 && w.ahead == 2) {
-      fn = launch<64, 2>;
-      res = resident<64, 2>();
-    } else if (w.W == 64 && w.ahead == 3) {
-      fn = launch<64, 3>;
-      res = resident<64, 3>();
-    } else if (w.W == 128 && w.ahead == 1) {
-      fn = launch<128, 1>;
-      res = resident<128, 1>();
-    } else if (w.W == 128 && w.ahead == 2) {
-      fn = launch<128, 2>;
-      res = resident<128, 2>();
-    }
-    if (!fn) {
-      std::fprintf(stderr, "hymo_gdn_probe: no kernel for row %d, ahead %d\n", w.W, w.ahead);
-      return 1;
-    }
+    const LaunchFn fn = w.fn;
+    const int res = w.resident();
     Args a{b, v, reinterpret_cast<const uint16_t*>(g), T, H, nseg, cps, tile_bytes, gate_pad / 2, 0,
            w.skip_last, w.rev, sink};
     const double us = time_us([&](int r) {
@@ -485,33 +466,22 @@ int main(int argc, char** argv) {
     struct AdjVariant {
       const char* name;
       int W, ahead, min_smem;  // min_smem: the dynamic shared memory at least (CTAs an SM)
+      void (*k)(AdjArgs);
+      int need;  // the buffers' shared memory
     };
     // 46 KB: 4 CTAs an SM, as the pass (40,832 bytes, held at 4 by its registers); 0: the
     // buffers' own 38,912 bytes, 5 an SM (HYMO_GDN_ADJ_MINB=5)
     const AdjVariant av[] = {
-        {"adjoint pass's traffic (1 chunk ahead, 4 CTAs an SM)", 64, 1, 46 * 1024},
-        {"adjoint, 5 CTAs an SM", 64, 1, 0},
-        {"adjoint, 2 chunks ahead", 64, 2, 0},
-        {"adjoint, head pairs", 128, 1, 0},
+        {"adjoint pass's traffic (1 chunk ahead, 4 CTAs an SM)", 64, 1, 46 * 1024, adj_walk<64, 1>,
+         adj_smem_need<64, 1>()},
+        {"adjoint, 5 CTAs an SM", 64, 1, 0, adj_walk<64, 1>, adj_smem_need<64, 1>()},
+        {"adjoint, 2 chunks ahead", 64, 2, 0, adj_walk<64, 2>, adj_smem_need<64, 2>()},
+        {"adjoint, head pairs", 128, 1, 0, adj_walk<128, 1>, adj_smem_need<128, 1>()},
     };
     for (const AdjVariant& w : av) {
       const int cps = cps_state, nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
-      void (*k)(AdjArgs) = nullptr;
-      int need = 0;
-      if (w.W == 64 && w.ahead == 1) {
-        k = adj_walk<64, 1>;
-        need = adj_smem_need<64, 1>();
-      } else if (w.W == 64 && w.ahead == 2) {
-        k = adj_walk<64, 2>;
-        need = adj_smem_need<64, 2>();
-      } else if (w.W == 128 && w.ahead == 1) {
-        k = adj_walk<128, 1>;
-        need = adj_smem_need<128, 1>();
-      }
-      if (!k) {
-        std::fprintf(stderr, "hymo_gdn_probe: no adjoint kernel for row %d, ahead %d\n", w.W, w.ahead);
-        return 1;
-      }
+      void (*const k)(AdjArgs) = w.k;
+      const int need = w.need;
       const int smem = std::max(need, w.min_smem), nth = 128 * w.W / ROW;
       check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
       int res = 0;
