@@ -99,7 +99,8 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_OUT4
 #define HYMO_GDN_OUT4 1
 #endif
-// HYMO_GDN_OUT5 (session 42; off, not measured): the plain output pass with OUT4's layout, S <= 32,
+// HYMO_GDN_OUT5 (session 42; off: measured slower in run 210, forward +2.1% at the default shape,
+// +2.2% at S = 16, +0.8% at T = 2048, -0.9% at H = 64; to be removed): the plain output pass with OUT4's layout, S <= 32,
 // D = 32, in 44 KB of shared memory and 96 registers, for 5 CTAs an SM instead of 4. The
 // diagonal blocks' operands (the mid and mid2 tiles, 10 KB) are built in registers by the
 // block's warp from the raw c and b tiles (the way HYMO_GDN_MIDREG builds the training pass's
@@ -112,7 +113,8 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_OUT5
 #define HYMO_GDN_OUT5 0
 #endif
-// HYMO_GDN_TRAIN3 (session 42; off, not measured): the training output pass at S <= 32, D = 32
+// HYMO_GDN_TRAIN3 (session 42; default on since run 210, 0 turns it off): the training output
+// pass at S <= 32, D = 32
 // (two warps a row block, 256 threads) at 3 CTAs an SM instead of 2: 24 warps instead of 16.
 // Its per-step decay tile (FP32, 9 KB), read only by the diagonal triangles' walk of the blocks
 // that fail diag8_fast (0.2% at the spec's decays since HYMO_GDN_DIAG8_TRAIN), goes: that walk
@@ -120,12 +122,15 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // rolled (unrolled, ptxas spilled in the common path at 80 registers). 76,560 bytes (85,776
 // before; three CTAs need at most 76,800), and __launch_bounds__(256, 3) holds 80 registers (111
 // before) without local memory: ptxas, the fused S = D = 32 pass, 3360 static instructions
-// instead of 3544. docs/kernels/gdn.md "Left to do" item 2.
+// instead of 3544. docs/kernels/gdn.md "Left to do" item 2. Run 210 (A/B, 3 rounds, with OUT5
+// and ADJ_MINB=5, which change other kernels): training forward -5.4% (default shape), -6.2% (H =
+// 64), -5.1% (S = 16), -5.9% (T = 2048); the pass 154.6 -> 142.8 us under ncu (runs 210, 212);
+// racecheck and memcheck clean (run 211).
 #ifndef HYMO_GDN_TRAIN3
-#define HYMO_GDN_TRAIN3 0
+#define HYMO_GDN_TRAIN3 1
 #endif
-// HYMO_GDN_STATE_PAIR (session 43; off, not measured; the default of gdn_set_state_pair, which
-// picks at run time: both kernels are built): the state pass (S <= 32, D = 32, the default head
+// HYMO_GDN_STATE_PAIR (session 43; default on since run 211, 0 turns it off; the default of
+// gdn_set_state_pair, which picks at run time: both kernels are built): the state pass (S <= 32, D = 32, the default head
 // map, H even) walks two adjacent heads a CTA: 8 warps, warps 4..7 the odd head, the
 // b and v tiles fetched as rows of both heads (128 bytes at S = D = 32, a whole L2 line, where
 // one head's CTA reads half of each line and its neighbour's CTA the other half). The arithmetic
@@ -134,9 +139,13 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // DRAM side. kernels/gdn/gdn_probe.cu measures the loads alone both ways. 39,168 bytes; the
 // registers set the CTAs an SM: 64 in the plain forward's pass (4 CTAs, 8 heads; the one-head
 // pass, 56 registers, takes 9), 74 in the training forward's at S = 32 (3 CTAs, 6 heads, against
-// 8; the default shape's 392 working CTAs still fit one wave). docs/kernels/gdn.md "Left to do" item 0a.
+// 8; the default shape's 392 working CTAs still fit one wave). docs/kernels/gdn.md "Left to do"
+// item 0a. Run 210's probe: the pass's loads alone 20.8 us at the default shape, 16.8 over head
+// pairs (43.6 and 29.5 at H = 64). Run 211 (one process, 3 rounds, --state-pair 0,1): forward
+// -2.4% (default shape), -3.5% (H = 64), -1.4% (S = 16), -0.8% (T = 2048), training forward
+// -1.1..-2.4%; racecheck clean (runs 211, 212).
 #ifndef HYMO_GDN_STATE_PAIR
-#define HYMO_GDN_STATE_PAIR 0
+#define HYMO_GDN_STATE_PAIR 1
 #endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
@@ -214,6 +223,8 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // Since HYMO_GDN_ADJ_ROWS the pass spills 88 bytes at 96 registers, and 4 at D = 32 (128
 // registers, no spills) measured faster (run 66: forward + backward -0.8% at the default
 // shape, -2.7% at H = 64, +2% at B = 1, H = 16), 5 still better at D = 16 (+1.4% with 4).
+// Session 42: 5 now fits 96 registers without spills at D = 32, but it measured slower again
+// (run 210: the backward's share +1.2% at the default shape, +2.3% at H = 64, +4.7% at S = 16).
 #ifndef HYMO_GDN_ADJ_MINB
 #define HYMO_GDN_ADJ_MINB 4
 #endif
