@@ -73,6 +73,11 @@ build_one() {  # name flags ("@REF [defines]": REF's kernels/gdn)
     echo "$name $commit" >> "$OUTD/COMMITS"
     echo "== $name: kernels/gdn of commit $commit, the working tree's other files"
   fi
+  # a build folder configured from another source tree (an "@REF" variant before, or the working
+  # tree before an "@REF" one) is started afresh: cmake refuses to switch sources
+  if [ -f "$bd/CMakeCache.txt" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$bd/CMakeCache.txt"; then
+    find "$bd" -mindepth 1 -maxdepth 1 ! -name src -exec rm -rf {} +
+  fi
   echo "== $name: building (CUDA flags: '${flags}')"
   cmake -S "$src" -B "$bd" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
     -DHYMO_GDN_SHARED=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$lg" 2>&1 || { tail -20 "$lg"; rm -rf "$OUTD"; exit 1; }
