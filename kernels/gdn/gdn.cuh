@@ -52,6 +52,12 @@
 #if defined(HYMO_GDN_STATE_GATE2) || defined(HYMO_GDN_DG_DOT) || defined(HYMO_GDN_TMA_HEAD)
 #error "a HYMO_GDN_* switch removed in session 41 is set (docs/kernels/gdn-history.md)"
 #endif
+// ... and in session 43 (run 210; commit 4b27d30 has it): the plain output pass at five CTAs an
+// SM with its diagonal blocks' operands built in registers (OUT5: forward +2.1% at the default
+// shape, +2.2% at S = 16).
+#if defined(HYMO_GDN_OUT5)
+#error "a HYMO_GDN_* switch removed in session 43 is set (docs/kernels/gdn-history.md)"
+#endif
 
 // HYMO_GDN_PDL (default on since session 6: runs 40-42 measured the forward 1.5-2%
 // faster, forward + backward the same within noise; -DHYMO_GDN_PDL=0 turns it off): a call's
@@ -99,20 +105,6 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_OUT4
 #define HYMO_GDN_OUT4 1
 #endif
-// HYMO_GDN_OUT5 (session 42; off: measured slower in run 210, forward +2.1% at the default shape,
-// +2.2% at S = 16, +0.8% at T = 2048, -0.9% at H = 64; to be removed): the plain output pass with OUT4's layout, S <= 32,
-// D = 32, in 44 KB of shared memory and 96 registers, for 5 CTAs an SM instead of 4. The
-// diagonal blocks' operands (the mid and mid2 tiles, 10 KB) are built in registers by the
-// block's warp from the raw c and b tiles (the way HYMO_GDN_MIDREG builds the training pass's
-// square), with the same BF16 values the staging gave them, so P's entries keep their bits; the
-// state's low tile, never read in the plain pass since HYMO_GDN_PK2_HHI, is not allocated
-// (2.5 KB); __launch_bounds__(128, 5) holds the registers at 96 (128 before; no local memory).
-// The fused S = D = 32 pass: 44,048 bytes, 2984 static instructions instead of 2456 (the slow
-// path's squares build their operands too). docs/kernels/gdn.md "Left to do" item 3 has the
-// arithmetic.
-#ifndef HYMO_GDN_OUT5
-#define HYMO_GDN_OUT5 0
-#endif
 // HYMO_GDN_TRAIN3 (session 42; default on since run 210, 0 turns it off): the training output
 // pass at S <= 32, D = 32
 // (two warps a row block, 256 threads) at 3 CTAs an SM instead of 2: 24 warps instead of 16.
@@ -122,8 +114,8 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // rolled (unrolled, ptxas spilled in the common path at 80 registers). 76,560 bytes (85,776
 // before; three CTAs need at most 76,800), and __launch_bounds__(256, 3) holds 80 registers (111
 // before) without local memory: ptxas, the fused S = D = 32 pass, 3360 static instructions
-// instead of 3544. docs/kernels/gdn.md "Left to do" item 2. Run 210 (A/B, 3 rounds, with OUT5
-// and ADJ_MINB=5, which change other kernels): training forward -5.4% (default shape), -6.2% (H =
+// instead of 3544. docs/kernels/gdn.md "Left to do" item 2. Run 210 (A/B, 3 rounds, with the
+// removed OUT5 and ADJ_MINB=5, which change other kernels): training forward -5.4% (default shape), -6.2% (H =
 // 64), -5.1% (S = 16), -5.9% (T = 2048); the pass 154.6 -> 142.8 us under ncu (runs 210, 212);
 // racecheck and memcheck clean (run 211).
 #ifndef HYMO_GDN_TRAIN3

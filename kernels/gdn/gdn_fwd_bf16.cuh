@@ -153,65 +153,6 @@ __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], con
   }
 }
 
-// HYMO_GDN_OUT5 (gdn.cuh): this lane's fragments of one k step (columns k0 .. k0 + 15) of a
-// diagonal block's operands, built in registers from the raw c and b rows r0 .. r0 + 15 (cb, bb:
-// row r0, stride ld) as the plain pass's staging built them into its mid2 and mid tiles: A's row
-// gq + 8 hr is the query c_t exp(qd[hr] A_k) where qs[hr], else 0; n8 tile hr's key gq (block
-// row 8 hr + gq) is b_tau exp(kd[hr] A_k) where ks[hr], else 0. Each operand is rounded as
-// stage_sc rounds it (PK: the factors to a BF16 pair, one packed multiply), so the products get
-// the bits the staged tiles gave them. a4: the mma A fragment; b4[nt]: n8 tile nt's B fragment.
-template <bool PK>
-__device__ __forceinline__ void diag_frags_raw(uint32_t (&a4)[4], uint32_t (&b4)[2][2], int k0, const bf16* cb,
-                                               const bf16* bb, int ld, const bool (&qs)[2], const float (&qd)[2],
-                                               const bool (&ks)[2], const float (&kd)[2], const float* A2) {
-  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-#pragma unroll
-  for (int hk = 0; hk < 2; ++hk) {  // columns k0 + 2 tq (+1), then + 8
-    const int col = k0 + 8 * hk + 2 * tq;
-    const float2 a2v = *reinterpret_cast<const float2*>(A2 + col);
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {  // rows gq + 8 hr
-      const int row = (gq + 8 * hr) * ld + col;
-      a4[hr + 2 * hk] = qs[hr] ? scale_bf16x2<PK>(ld_pair(cb + row), ex2f(qd[hr] * a2v.x), ex2f(qd[hr] * a2v.y)) : 0u;
-      b4[hr][hk] = ks[hr] ? scale_bf16x2<PK>(ld_pair(bb + row), ex2f(kd[hr] * a2v.x), ex2f(kd[hr] * a2v.y)) : 0u;
-    }
-  }
-}
-// diag8_mm<S, false, PK> of a block that passes diag8_fast, from the raw tiles (HYMO_GDN_OUT5):
-// every row a query and a key around its half's reference (ref0, ref1: diag8_ref of the halves;
-// Gb: G from the block's row 0), the square rescaled to row 7 as diag8_mm rescales it.
-template <int S, bool PK>
-__device__ __forceinline__ void diag8_mm_raw(float (&acc)[2][4], float (&sq)[4], const bf16* cb, const bf16* bb,
-                                             int ld, const float* Gb, float ref0, float ref1, const float* A2) {
-  const int gq = (threadIdx.x & 31) >> 2;
-  const float dq0 = Gb[gq] - ref0, dq1 = Gb[8 + gq] - ref1;
-  const bool all[2] = {true, true};
-  const float qd[2] = {dq0, dq1}, kd[2] = {-dq0, -dq1};
-  const float da = ref1 - Gb[7], db = Gb[7] - ref0;
-#pragma unroll
-  for (int k0 = 0; k0 < S; k0 += 16) {
-    uint32_t a4[4], b4[2][2];
-    diag_frags_raw<PK>(a4, b4, k0, cb, bb, ld, all, qd, all, kd, A2);
-    mma_bf16(acc[0], a4, b4[0][0], b4[0][1]);
-    mma_bf16(acc[1], a4, b4[1][0], b4[1][1]);
-    diag8_square<false, PK>(sq, a4, b4[0][0], b4[0][1], k0, da, db, A2);
-  }
-}
-// acc[nt] (nt < NT) += a block's queries against n8 tile nt of its keys, the operands built from
-// the raw tiles as diag_frags_raw builds them (HYMO_GDN_OUT5's squares of a slow block)
-template <int S, int NT, bool PK>
-__device__ __forceinline__ void diag_mm_raw(float (&acc)[2][4], const bf16* cb, const bf16* bb, int ld,
-                                            const bool (&qs)[2], const float (&qd)[2], const bool (&ks)[2],
-                                            const float (&kd)[2], const float* A2) {
-#pragma unroll
-  for (int k0 = 0; k0 < S; k0 += 16) {
-    uint32_t a4[4], b4[2][2];
-    diag_frags_raw<PK>(a4, b4, k0, cb, bb, ld, qs, qd, ks, kd, A2);
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt) mma_bf16(acc[nt], a4, b4[nt][0], b4[nt][1]);
-  }
-}
-
 // Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16 or FP16, 16 for
 // floats).
 __device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return bf16x2_f2(v); }
@@ -282,11 +223,6 @@ struct PlanF {
   static constexpr int NKRP = KE ? C : NKR, FA = S + 8;
   // T4 (HYMO_GDN_TRI4, the plain pass at D = 32): the mid2 tile where the per-step decays were
   static constexpr bool T4 = HYMO_GDN_TRI4 && !TR && S <= 32 && D == 32;
-  // O5 (HYMO_GDN_OUT5, gdn.cuh): no mid2, mid or low state tile (the plain pass where DIAG8 with
-  // USTAGE and PK2_HHI serve it: out_bf16_kernel's D8 and HHI)
-  static constexpr bool O5 = HYMO_GDN_OUT5 && P4 && T4 && HYMO_GDN_DIAG8 && HYMO_GDN_SEL &&
-                             HYMO_GDN_DIAG8_USTAGE && HYMO_GDN_PK2_HHI &&
-                             (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
   // TW (HYMO_GDN_TRAIN3, gdn.cuh): the training pass at S <= 32, D = 32 without the per-step
   // decay tile, for 3 CTAs an SM
   static constexpr bool TW = HYMO_GDN_TRAIN3 && TR && R == 2 && S <= 32 && D == 32;
@@ -300,11 +236,11 @@ struct PlanF {
   static constexpr size_t o_qi = al(o_qs + (QR ? 0 : M * 2 * C * LS));
   static constexpr size_t o_kr = al(o_qi + M * 2 * C * LS);
   static constexpr size_t o_a = al(o_kr + M * 2 * NKRP * LS);
-  static constexpr size_t o_p = al(o_a + (O5 || TW ? 0 : T4 ? 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
+  static constexpr size_t o_p = al(o_a + (TW ? 0 : T4 ? 2 * C * LS : P4 ? 2 * C * FA : 4 * C * FS));
   static constexpr size_t o_mid = al(o_p + M * 2 * C * LP);  // diagonal square operands
-  static constexpr size_t o_hh = al(o_mid + (MR || O5 ? 0 : M * 2 * C * LS));
+  static constexpr size_t o_hh = al(o_mid + (MR ? 0 : M * 2 * C * LS));
   static constexpr size_t o_hl = al(o_hh + 2 * S * LD);
-  static constexpr size_t o_vec = al(o_hl + (O5 ? 0 : 2 * S * LD));  // g[C], G[C], A2[S], dl[S], ssx[R][C]
+  static constexpr size_t o_vec = al(o_hl + 2 * S * LD);  // g[C], G[C], A2[S], dl[S], ssx[R][C]
   // (+ 2 C floats with HYMO_GDN_GATE_AHEAD: g and G of the odd chunks; not in the plain
   // pass at D = 16 or S = D = 64, which spill 16 and 24 bytes with it)
   static constexpr bool GA = HYMO_GDN_GATE_AHEAD && (TR || (S <= 32 && D == 32));
@@ -317,7 +253,6 @@ struct PlanF {
   static_assert(!TMA || (o_c % 128 == 0 && o_b % 128 == 0 && o_v0 % 128 == 0 && o_v1 % 128 == 0),
                 "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
   // (228 KB of shared memory an SM, 1 KB of it reserved a CTA)
-  static_assert(!O5 || 5 * (bytes_out + 1024) <= 228 * 1024, "HYMO_GDN_OUT5: five CTAs an SM");
   static_assert(!TW || 3 * (bytes_out + 1024) <= 228 * 1024, "HYMO_GDN_TRAIN3: three CTAs an SM");
   // state pass: double-buffered b and v, the keys' high and low parts, vectors
   static constexpr size_t s_b0 = 0;
@@ -903,8 +838,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
                                   (S <= 32 && D <= 32) ? (TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2)
-                                                          : PlanF<S, D, C>::O5 ? 5
-                                                                   : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
+                                                          : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
     out_bf16_kernel(KParams p HYMO_GDN_OUT_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, TRAIN ? kClkTrain : kClkOut));  // (HYMO_GDN_CLOCKS)
   pdl_launch_dependents();  // pdl_wait() below, before the segment combine
@@ -1229,10 +1163,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // D8 with USTAGE: mid2 and mid in one branch on the block's test (warp-uniform: a warp's
       // staging units lie in one block at S = 16 and 32)
       constexpr bool US = D8 && HYMO_GDN_DIAG8_USTAGE;
-      static_assert(!P::O5 || US, "HYMO_GDN_OUT5 replaces USTAGE's mid2 and mid tiles");
-      if constexpr (P::O5) {
-        // (no mid2 or mid: the block's warp builds those operands in registers, P phase)
-      } else if constexpr (US) {
+      if constexpr (US) {
         const float g3 = G[(t & ~7) + 3];
         if (fast) {  // every row a query in mid2 and a key in mid, both around the half's reference
           const float gr = diag8_ref(G, t & ~7);
@@ -1478,11 +1409,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // (mismatched references, possibly infinite) are not used.
       float acc[2][4], sq[4] = {0.f, 0.f, 0.f, 0.f};
       zero(acc);
-      if constexpr (P::O5)
-        diag8_mm_raw<S, PK>(acc, sq, sc + r0 * LS, sb + r0 * LS, LS, G + r0, diag8_ref(G, r0), diag8_ref(G, r0 + 8), A2);
-      else
-        diag8_mm<S, false, PK>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
-                               G[r0 + 7] - diag8_ref(G, r0), A2);
+      diag8_mm<S, false, PK>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
+                             G[r0 + 7] - diag8_ref(G, r0), A2);
       acc[0][2] = sq[2];  // rows 8..15 of n8 tile 0: the square
       acc[0][3] = sq[3];
       put_p_block_lower(acc);
@@ -1490,29 +1418,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       // (the blocks that fail the test, and every block without the switches: the same code)
       if (P::MR && role == R - 1) {
         midreg_square();
-      } else if constexpr (P::O5) {
-        // the square and TRI4's two 4x4 squares from operands built in registers (HYMO_GDN_OUT5):
-        // the staging's mid rows (queries 8..15 and keys 0..7 around row 7) and mid2 rows (queries
-        // 4..7 and keys 0..3 of each half around its row 3), the other rows zero (their
-        // products are not used)
-        float acc[2][4];
-        zero(acc);
-        const float gm = G[r0 + 7], gt0 = G[r0 + gq], gt1 = G[r0 + 8 + gq];
-        const bool sq_q[2] = {false, true}, sq_k[2] = {true, false};
-        const float sq_qd[2] = {0.f, gt1 - gm}, sq_kd[2] = {gm - gt0, 0.f};
-        diag_mm_raw<S, 1, PK>(acc, sc + r0 * LS, sb + r0 * LS, LS, sq_q, sq_qd, sq_k, sq_kd, A2);
-        put_p(r0 + 8 + gq, r0 + 2 * tq, acc[0][2], acc[0][3]);
-        put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
-        zero(acc);
-        const bool q4 = gq & 4;
-        const bool t4_q[2] = {q4, q4}, t4_k[2] = {!q4, !q4};
-        const float g3 = G[r0 + 3], g11 = G[r0 + 11];
-        const float t4_qd[2] = {gt0 - g3, gt1 - g11}, t4_kd[2] = {g3 - gt0, g11 - gt1};
-        diag_mm_raw<S, 2, PK>(acc, sc + r0 * LS, sb + r0 * LS, LS, t4_q, t4_qd, t4_k, t4_kd, A2);
-        if (gq >= 4 && tq < 2) {
-          put_p(r0 + gq, r0 + 2 * tq, acc[0][0], acc[0][1]);
-          put_p(r0 + 8 + gq, r0 + 8 + 2 * tq, acc[1][2], acc[1][3]);
-        }
       } else if (role == R - 1) {
         float acc[2][4];
         zero(acc);
