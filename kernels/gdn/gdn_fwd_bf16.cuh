@@ -122,20 +122,6 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
 // references also >= 2^-LIMIT; with HYMO_GDN_DIAG8_MID a factor may flush, gdn_diag.h), each
 // operand rounded again to BF16. sq holds the square in the rows it came from (registers 2,
 // 3; UPPER: 0, 1), acc's quadrant there is not used (mismatched references). PK: scale_bf16x2's.
-// diag8_mm's square, one k step: A's rows 8..15 (UPPER: rows 0..7; a4's registers r and r + 2) times
-// exp(da A_k) against the n8 B fragment (b0, b1) times exp(db A_k), each operand rounded again
-template <bool UPPER, bool PK>
-__device__ __forceinline__ void diag8_square(float (&sq)[4], const uint32_t (&a4)[4], uint32_t b0, uint32_t b1,
-                                             int k0, float da, float db, const float* A2) {
-  float fa[4], fb[4];
-  frag_a_colfactors(fa, k0, da, A2);
-  frag_a_colfactors(fb, k0, db, A2);
-  constexpr int r = UPPER ? 0 : 1;
-  uint32_t as[4] = {0u, 0u, 0u, 0u};
-  as[r] = scale_bf16x2<PK>(a4[r], fa[0], fa[1]);
-  as[r + 2] = scale_bf16x2<PK>(a4[r + 2], fa[2], fa[3]);
-  mma_bf16(sq, as, scale_bf16x2<PK>(b0, fb[0], fb[1]), scale_bf16x2<PK>(b1, fb[2], fb[3]));
-}
 template <int S, bool UPPER, bool PK = false>
 __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], const bf16* A, int lda,
                                          const bf16* Bt, int ldb, float da, float db, const float* A2) {
@@ -148,8 +134,14 @@ __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], con
     ldsm_x4(b4, bp + k0);
     mma_bf16(acc[0], a4, b4[0], b4[1]);
     mma_bf16(acc[1], a4, b4[2], b4[3]);
-    constexpr int nb = UPPER ? 2 : 0;  // B's registers nb, nb + 1
-    diag8_square<UPPER, PK>(sq, a4, b4[nb], b4[nb + 1], k0, da, db, A2);
+    float fa[4], fb[4];
+    frag_a_colfactors(fa, k0, da, A2);
+    frag_a_colfactors(fb, k0, db, A2);
+    constexpr int r = UPPER ? 0 : 1, nb = UPPER ? 2 : 0;  // A's registers r, r + 2; B's nb, nb + 1
+    uint32_t as[4] = {0u, 0u, 0u, 0u};
+    as[r] = scale_bf16x2<PK>(a4[r], fa[0], fa[1]);
+    as[r + 2] = scale_bf16x2<PK>(a4[r + 2], fa[2], fa[3]);
+    mma_bf16(sq, as, scale_bf16x2<PK>(b4[nb], fb[0], fb[1]), scale_bf16x2<PK>(b4[nb + 1], fb[2], fb[3]));
   }
 }
 
