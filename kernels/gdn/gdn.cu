@@ -288,9 +288,8 @@ void gdn_set_grid_slice(int n) { g_grid_slice = n; }
 void gdn_set_state_pair(int mode) { g_state_pair = mode < 0 ? -1 : mode > 0; }
 bool gdn_state_pair() { return dev::state_pair_on(); }
 bool gdn_state_pair_fits(const Shape& s) {
-  // state_pair_fits<S, D, HeadMap<>> (gdn_fwd_bf16.cuh) where the staged BF16 forward runs
-  return s.dtype == DType::BF16 && s.S <= 32 && s.D == 32 && s.H % 2 == 0 && dev::state_ksplit(s.S, s.D) &&
-         HYMO_GDN_STATE_REG && (HYMO_GDN_TMA & 8) == 0;
+  // (S, D <= 32 in BF16: the staged forward with the default head map)
+  return s.dtype == DType::BF16 && s.H % 2 == 0 && dev::state_pair_fits(s.S, s.D);
 }
 
 size_t gdn_clocks_bytes() {

@@ -297,11 +297,11 @@ struct PlanF {
 __host__ __device__ constexpr bool state_ksplit(int S, int D) {
   return HYMO_GDN_STATE_KSPLIT && S <= 32 && D == 32;
 }
-// HYMO_GDN_STATE_PAIR (gdn.cuh): where the state pass can take two heads a CTA (where H is even;
-// compiled whatever the switch says: gdn_set_state_pair picks at run time)
-template <int S, int D, class HM>
-constexpr bool state_pair_fits() {
-  return state_ksplit(S, D) && HYMO_GDN_STATE_REG && std::is_same_v<HM, HeadMap<>> && (HYMO_GDN_TMA & 8) == 0;
+// HYMO_GDN_STATE_PAIR (gdn.cuh): whether the state pass can take two heads a CTA at S, D (where H
+// is even, with the default head map; compiled whatever the switch says: gdn_set_state_pair picks
+// at run time; gdn_state_pair_fits asks the same)
+__host__ __device__ constexpr bool state_pair_fits(int S, int D) {
+  return state_ksplit(S, D) && HYMO_GDN_STATE_REG && (HYMO_GDN_TMA & 8) == 0;
 }
 
 // HYMO_GDN_STATE_REV (session 23): the state pass walks its segment's chunks from the last to
