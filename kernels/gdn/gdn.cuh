@@ -105,37 +105,36 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_OUT4
 #define HYMO_GDN_OUT4 1
 #endif
-// HYMO_GDN_TRAIN3 (session 42; default on since run 210, 0 turns it off): the training output
-// pass at S <= 32, D = 32
-// (two warps a row block, 256 threads) at 3 CTAs an SM instead of 2: 24 warps instead of 16.
-// Its per-step decay tile (FP32, 9 KB), read only by the diagonal triangles' walk of the blocks
-// that fail diag8_fast (0.2% at the spec's decays since HYMO_GDN_DIAG8_TRAIN), goes: that walk
-// evaluates each step's decay exp(g_t A) itself, as the staging did (P keeps its bits), and is
-// rolled (unrolled, ptxas spilled in the common path at 80 registers). 76,560 bytes (85,776
+// HYMO_GDN_TRAIN3 (session 42; default on since run 210, 0 turns it off): the training output pass
+// at S <= 32, D = 32 (two warps a row block, 256 threads) at 3 CTAs an SM instead of 2: 24 warps
+// instead of 16. Its per-step decay tile (FP32, 9 KB), read only by the diagonal triangles' walk of
+// the blocks that fail diag8_fast (0.2% at the spec's decays since HYMO_GDN_DIAG8_TRAIN), goes:
+// that walk evaluates each step's decay exp(g_t A) itself, as the staging did (P keeps its bits),
+// and is rolled (unrolled, ptxas spilled in the common path at 80 registers). 76,560 bytes (85,776
 // before; three CTAs need at most 76,800), and __launch_bounds__(256, 3) holds 80 registers (111
-// before) without local memory: ptxas, the fused S = D = 32 pass, 3360 static instructions
-// instead of 3544. docs/kernels/gdn.md "Left to do" item 2. Run 210 (A/B, 3 rounds, with the
-// removed OUT5 and ADJ_MINB=5, which change other kernels): training forward -5.4% (default shape), -6.2% (H =
-// 64), -5.1% (S = 16), -5.9% (T = 2048); the pass 154.6 -> 142.8 us under ncu (runs 210, 212);
+// before) without local memory: ptxas, the fused S = D = 32 pass, 3360 static instructions instead
+// of 3544. docs/kernels/gdn.md "Left to do" item 2. Run 210 (A/B, 3 rounds, with the removed OUT5
+// and ADJ_MINB=5, which change other kernels): training forward -5.4% (default shape), -6.2%
+// (H = 64), -5.1% (S = 16), -5.9% (T = 2048); the pass 154.6 -> 142.8 us under ncu (runs 210, 212);
 // racecheck and memcheck clean (run 211).
 #ifndef HYMO_GDN_TRAIN3
 #define HYMO_GDN_TRAIN3 1
 #endif
 // HYMO_GDN_STATE_PAIR (session 43; default on since run 211, 0 turns it off; the default of
-// gdn_set_state_pair, which picks at run time: both kernels are built): the state pass (S <= 32, D = 32, the default head
-// map, H even) walks two adjacent heads a CTA: 8 warps, warps 4..7 the odd head, the
-// b and v tiles fetched as rows of both heads (128 bytes at S = D = 32, a whole L2 line, where
-// one head's CTA reads half of each line and its neighbour's CTA the other half). The arithmetic
-// is each head's own, in the same order (the same bits). The state pass moves 52 MB at about
-// 2.2 TB/s, and more chunks in flight a CTA made it slower (runs 50, 119, 205): the aim is the
-// DRAM side. kernels/gdn/gdn_probe.cu measures the loads alone both ways. 39,168 bytes; the
-// registers set the CTAs an SM: 64 in the plain forward's pass (4 CTAs, 8 heads; the one-head
-// pass, 56 registers, takes 9), 74 in the training forward's at S = 32 (3 CTAs, 6 heads, against
-// 8; the default shape's 392 working CTAs still fit one wave). docs/kernels/gdn.md "Left to do"
-// item 0a. Run 210's probe: the pass's loads alone 20.8 us at the default shape, 16.8 over head
-// pairs (43.6 and 29.5 at H = 64). Run 211 (one process, 3 rounds, --state-pair 0,1): forward
-// -2.4% (default shape), -3.5% (H = 64), -1.4% (S = 16), -0.8% (T = 2048), training forward
-// -1.1..-2.4%; racecheck clean (runs 211, 212).
+// gdn_set_state_pair, which picks at run time: both kernels are built): the state pass (S <= 32,
+// D = 32, the default head map, H even) walks two adjacent heads a CTA: 8 warps, warps 4..7 the odd
+// head, the b and v tiles fetched as rows of both heads (128 bytes at S = D = 32, a whole L2 line,
+// where one head's CTA reads half of each line and its neighbour's CTA the other half). The
+// arithmetic is each head's own, in the same order (the same bits). The state pass moves 52 MB at
+// about 2.2 TB/s, and more chunks in flight a CTA made it slower (runs 50, 119, 205): the aim is
+// the DRAM side. kernels/gdn/gdn_probe.cu measures the loads alone both ways. 39,168 bytes; the
+// registers set the CTAs an SM: 64 in the plain forward's pass (4 CTAs, 8 heads; the one-head pass,
+// 56 registers, takes 9), 74 in the training forward's at S = 32 (3 CTAs, 6 heads, against 8; the
+// default shape's 392 working CTAs still fit one wave). docs/kernels/gdn.md "Left to do" item 0a.
+// Run 210's probe: the pass's loads alone 20.8 us at the default shape, 16.8 over head pairs (43.6
+// and 29.5 at H = 64). Run 211 (one process, 3 rounds, --state-pair 0,1): forward -2.4% (default
+// shape), -3.5% (H = 64), -1.4% (S = 16), -0.8% (T = 2048), training forward -1.1..-2.4%; racecheck
+// clean (runs 211, 212).
 #ifndef HYMO_GDN_STATE_PAIR
 #define HYMO_GDN_STATE_PAIR 1
 #endif
