@@ -7,13 +7,18 @@
 # Usage (repo root, on the device, carrying .gdn-prebuilt and .whl): OUT=$OUT scripts/device-gdn-queue.sh CALL
 #   215  the default build's quick test; then the A/B of HYMO_GDN_CP_L2=128 (B1) and =256 (B2), L2's
 #        prefetch size on every cp.async, at four shapes with their full tests (about 300 s)
+#   216  the head-pair adjoint pass (HYMO_GDN_ADJ_PAIR; built from this tree, no prebuilt set): the
+#        full test (each eligible case's second run takes the other layout: the same bits),
+#        racecheck with --adj-pair 1 (BF16 cases, T <= 320), three rounds of one head against head
+#        pairs at four shapes in one process (pair.log: scripts/gdn-ab-summary.py pair.log
+#        --arm-by adj_pair), ncu durations with pairs (about 480 s)
 # (Session 43 ran calls 210-212 of the queue before, as runs 210-213: docs/kernels/gdn.md item 0a.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  215) ;;
+  215 | 216) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (215: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (215 or 216: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -28,6 +33,18 @@ case "$CALL" in
     OUT=$O timeout 150 scripts/device-gdn.sh build test > "$O/console.log" 2>&1
     OUT=$O GDN_AB_FLAGS="-DHYMO_GDN_CP_L2=128;-DHYMO_GDN_CP_L2=256" GDN_AB_TEST=full \
       GDN_AB_SHAPES="$SHAPES4" timeout 330 scripts/device-gdn-ab.sh >> "$O/console.log" 2>&1
+    ;;
+  216)
+    OUT=$O timeout 170 scripts/device-gdn.sh build test > "$O/console.log" 2>&1
+    OUT=$O GDN_SAN_TOOLS=racecheck GDN_SAN_TIMEOUT=100 GDN_SAN_ARGS="--no-repro --dtype bf16 --adj-pair 1" \
+      timeout 110 scripts/device-gdn.sh san >> "$O/console.log" 2>&1
+    SH=()
+    for s in $SHAPES4; do SH+=(--shape "$s"); done
+    for r in 1 2 3; do
+      timeout 40 "$(cat /tmp/gdn-gdir)/hymo_gdn_bench" --json --adj-pair 0,1 "${SH[@]}"
+    done > "$O/pair.log" 2>&1
+    python3 scripts/gdn-ab-summary.py "$O/pair.log" --arm-by adj_pair > "$O/pair-summary.txt" 2>&1
+    OUT=$O NCU_BENCH_ARGS="--adj-pair 1" timeout 80 scripts/device-gdn.sh ncut >> "$O/console.log" 2>&1
     ;;
 esac
 rc=$?

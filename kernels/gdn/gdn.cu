@@ -31,6 +31,7 @@ int g_cps_override = 0;
 int g_nseg_override = 0;
 int g_grid_slice = 0;      // gdn_set_grid_slice
 int g_state_pair = -1;     // gdn_set_state_pair
+int g_adj_pair = -1;       // gdn_set_adj_pair
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
@@ -251,6 +252,7 @@ cudaError_t dispatch(const Shape& s, int what, bool recompute, const dev::KParam
 
 int dev::grid_slice() { return g_grid_slice > 0 && g_grid_slice < 65535 ? g_grid_slice : 65535; }
 bool dev::state_pair_on() { return g_state_pair < 0 ? HYMO_GDN_STATE_PAIR != 0 : g_state_pair != 0; }
+bool dev::adj_pair_on() { return g_adj_pair < 0 ? HYMO_GDN_ADJ_PAIR != 0 : g_adj_pair != 0; }
 
 const char* gdn_check_shape(const Shape& s) {
   static thread_local std::string msg;
@@ -290,6 +292,12 @@ bool gdn_state_pair() { return dev::state_pair_on(); }
 bool gdn_state_pair_fits(const Shape& s) {
   // (S, D <= 32 in BF16: the staged forward with the default head map)
   return s.dtype == DType::BF16 && s.H % 2 == 0 && dev::state_pair_fits(s.S, s.D);
+}
+void gdn_set_adj_pair(int mode) { g_adj_pair = mode < 0 ? -1 : mode > 0; }
+bool gdn_adj_pair() { return dev::adj_pair_on(); }
+bool gdn_adj_pair_fits(const Shape& s) {
+  // (S <= 32, D = 32 in BF16: the staged backward's adjoint pass with the default head map)
+  return s.dtype == DType::BF16 && s.H % 2 == 0 && dev::adj_pair_fits(s.S, s.D);
 }
 
 size_t gdn_clocks_bytes() {

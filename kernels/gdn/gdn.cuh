@@ -138,6 +138,19 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_STATE_PAIR
 #define HYMO_GDN_STATE_PAIR 1
 #endif
+// HYMO_GDN_ADJ_PAIR (session 44; default off until measured, 1 turns it on; the default of
+// gdn_set_adj_pair, which picks at run time: both kernels are built): the adjoint pass (the
+// backward's first; S <= 32, D = 32, the default head map, H even, not HYMO_GDN_TMA bit 4) walks
+// two adjacent heads a CTA, as HYMO_GDN_STATE_PAIR's state pass: 8 warps, warps 4..7 the odd head,
+// the o, v and c tiles fetched as rows of both heads (o's 256 bytes, v's and c's 128 at S = D =
+// 32), the L2 prefetches likewise; Qs, dO, the vectors and the arithmetic are each head's own
+// (the same bits). The pass reads and writes about 265 MB, latency bound. Run 210's probe
+// (kernels/gdn/gdn_probe.cu): its traffic alone 90.7 us at the default shape, 80.0 over head
+// pairs (199.6 and 172.2 at H = 64). 77,568 bytes and ADJ_MINB / 2 = 2 CTAs an SM for ptxas (4
+// heads, as the one-head pass's 4 CTAs). docs/kernels/gdn.md "Left to do" item 0a.
+#ifndef HYMO_GDN_ADJ_PAIR
+#define HYMO_GDN_ADJ_PAIR 0
+#endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight

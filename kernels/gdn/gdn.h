@@ -99,6 +99,13 @@ void gdn_set_state_pair(int mode);
 // can take them on shape s (BF16, S <= 32, D = 32, H even, and the switches it builds on).
 bool gdn_state_pair();
 bool gdn_state_pair_fits(const Shape& s);
+// Tuning (HYMO_GDN_ADJ_PAIR, docs/kernels/gdn.md): the BF16 backward's adjoint pass (its first)
+// walks two adjacent heads a CTA (1) or one (0); -1 (the default): the build's choice. Two apply
+// where S <= 32, D = 32 and H is even; the results are the same bits either way. As above, whether
+// it takes two now, and whether this build's adjoint pass can take them on shape s.
+void gdn_set_adj_pair(int mode);
+bool gdn_adj_pair();
+bool gdn_adj_pair_fits(const Shape& s);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

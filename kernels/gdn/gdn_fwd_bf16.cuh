@@ -1813,20 +1813,25 @@ __device__ __forceinline__ float epi_bwd(float zz, float dy, float wv, float nn,
   return dy * nn * wv * (sg + zz * sg * (1.f - sg));
 }
 
-template <int S, int D, int C>
+// HP (HYMO_GDN_ADJ_PAIR): heads a CTA, 1 or 2. The o, v and c tiles hold the CTA's heads' rows
+// side by side (strides FDX, LDX, LSX: HP D, HP D, HP S values and the pad); Qs, dO and the
+// vectors (VN floats) are each head's own, one head's after the other's.
+template <int S, int D, int C, int HP = 1>
 struct PlanA {
   static constexpr int LS = S + 8, LD = D + 8, FD = D + 4;
+  static constexpr int FDX = HP * D + 4, LDX = HP * D + 8, LSX = HP * S + 8;
   static constexpr int NW = C / 16, NTH = 32 * NW;
   static constexpr bool ROWS = HYMO_GDN_ADJ_ROWS && D >= 32;  // (w_y in shared memory then)
+  static constexpr int VN = 2 * C + S + (ROWS ? 2 : 1) * D;  // g[C], G[C], A2[S], dw[D], wy[D]
   static constexpr size_t al(size_t x) { return (x + 15) & ~size_t(15); }
-  static constexpr size_t o_o = 0;                           // o, FP32 [C][FD]
-  static constexpr size_t o_v = al(o_o + 4 * C * FD);        // v [C][LD]
-  static constexpr size_t o_c = al(o_v + 2 * C * LD);        // c [C][LS]
-  static constexpr size_t o_qs = al(o_c + 2 * C * LS);       // Qs high, low
-  static constexpr size_t o_do = al(o_qs + 2 * 2 * C * LS);  // dO high, low [C][LD]
-  static constexpr size_t o_vec = al(o_do + 2 * 2 * C * LD); // g[C], G[C], A2[S], dw[D], wy[D]
+  static constexpr size_t o_o = 0;                                // o, FP32 [C][FDX]
+  static constexpr size_t o_v = al(o_o + 4 * C * FDX);            // v [C][LDX]
+  static constexpr size_t o_c = al(o_v + 2 * C * LDX);            // c [C][LSX]
+  static constexpr size_t o_qs = al(o_c + 2 * C * LSX);           // Qs high, low [C][LS] a head
+  static constexpr size_t o_do = al(o_qs + HP * 2 * 2 * C * LS);  // dO high, low [C][LD] a head
+  static constexpr size_t o_vec = al(o_do + HP * 2 * 2 * C * LD); // the vectors, VN a head
   // HYMO_GDN_TMA bit 4: one mbarrier (o, v and c; adj_tma)
-  static constexpr size_t o_mb = al(o_vec + 4 * (2 * C + S + (ROWS ? 2 : 1) * D));
+  static constexpr size_t o_mb = al(o_vec + 4 * HP * VN);
   static constexpr size_t bytes = al(o_mb + ((HYMO_GDN_TMA & 4) ? 16 : 0));
   static_assert(!(HYMO_GDN_TMA & 4) || (o_v % 128 == 0 && o_c % 128 == 0), "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
 };
@@ -1836,42 +1841,70 @@ template <class HM>
 __host__ __device__ constexpr bool adj_tma() {
   return (HYMO_GDN_TMA & 4) && !HM::split;
 }
+// HYMO_GDN_ADJ_PAIR (gdn.cuh): whether the adjoint pass can take two heads a CTA at S, D (where H
+// is even, with the default head map; compiled whatever the switch says: gdn_set_adj_pair picks
+// at run time; gdn_adj_pair_fits asks the same)
+__host__ __device__ constexpr bool adj_pair_fits(int S, int D) {
+  return S <= 32 && D == 32 && (HYMO_GDN_TMA & 4) == 0;
+}
+// The adjoint pass's minimum CTAs an SM for ptxas (HYMO_GDN_ADJ_MINB, _MINB16); a head pair's
+// CTA (twice the threads) asks for half as many
+__host__ __device__ constexpr int adj_min_blocks(int S, int D, bool pair) {
+  const int m = (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB)    ? HYMO_GDN_ADJ_MINB
+                : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16
+                                                              : 1;
+  return pair ? (m / 2 > 1 ? m / 2 : 1) : m;
+}
 #if HYMO_GDN_TMA & 4
 #define HYMO_GDN_ADJ_MAPS , const __grid_constant__ TileMaps tm
 #else
 #define HYMO_GDN_ADJ_MAPS
 #endif
 
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>>
-__global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB) ? HYMO_GDN_ADJ_MINB
-                                       : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16 : 1)
+// PAIR (HYMO_GDN_ADJ_PAIR; run_adj_pass launches it where H is even and adj_pair_fits): two
+// adjacent heads a CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head. The CTA's
+// threads fetch both heads' o, v and c rows (128-byte rows at S = D = 32, not 64) and each half
+// does the one-head arithmetic on its own columns: the same bits as one head a CTA.
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PAIR = false>
+__global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, PAIR))
     adj_bf16_kernel(KParams p HYMO_GDN_ADJ_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkAdj));  // (HYMO_GDN_CLOCKS)
-  using P = PlanA<S, D, C>;
+  constexpr int HP = PAIR ? 2 : 1;
+  using P = PlanA<S, D, C, HP>;
+  static_assert(!PAIR || (adj_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>),
+                "HYMO_GDN_ADJ_PAIR: S <= 32, D = 32, the default head map, the tiles by cp.async");
   // HM::split (S or D = 128, gdn_impl.cuh run_bwd_split): one block of a head's state, the
   // prologue as FUSED says, no epilogue: the o tile is dO (FP32, the caller's [B,T,H,D] in
   // p.dObuf, from split_dout_kernel), read as v's view; nothing is written over it
   constexpr bool EPI = FUSED && !HM::split, LO = FUSED || HM::split;  // (LO: the o tile)
   pdl_enter();  // (gdn.cuh)
   HYMO_GDN_CLK(clk.waited());
-  constexpr int NW = P::NW, LS = P::LS, LD = P::LD, FD = P::FD;
+  // FD, LD, LS: the strides of this head's view of the o, v and c tiles; LQ, LE: of its Qs and dO
+  constexpr int NW = P::NW, LS = P::LSX, LD = P::LDX, FD = P::FDX, LQ = P::LS, LE = P::LD;
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   HYMO_GDN_SMEM_DECL;
-  float* so = reinterpret_cast<float*>(sm + P::o_o);
-  bf16* sv = reinterpret_cast<bf16*>(sm + P::o_v);
-  bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c);
-  bf16* qs = reinterpret_cast<bf16*>(sm + P::o_qs);
-  bf16* dO = reinterpret_cast<bf16*>(sm + P::o_do);
-  float* g = reinterpret_cast<float*>(sm + P::o_vec);
+  // half: the CTA's head (PAIR: threads NTH.. the odd head); the tiles' and vectors' pointers
+  // are this head's
+  const int half = PAIR ? int(threadIdx.x) / P::NTH : 0;
+  float* so = reinterpret_cast<float*>(sm + P::o_o) + half * D;
+  bf16* sv = reinterpret_cast<bf16*>(sm + P::o_v) + half * D;
+  bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c) + half * S;
+  bf16* qs = reinterpret_cast<bf16*>(sm + P::o_qs) + half * 2 * C * LQ;
+  bf16* dO = reinterpret_cast<bf16*>(sm + P::o_do) + half * 2 * C * LE;
+  float* g = reinterpret_cast<float*>(sm + P::o_vec) + half * P::VN;
   float* G = g + C;
   float* A2 = G + C;
   float* sdw = A2 + S;
   float* swy = sdw + D;  // HYMO_GDN_ADJ_ROWS: w_y (read from here, not held in registers)
-  __shared__ double dDacc;  // dD_skip partial (FP64: the sum over tokens of dyp.v cancels)
+  __shared__ double dDacc[HP];  // dD_skip partial (FP64: the sum over tokens of dyp.v cancels)
 
-  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
-  const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  // this thread's (b, h) pair (PAIR: blockIdx.y a head pair); tid, w: the thread and warp within
+  // its head's NTH threads
+  const int seg = cta_seg(), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2,
+            tq = lane & 3;
+  const int h0 = h - half;  // the CTA's first head (the tiles' rows start there)
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
@@ -1883,17 +1916,21 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     sdw[d] = 0.f;
     if (EPI && P::ROWS) swy[d] = p.w_y[d];
   }
-  if (tid == 0) dDacc = 0.0;
+  if (tid == 0) dDacc[half] = 0.0;
 
-  // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb
+  // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb (PAIR: both
+  // heads' rows, by the CTA's threads)
+  float* const so0 = reinterpret_cast<float*>(sm + P::o_o);
+  bf16* const sv0 = reinterpret_cast<bf16*>(sm + P::o_v);
+  bf16* const sc0 = reinterpret_cast<bf16*>(sm + P::o_c);
   auto load_o = [&](size_t tk, int nn) {
-    load_rows_async<float, D, C, P::NTH>(so, FD, p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
+    load_rows_async<float, HP * D, C, HP * P::NTH>(so0, FD, p.dObuf + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
   };
   auto load_v = [&](size_t tk, int nn) {
-    load_rows_async<bf16, D, C, P::NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
+    load_rows_async<bf16, HP * D, C, HP * P::NTH>(sv0, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
   };
   auto load_c = [&](size_t tk, int nn) {
-    load_rows_async<bf16, S, C, P::NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
+    load_rows_async<bf16, HP * S, C, HP * P::NTH>(sc0, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h0)) * S, tsS, nn);
   };
   auto rows = [&](int chn) { return min(C, p.T - chn * C); };
   auto tok = [&](int chn) { return size_t(bb) * p.T + size_t(chn) * C; };
@@ -1995,15 +2032,17 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
     }
     __syncthreads();
     if ((HYMO_GDN_L2PF & 2) && D == 32 && ch + 1 < c1) {  // chunk ch + 1's tiles and dy, z into L2
+      // (PAIR: both heads' rows, by the CTA's threads)
       const size_t tk = tok(ch + 1);
       const int nn = rows(ch + 1);
-      if (LO) prefetch_rows_l2<float, D, C, P::NTH>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h)) * D, tsD, nn);
-      prefetch_rows_l2<bf16, S, C, P::NTH>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h)) * S, tsS, nn);
+      constexpr int NT2 = HP * P::NTH;
+      if (LO) prefetch_rows_l2<float, HP * D, C, NT2>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
+      prefetch_rows_l2<bf16, HP * S, C, NT2>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h0)) * S, tsS, nn);
       if (EPI) {
-        prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, tsD, nn);
-        prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h) * D, tsD, nn);
+        prefetch_rows_l2<bf16, HP * D, C, NT2>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h0) * D, tsD, nn);
+        prefetch_rows_l2<bf16, HP * D, C, NT2>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h0) * D, tsD, nn);
       }
-      if (!HM::split) prefetch_rows_l2<bf16, D, C, P::NTH>(reinterpret_cast<const bf16*>(p.dout) + (tk * p.H + h) * D, tsD, nn);
+      if (!HM::split) prefetch_rows_l2<bf16, HP * D, C, NT2>(reinterpret_cast<const bf16*>(p.dout) + (tk * p.H + h0) * D, tsD, nn);
     }
     // Qs = c exp(G A), high and low parts
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
@@ -2015,7 +2054,7 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       const float gt = G[t];
 #pragma unroll
       for (int e = 0; e < 8; ++e) x[e] *= ex2f(gt * a2[e]);
-      st16_split(qs + t * LS + s0, qs + C * LS + t * LS + s0, x);
+      st16_split(qs + t * LQ + s0, qs + C * LQ + t * LQ + s0, x);
     }
     // dO for this warp's rows
     if constexpr (ROWS) {
@@ -2027,8 +2066,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
         const int t = r0 + gq + hr * 8, d = cw0 + 8 * k;
         uint4 xh, xl;
         split8(x, xh, xl);
-        *reinterpret_cast<uint4*>(dO + t * LD + d) = xh;
-        *reinterpret_cast<uint4*>(dO + C * LD + t * LD + d) = xl;
+        *reinterpret_cast<uint4*>(dO + t * LE + d) = xh;
+        *reinterpret_cast<uint4*>(dO + C * LE + t * LE + d) = xl;
         if (!HM::split && t < n) {
           float* rowf = p.dObuf + ((tok0 + t) * p.H + h) * D;
           bf16* row = reinterpret_cast<bf16*>(rowf);
@@ -2175,8 +2214,8 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
           const float x0 = dyp[nt][2 * hr], x1 = dyp[nt][2 * hr + 1];
           uint32_t hi, lo;
           split2(x0, x1, hi, lo);
-          *reinterpret_cast<uint32_t*>(dO + t * LD + d) = hi;
-          *reinterpret_cast<uint32_t*>(dO + C * LD + t * LD + d) = lo;
+          *reinterpret_cast<uint32_t*>(dO + t * LE + d) = hi;
+          *reinterpret_cast<uint32_t*>(dO + C * LE + t * LE + d) = lo;
           if (!HM::split && t < n) {  // over o's row: for the staged backward, the D BF16 high parts,
             // then the D low parts; for the generic one, FP32
             float* rowf = p.dObuf + ((tok0 + t) * p.H + h) * D;
@@ -2203,9 +2242,9 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
       const int mt = item / NH, nb = (item % NH) * NTW * 8;
       float acc[NTW][4];
       zero(acc);
-      warp_mm_ldsm<NTW, true>(acc, C, qs + mt * 16, LS, dO + nb, LD);
-      warp_mm_ldsm<NTW, true>(acc, C, qs + C * LS + mt * 16, LS, dO + nb, LD);
-      warp_mm_ldsm<NTW, true>(acc, C, qs + mt * 16, LS, dO + C * LD + nb, LD);
+      warp_mm_ldsm<NTW, true>(acc, C, qs + mt * 16, LQ, dO + nb, LE);
+      warp_mm_ldsm<NTW, true>(acc, C, qs + C * LQ + mt * 16, LQ, dO + nb, LE);
+      warp_mm_ldsm<NTW, true>(acc, C, qs + mt * 16, LQ, dO + C * LE + nb, LE);
       const float e0 = ex2f(gseg * A2[mt * 16 + gq]), e1 = ex2f(gseg * A2[mt * 16 + gq + 8]);
 #pragma unroll
       for (int nt = 0; nt < NTW; ++nt) {
@@ -2241,10 +2280,10 @@ __global__ void __launch_bounds__(2 * C, (S <= 32 && D == 32 && HYMO_GDN_ADJ_MIN
         for (int nt = 0; nt < D / 8; ++nt)
 #pragma unroll
           for (int u = 0; u < 2; ++u) sdw[ecol(nt, u)] += dwl[nt][u];
-      if (lane == 0) dDacc += dsum;
+      if (lane == 0) dDacc[half] += dsum;
     });
     for (int d = tid; d < D; d += P::NTH) p.dwpart[sgi * D + d] = sdw[d];
-    if (tid == 0) p.dDpart[sgi] = dDacc;
+    if (tid == 0) p.dDpart[sgi] = dDacc[half];
   }
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 }

@@ -58,6 +58,8 @@ cudaError_t launch(void (*k)(KArgs...), dim3 grid, int threads, size_t smem, cud
 int grid_slice();
 // HYMO_GDN_STATE_PAIR, or the hook gdn_set_state_pair (gdn.cu): the state pass over head pairs
 bool state_pair_on();
+// HYMO_GDN_ADJ_PAIR, or the hook gdn_set_adj_pair (gdn.cu): the adjoint pass over head pairs
+bool adj_pair_on();
 
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
@@ -77,16 +79,17 @@ cudaError_t launch_bh(K k, KParams p, int threads, size_t smem, cudaStream_t st,
   return cudaSuccess;
 }
 
-// ... over head pairs (HYMO_GDN_STATE_PAIR's state pass, p.H even): blockIdx.y + p.bh0 a pair of
-// heads; gdn_set_grid_slice's slices (in (b, h) pairs) halved to head pairs
+// ... over head pairs (HYMO_GDN_STATE_PAIR's state pass and HYMO_GDN_ADJ_PAIR's adjoint pass, p.H
+// even): blockIdx.y + p.bh0 a pair of heads; gdn_set_grid_slice's slices (in (b, h) pairs) halved
+// to head pairs
 template <class K>
-cudaError_t launch_pairs(K k, KParams p, int threads, size_t smem, cudaStream_t st) {
+cudaError_t launch_pairs(K k, KParams p, int threads, size_t smem, cudaStream_t st, bool follows = false) {
   const int slice = std::max(1, grid_slice() / 2);
   const int NP = p.B * p.H / 2;
   for (int bp0 = 0; bp0 < NP; bp0 += slice) {
     p.bh0 = bp0;
     const dim3 grid(p.NSEG, std::min(slice, NP - bp0));
-    HYMO_GDN_TRY(launch(k, grid, threads, smem, st, bp0 > 0, p));
+    HYMO_GDN_TRY(launch(k, grid, threads, smem, st, follows || bp0 > 0, p));
   }
   return cudaSuccess;
 }
@@ -197,6 +200,15 @@ cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
 // The adjoint pass (the staged backward's first) over p's heads.
 template <int S, int D, int C, bool FUSED, class HM>
 cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
+  // HYMO_GDN_ADJ_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
+  if constexpr (adj_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
+    if (p.H % 2 == 0 && adj_pair_on()) {
+      using P2 = PlanA<S, D, C, 2>;
+      auto a2 = adj_bf16_kernel<S, D, C, FUSED, HM, true>;
+      HYMO_GDN_TRY(set_smem(a2, P2::bytes));
+      return launch_pairs(a2, p, 2 * P2::NTH, P2::bytes, st, follows);
+    }
+  }
   using PA = PlanA<S, D, C>;
   auto a = adj_bf16_kernel<S, D, C, FUSED, HM>;
   HYMO_GDN_TRY(set_smem(a, PA::bytes));
