@@ -9,9 +9,9 @@
 #        prefetch size on every cp.async, at four shapes with their full tests (about 300 s)
 #   216  the head-pair adjoint pass (HYMO_GDN_ADJ_PAIR; built from this tree, no prebuilt set): the
 #        full test (each eligible case's second run takes the other layout: the same bits),
-#        racecheck with --adj-pair 1 (BF16 cases, T <= 320), three rounds of one head against head
+#        racecheck and memcheck with --adj-pair 1 (BF16 cases, T <= 320), three rounds of one head against head
 #        pairs at four shapes in one process (pair.log: scripts/gdn-ab-summary.py pair.log
-#        --arm-by adj_pair), ncu durations with pairs (about 480 s)
+#        --arm-by adj_pair), ncu durations with pairs (about 300-560 s)
 # (Session 43 ran calls 210-212 of the queue before, as runs 210-213: docs/kernels/gdn.md item 0a.)
 set -o pipefail
 CALL=${1:-}
@@ -36,8 +36,8 @@ case "$CALL" in
     ;;
   216)
     OUT=$O timeout 170 scripts/device-gdn.sh build test > "$O/console.log" 2>&1
-    OUT=$O GDN_SAN_TOOLS=racecheck GDN_SAN_TIMEOUT=100 GDN_SAN_ARGS="--no-repro --dtype bf16 --adj-pair 1" \
-      timeout 110 scripts/device-gdn.sh san >> "$O/console.log" 2>&1
+    OUT=$O GDN_SAN_TOOLS="racecheck memcheck" GDN_SAN_TIMEOUT=90 GDN_SAN_ARGS="--no-repro --dtype bf16 --adj-pair 1" \
+      timeout 190 scripts/device-gdn.sh san >> "$O/console.log" 2>&1
     SH=()
     for s in $SHAPES4; do SH+=(--shape "$s"); done
     for r in 1 2 3; do
