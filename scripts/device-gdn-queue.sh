@@ -8,10 +8,11 @@
 #   215  the default build's quick test; then the A/B of HYMO_GDN_CP_L2=128 (B1) and =256 (B2), L2's
 #        prefetch size on every cp.async, at four shapes with their full tests (about 300 s)
 #   216  the head-pair adjoint pass (HYMO_GDN_ADJ_PAIR; built from this tree, no prebuilt set): the
-#        full test (each eligible case's second run takes the other layout: the same bits),
-#        racecheck and memcheck with --adj-pair 1 (BF16 cases, T <= 320), three rounds of one head against head
-#        pairs at four shapes in one process (pair.log: scripts/gdn-ab-summary.py pair.log
-#        --arm-by adj_pair), ncu durations with pairs (about 300-560 s)
+#        full test (each eligible case's second run takes the other layout: the same bits), three
+#        rounds of one head against head pairs at four shapes in one process (pair.log:
+#        scripts/gdn-ab-summary.py pair.log --arm-by adj_pair), then racecheck and memcheck with
+#        --adj-pair 1 (BF16 cases, T <= 320) and ncu durations with pairs (about 200-560 s; the
+#        archive is written once after the benchmark too)
 # (Session 43 ran calls 210-212 of the queue before, as runs 210-213: docs/kernels/gdn.md item 0a.)
 set -o pipefail
 CALL=${1:-}
@@ -36,14 +37,15 @@ case "$CALL" in
     ;;
   216)
     OUT=$O timeout 170 scripts/device-gdn.sh build test > "$O/console.log" 2>&1
-    OUT=$O GDN_SAN_TOOLS="racecheck memcheck" GDN_SAN_TIMEOUT=90 GDN_SAN_ARGS="--no-repro --dtype bf16 --adj-pair 1" \
-      timeout 190 scripts/device-gdn.sh san >> "$O/console.log" 2>&1
     SH=()
     for s in $SHAPES4; do SH+=(--shape "$s"); done
     for r in 1 2 3; do
       timeout 40 "$(cat /tmp/gdn-gdir)/hymo_gdn_bench" --json --adj-pair 0,1 "${SH[@]}"
     done > "$O/pair.log" 2>&1
     python3 scripts/gdn-ab-summary.py "$O/pair.log" --arm-by adj_pair > "$O/pair-summary.txt" 2>&1
+    tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .  # (what there is so far, should the call be cut short)
+    OUT=$O GDN_SAN_TOOLS="racecheck memcheck" GDN_SAN_TIMEOUT=90 GDN_SAN_ARGS="--no-repro --dtype bf16 --adj-pair 1" \
+      timeout 190 scripts/device-gdn.sh san >> "$O/console.log" 2>&1
     OUT=$O NCU_BENCH_ARGS="--adj-pair 1" timeout 80 scripts/device-gdn.sh ncut >> "$O/console.log" 2>&1
     ;;
 esac
