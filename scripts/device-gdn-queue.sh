@@ -12,7 +12,7 @@
 #        rounds of one head against head pairs at four shapes in one process (pair.log:
 #        scripts/gdn-ab-summary.py pair.log --arm-by adj_pair), then racecheck and memcheck with
 #        --adj-pair 1 (BF16 cases, T <= 320) and ncu durations with pairs (about 200-560 s; the
-#        archive is written once after the benchmark too)
+#        archive is written after the test and after the benchmark too)
 # (Session 43 ran calls 210-212 of the queue before, as runs 210-213: docs/kernels/gdn.md item 0a.)
 set -o pipefail
 CALL=${1:-}
@@ -37,6 +37,7 @@ case "$CALL" in
     ;;
   216)
     OUT=$O timeout 170 scripts/device-gdn.sh build test > "$O/console.log" 2>&1
+    tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .  # (likewise)
     SH=()
     for s in $SHAPES4; do SH+=(--shape "$s"); done
     for r in 1 2 3; do
