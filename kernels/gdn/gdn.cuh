@@ -146,7 +146,7 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // 32), the L2 prefetches likewise; Qs, dO, the vectors and the arithmetic are each head's own
 // (the same bits). The pass reads and writes about 265 MB, latency bound. Run 210's probe
 // (kernels/gdn/gdn_probe.cu): its traffic alone 90.7 us at the default shape, 80.0 over head
-// pairs (199.6 and 172.2 at H = 64). 77,568 bytes and ADJ_MINB / 2 = 2 CTAs an SM for ptxas (4
+// pairs (199.6 and 172.2 at H = 64). 78,592 bytes and ADJ_MINB / 2 = 2 CTAs an SM for ptxas (4
 // heads, as the one-head pass's 4 CTAs). docs/kernels/gdn.md "Left to do" item 0a.
 #ifndef HYMO_GDN_ADJ_PAIR
 #define HYMO_GDN_ADJ_PAIR 0
