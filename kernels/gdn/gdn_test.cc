@@ -448,20 +448,15 @@ int main(int argc, char** argv) {
       dump_path = argv[++i];
     } else if (std::strcmp(argv[i], "--no-repro") == 0) {
       g_repro = false;
-    } else if (std::strcmp(argv[i], "--state-pair") == 0 && i + 1 < argc) {
+    } else if ((std::strcmp(argv[i], "--state-pair") == 0 || std::strcmp(argv[i], "--adj-pair") == 0) &&
+               i + 1 < argc) {
+      const char* opt = argv[i];
       const char* m = argv[++i];
       if (std::strcmp(m, "0") != 0 && std::strcmp(m, "1") != 0) {
-        std::fprintf(stderr, "%s: --state-pair expects 0 or 1, got \"%s\"\n", argv[0], m);
+        std::fprintf(stderr, "%s: %s expects 0 or 1, got \"%s\"\n", argv[0], opt, m);
         return 2;
       }
-      g_state_pair = m[0] - '0';
-    } else if (std::strcmp(argv[i], "--adj-pair") == 0 && i + 1 < argc) {
-      const char* m = argv[++i];
-      if (std::strcmp(m, "0") != 0 && std::strcmp(m, "1") != 0) {
-        std::fprintf(stderr, "%s: --adj-pair expects 0 or 1, got \"%s\"\n", argv[0], m);
-        return 2;
-      }
-      g_adj_pair = m[0] - '0';
+      (std::strcmp(opt, "--adj-pair") == 0 ? g_adj_pair : g_state_pair) = m[0] - '0';
     } else if (std::strcmp(argv[i], "--explain") == 0) {
       g_explain = (i + 1 < argc && std::strcmp(argv[i + 1], "all") == 0) ? (++i, 2) : 1;
     } else if (std::strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
