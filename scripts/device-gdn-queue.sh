@@ -7,7 +7,7 @@
 # Usage (repo root, on the device, carrying .gdn-prebuilt and .whl): OUT=$OUT scripts/device-gdn-queue.sh CALL
 #   215  the default build's quick test; then the A/B of HYMO_GDN_CP_L2=128 (B1) and =256 (B2), L2's
 #        prefetch size on every cp.async, at four shapes with their full tests (about 300 s)
-#   216  the head-pair adjoint pass (HYMO_GDN_ADJ_PAIR; built from this tree, no prebuilt set): the
+#   216  the head-pair adjoint pass (HYMO_GDN_ADJ_PAIR; the default build, prebuilt A or built here): the
 #        full test (each eligible case's second run takes the other layout: the same bits), three
 #        rounds of one head against head pairs at four shapes in one process (pair.log:
 #        scripts/gdn-ab-summary.py pair.log --arm-by adj_pair), then racecheck and memcheck with
