@@ -1884,12 +1884,16 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
   using I = Items<S, D, NW>;
   constexpr int NH = I::NH, NTW = I::NTW, NIT = I::NIT, IPW = I::IPW;
   HYMO_GDN_SMEM_DECL;
-  // half: the CTA's head (PAIR: threads NTH.. the odd head); the tiles' and vectors' pointers
-  // are this head's
+  // the o, v and c tiles (PAIR: both heads' rows, fetched by the CTA's NTC threads); half: the
+  // CTA's head (PAIR: threads NTH.. the odd head); so, sv, sc and the pointers below are this head's
+  constexpr int NTC = HP * P::NTH;
+  float* const so0 = reinterpret_cast<float*>(sm + P::o_o);
+  bf16* const sv0 = reinterpret_cast<bf16*>(sm + P::o_v);
+  bf16* const sc0 = reinterpret_cast<bf16*>(sm + P::o_c);
   const int half = PAIR ? int(threadIdx.x) / P::NTH : 0;
-  float* so = reinterpret_cast<float*>(sm + P::o_o) + half * D;
-  bf16* sv = reinterpret_cast<bf16*>(sm + P::o_v) + half * D;
-  bf16* sc = reinterpret_cast<bf16*>(sm + P::o_c) + half * S;
+  float* so = so0 + half * D;
+  bf16* sv = sv0 + half * D;
+  bf16* sc = sc0 + half * S;
   bf16* qs = reinterpret_cast<bf16*>(sm + P::o_qs) + half * 2 * C * LQ;
   bf16* dO = reinterpret_cast<bf16*>(sm + P::o_do) + half * 2 * C * LE;
   float* g = reinterpret_cast<float*>(sm + P::o_vec) + half * P::VN;
@@ -1918,19 +1922,15 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
   }
   if (tid == 0) dDacc[half] = 0.0;
 
-  // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb (PAIR: both
-  // heads' rows, by the CTA's threads)
-  float* const so0 = reinterpret_cast<float*>(sm + P::o_o);
-  bf16* const sv0 = reinterpret_cast<bf16*>(sm + P::o_v);
-  bf16* const sc0 = reinterpret_cast<bf16*>(sm + P::o_c);
+  // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb
   auto load_o = [&](size_t tk, int nn) {
-    load_rows_async<float, HP * D, C, HP * P::NTH>(so0, FD, p.dObuf + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
+    load_rows_async<float, HP * D, C, NTC>(so0, FD, p.dObuf + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
   };
   auto load_v = [&](size_t tk, int nn) {
-    load_rows_async<bf16, HP * D, C, HP * P::NTH>(sv0, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
+    load_rows_async<bf16, HP * D, C, NTC>(sv0, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
   };
   auto load_c = [&](size_t tk, int nn) {
-    load_rows_async<bf16, HP * S, C, HP * P::NTH>(sc0, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h0)) * S, tsS, nn);
+    load_rows_async<bf16, HP * S, C, NTC>(sc0, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h0)) * S, tsS, nn);
   };
   auto rows = [&](int chn) { return min(C, p.T - chn * C); };
   auto tok = [&](int chn) { return size_t(bb) * p.T + size_t(chn) * C; };
@@ -2035,14 +2035,13 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
       // (PAIR: both heads' rows, by the CTA's threads)
       const size_t tk = tok(ch + 1);
       const int nn = rows(ch + 1);
-      constexpr int NT2 = HP * P::NTH;
-      if (LO) prefetch_rows_l2<float, HP * D, C, NT2>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
-      prefetch_rows_l2<bf16, HP * S, C, NT2>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h0)) * S, tsS, nn);
+      if (LO) prefetch_rows_l2<float, HP * D, C, NTC>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
+      prefetch_rows_l2<bf16, HP * S, C, NTC>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h0)) * S, tsS, nn);
       if (EPI) {
-        prefetch_rows_l2<bf16, HP * D, C, NT2>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h0) * D, tsD, nn);
-        prefetch_rows_l2<bf16, HP * D, C, NT2>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h0) * D, tsD, nn);
+        prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h0) * D, tsD, nn);
+        prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h0) * D, tsD, nn);
       }
-      if (!HM::split) prefetch_rows_l2<bf16, HP * D, C, NT2>(reinterpret_cast<const bf16*>(p.dout) + (tk * p.H + h0) * D, tsD, nn);
+      if (!HM::split) prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.dout) + (tk * p.H + h0) * D, tsD, nn);
     }
     // Qs = c exp(G A), high and low parts
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
