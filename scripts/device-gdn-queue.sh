@@ -10,7 +10,8 @@
 #   216  the head-pair adjoint pass (HYMO_GDN_ADJ_PAIR; the default build, prebuilt A or built here): the
 #        full test (each eligible case's second run takes the other layout: the same bits), three
 #        rounds of one head against head pairs at four shapes in one process (pair.log:
-#        scripts/gdn-ab-summary.py pair.log --arm-by adj_pair), then racecheck and memcheck with
+#        scripts/gdn-ab-summary.py pair.log --arm-by adj_pair), two rounds of the default shape at
+#        7, 8 and 10 segments a (b, h) (nseg.log), then racecheck and memcheck with
 #        --adj-pair 1 (BF16 cases, T <= 320) and ncu durations with pairs (about 200-560 s; the
 #        archive is written after the test and after the benchmark too)
 # (Session 43 ran calls 210-212 of the queue before, as runs 210-213: docs/kernels/gdn.md item 0a.)
@@ -44,9 +45,15 @@ case "$CALL" in
       timeout 40 "$(cat /tmp/gdn-gdir)/hymo_gdn_bench" --json --adj-pair 0,1 "${SH[@]}"
     done > "$O/pair.log" 2>&1
     python3 scripts/gdn-ab-summary.py "$O/pair.log" --arm-by adj_pair > "$O/pair-summary.txt" 2>&1
+    # the segment counts around the default's 8 (cps 10, 8, 7 at 7, 8, 10): fwd_train_ms is the
+    # training forward alone, fwd_bwd_ms - fwd_train_ms the backward (session 45: at 7 the
+    # training output pass's 784 CTAs are 1.98 waves of its 3 an SM, at 8 its 896 are 2.26)
+    for r in 1 2; do
+      timeout 25 "$(cat /tmp/gdn-gdir)/hymo_gdn_bench" --json --nseg 7,8,10 --shape 4,4096,28,32,32
+    done > "$O/nseg.log" 2>&1
     tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .  # (what there is so far, should the call be cut short)
-    OUT=$O GDN_SAN_TOOLS="racecheck memcheck" GDN_SAN_TIMEOUT=90 GDN_SAN_ARGS="--no-repro --dtype bf16 --adj-pair 1" \
-      timeout 190 scripts/device-gdn.sh san >> "$O/console.log" 2>&1
+    OUT=$O GDN_SAN_TOOLS="racecheck memcheck" GDN_SAN_TIMEOUT=80 GDN_SAN_ARGS="--no-repro --dtype bf16 --adj-pair 1" \
+      timeout 170 scripts/device-gdn.sh san >> "$O/console.log" 2>&1
     OUT=$O NCU_BENCH_ARGS="--adj-pair 1" timeout 80 scripts/device-gdn.sh ncut >> "$O/console.log" 2>&1
     ;;
 esac
