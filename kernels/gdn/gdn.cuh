@@ -58,6 +58,12 @@
 #if defined(HYMO_GDN_OUT5)
 #error "a HYMO_GDN_* switch removed in session 43 is set (docs/kernels/gdn-history.md)"
 #endif
+// ... and in session 45 (run 215, H100; commit 6413609 has it): L2's prefetch size on
+// load_rows_async's copies (CP_L2=128: forward + backward -0.4% at the default shape, +0.5% at H
+// = 64; =256: +0.2%, +0.3%; within the rounds' spread).
+#if defined(HYMO_GDN_CP_L2)
+#error "a HYMO_GDN_* switch removed in session 45 is set (docs/kernels/gdn-history.md)"
+#endif
 
 // HYMO_GDN_PDL (default on since session 6: runs 40-42 measured the forward 1.5-2%
 // faster, forward + backward the same within noise; -DHYMO_GDN_PDL=0 turns it off): a call's
@@ -138,7 +144,7 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_STATE_PAIR
 #define HYMO_GDN_STATE_PAIR 1
 #endif
-// HYMO_GDN_ADJ_PAIR (session 44; default off until measured, 1 turns it on; the default of
+// HYMO_GDN_ADJ_PAIR (session 44; default on since run 216, 0 turns it off; the default of
 // gdn_set_adj_pair, which picks at run time: both kernels are built): the adjoint pass (the
 // backward's first; S <= 32, D = 32, the default head map, H even, not HYMO_GDN_TMA bit 4) walks
 // two adjacent heads a CTA, as HYMO_GDN_STATE_PAIR's state pass: 8 warps, warps 4..7 the odd head,
@@ -147,9 +153,11 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // (the same bits). The pass reads and writes about 265 MB, latency bound. Run 210's probe
 // (kernels/gdn/gdn_probe.cu): its traffic alone 90.7 us at the default shape, 80.0 over head
 // pairs (199.6 and 172.2 at H = 64). 78,592 bytes and ADJ_MINB / 2 = 2 CTAs an SM for ptxas (4
-// heads, as the one-head pass's 4 CTAs). docs/kernels/gdn.md "Left to do" item 0a.
+// heads, as the one-head pass's 4 CTAs). Run 216 (H100, one process, three rounds): the backward
+// -2.4% at the default shape (forward + backward -1.6%), -2.9% at H = 64, -3.1% at S = 16, -2.3%
+// at T = 2048; racecheck and memcheck clean. docs/kernels/gdn.md "Left to do" item 0a.
 #ifndef HYMO_GDN_ADJ_PAIR
-#define HYMO_GDN_ADJ_PAIR 0
+#define HYMO_GDN_ADJ_PAIR 1
 #endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
@@ -1349,27 +1357,11 @@ __device__ __forceinline__ int out_piece(int u, int& q) {
   }
 }
 
-// HYMO_GDN_CP_L2 (session 43; 0, off, not measured): L2's prefetch size for load_rows_async's
-// copies, 128 or 256 bytes (cp.async's .L2::128B / .L2::256B; SASS LDGSTS...LTC128B): L2 fetches
-// the whole line (or two) around the 16 bytes a copy asks for. Every row these copies read is
-// 32 or 64 bytes of a head, the line's rest the neighbouring heads', which other CTAs read at
-// about the same time; kernels/gdn/gdn_probe.cu times the state pass's loads with and without.
-// The copies of the state pass (the plain and training forwards), the adjoint pass and the
-// generic kernels; the TMA's boxes have their own (HYMO_GDN_TMA_L2).
-#ifndef HYMO_GDN_CP_L2
-#define HYMO_GDN_CP_L2 0
-#endif
-static_assert(HYMO_GDN_CP_L2 == 0 || HYMO_GDN_CP_L2 == 128 || HYMO_GDN_CP_L2 == 256, "HYMO_GDN_CP_L2: 0, 128 or 256");
 // One 16-byte cp.async to shared address sa from g, of which the first src bytes are copied and
-// the rest zero-filled
+// the rest zero-filled. (L2's prefetch size on these copies, HYMO_GDN_CP_L2 = 128 or 256, measured
+// even: run 215, removed in session 45.)
 __device__ __forceinline__ void cp_async16_zfill(uint32_t sa, const void* g, int src) {
-#if HYMO_GDN_CP_L2 == 128
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(src));
-#elif HYMO_GDN_CP_L2 == 256
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(src));
-#else
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(sa), "l"(g), "r"(src));
-#endif
 }
 
 template <typename T, int X, int C, int NTH>
