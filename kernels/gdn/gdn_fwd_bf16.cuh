@@ -1922,15 +1922,19 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
   }
   if (tid == 0) dDacc[half] = 0.0;
 
+  // the offset of the CTA's first head's row at token tk in the D-wide tensors (o in dObuf, v, z,
+  // dy) and in the S-wide one (c); the tiles' fetches and the L2 prefetches start there
+  auto rowD = [&](size_t tk) { return (tk * HM::HD(p.H) + HM::hD(h0)) * D; };
+  auto rowS = [&](size_t tk) { return (tk * HM::HS(p.H) + HM::hS(h0)) * S; };
   // the o, v and c tiles of the chunk of nn tokens from token tk of batch row bb
   auto load_o = [&](size_t tk, int nn) {
-    load_rows_async<float, HP * D, C, NTC>(so0, FD, p.dObuf + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
+    load_rows_async<float, HP * D, C, NTC>(so0, FD, p.dObuf + rowD(tk), tsD, nn);
   };
   auto load_v = [&](size_t tk, int nn) {
-    load_rows_async<bf16, HP * D, C, NTC>(sv0, LD, reinterpret_cast<const bf16*>(p.v) + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
+    load_rows_async<bf16, HP * D, C, NTC>(sv0, LD, reinterpret_cast<const bf16*>(p.v) + rowD(tk), tsD, nn);
   };
   auto load_c = [&](size_t tk, int nn) {
-    load_rows_async<bf16, HP * S, C, NTC>(sc0, LS, reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h0)) * S, tsS, nn);
+    load_rows_async<bf16, HP * S, C, NTC>(sc0, LS, reinterpret_cast<const bf16*>(p.c) + rowS(tk), tsS, nn);
   };
   auto rows = [&](int chn) { return min(C, p.T - chn * C); };
   auto tok = [&](int chn) { return size_t(bb) * p.T + size_t(chn) * C; };
@@ -2035,13 +2039,13 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
       // (PAIR: both heads' rows, by the CTA's threads)
       const size_t tk = tok(ch + 1);
       const int nn = rows(ch + 1);
-      if (LO) prefetch_rows_l2<float, HP * D, C, NTC>(p.dObuf + (tk * HM::HD(p.H) + HM::hD(h0)) * D, tsD, nn);
-      prefetch_rows_l2<bf16, HP * S, C, NTC>(reinterpret_cast<const bf16*>(p.c) + (tk * HM::HS(p.H) + HM::hS(h0)) * S, tsS, nn);
+      if (LO) prefetch_rows_l2<float, HP * D, C, NTC>(p.dObuf + rowD(tk), tsD, nn);
+      prefetch_rows_l2<bf16, HP * S, C, NTC>(reinterpret_cast<const bf16*>(p.c) + rowS(tk), tsS, nn);
       if (EPI) {
-        prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h0) * D, tsD, nn);
-        prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.z) + (tk * p.H + h0) * D, tsD, nn);
+        prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.v) + rowD(tk), tsD, nn);
+        prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.z) + rowD(tk), tsD, nn);
       }
-      if (!HM::split) prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.dout) + (tk * p.H + h0) * D, tsD, nn);
+      if (!HM::split) prefetch_rows_l2<bf16, HP * D, C, NTC>(reinterpret_cast<const bf16*>(p.dout) + rowD(tk), tsD, nn);
     }
     // Qs = c exp(G A), high and low parts
     for (int u = tid; u < C * (S / 8); u += P::NTH) {
