@@ -129,20 +129,27 @@ if has ncu; then
     | grep -v "^    ---" | head -150 | tee -a "$OUT/log"
 fi
 # ncut: with --iters 1 the benchmark makes 4 calls (3 warm-up) of the forward (LF
-# launches), of the training forward (LF) and then of forward + backward (LF + LB, the
-# training forward first): launch 8 LF is the first forward + backward call's first.
-# LF and LB are the launch counts the benchmark reports (3 and 4 by default; 2 and 3
-# with -DHYMO_GDN_SEG_SCAN=0).
+# launches), of the training forward (LT) and then of forward + backward (LT + LB, the
+# training forward first): launch 4 LF + 4 LT is the first forward + backward call's first.
+# LF, LT and LB are the launch counts the benchmark reports (3, 3 and 4 by default; 2, 2 and 3
+# with -DHYMO_GDN_SEG_SCAN=0; LF 1 with gdn_set_fwd_lookback's one-kernel forward). ncut-fwd.txt:
+# the same for the fourth plain forward's LF launches.
 if has ncut; then
   log "ncu durations (default shape: one fwd+bwd, every kernel)"
   J=$("$GDIR/hymo_gdn_bench" --json --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS | grep '^{' | head -1)
   LF=$(echo "$J" | sed -E 's/.*"launches_fwd": ([0-9]+).*/\1/')
+  LT=$(echo "$J" | sed -E 's/.*"launches_fwd_train": ([0-9]+).*/\1/')
   LB=$(echo "$J" | sed -E 's/.*"launches_bwd": ([0-9]+).*/\1/')
   ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --launch-skip $((8 * ${LF:-3})) -c $((${LF:-3} + ${LB:-4})) \
+      --launch-skip $((4 * ${LF:-3} + 4 * ${LT:-3})) -c $((${LT:-3} + ${LB:-4})) \
       "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS > "$OUT/ncut.txt" 2>&1
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
     | head -120 | tee -a "$OUT/log"
+  log "ncu durations (default shape: the plain forward's kernels)"
+  ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --launch-skip $((3 * ${LF:-3})) -c ${LF:-3} \
+      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS > "$OUT/ncut-fwd.txt" 2>&1
+  grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration" "$OUT/ncut-fwd.txt" | head -20 | tee -a "$OUT/log"
 fi
 if has ncus; then
   log "ncu stalls (default shape, the staged kernels of the benchmark's first calls: 4 forwards, 4 training forwards, then forward + backward)"
