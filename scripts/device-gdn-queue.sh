@@ -9,18 +9,14 @@
 #        published table) and ncu's durations a kernel (about 150 s)
 #   219  the PyTorch and FLA baselines beside ours at the default shape and T = 256 (bench_gdn.py
 #        --quick; about 300 s)
-#   220  HYMO_GDN_FWD_LB (session 46: the plain forward as one kernel): the full test (its repro
-#        runs take the other forward where the forward is plain: the same bits), the test with the
-#        one kernel first, three rounds of --fwd-lb 0,1 at four shapes, racecheck and memcheck of
-#        the one kernel, ncu of both forwards (about 330 s)
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 220) ;;
+  218 | 219) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219 or 220: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218 or 219: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -36,28 +32,9 @@ case "$CALL" in
   219)
     OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 timeout 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
     ;;
-  220)
-    SHAPES4="4,4096,28,32,32 4,4096,64,32,32 4,4096,28,32,16 4,2048,28,32,32"
-    OUT=$O timeout 150 scripts/device-gdn.sh build test > "$O/console.log" 2>&1
-    tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .  # (what there is so far, should the call be cut short)
-    SH=()
-    for s in $SHAPES4; do SH+=(--shape "$s"); done
-    for r in 1 2 3; do
-      timeout 40 "$(cat /tmp/gdn-gdir)/hymo_gdn_bench" --json --fwd-lb 0,1 "${SH[@]}"
-    done > "$O/lb.log" 2>&1
-    python3 scripts/gdn-ab-summary.py "$O/lb.log" --arm-by fwd_lb > "$O/lb-summary.txt" 2>&1
-    tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-    timeout 60 "$(cat /tmp/gdn-gdir)/hymo_gdn_test" --fwd-lb 1 --dtype bf16 --no-repro > "$O/test-lb1.log" 2>&1
-    echo "test --fwd-lb 1: exit $?" >> "$O/console.log"
-    tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-    OUT=$O GDN_SAN_TOOLS="racecheck memcheck" GDN_SAN_TIMEOUT=50 GDN_SAN_ARGS="--no-repro --dtype bf16 --fwd-lb 1" \
-      timeout 110 scripts/device-gdn.sh san >> "$O/console.log" 2>&1
-    OUT=$O NCU_BENCH_ARGS="--fwd-lb 1" timeout 45 scripts/device-gdn.sh ncut >> "$O/console.log" 2>&1
-    ;;
 esac
 rc=$?
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
 echo "device-gdn-queue: call $CALL done (last step's exit $rc); $OUT/run$CALL.tar.xz"
 tail -30 "$O/console.log"
-[ -f "$O/lb-summary.txt" ] && cat "$O/lb-summary.txt"
 exit 0

@@ -132,7 +132,7 @@ fi
 # launches), of the training forward (LT) and then of forward + backward (LT + LB, the
 # training forward first): launch 4 LF + 4 LT is the first forward + backward call's first.
 # LF, LT and LB are the launch counts the benchmark reports (3, 3 and 4 by default; 2, 2 and 3
-# with -DHYMO_GDN_SEG_SCAN=0; LF 1 with gdn_set_fwd_lookback's one-kernel forward). ncut-fwd.txt:
+# with -DHYMO_GDN_SEG_SCAN=0; session 46's one-kernel forward had LF 1). ncut-fwd.txt:
 # the same for the fourth plain forward's LF launches.
 if has ncut; then
   log "ncu durations (default shape: one fwd+bwd, every kernel)"

@@ -64,6 +64,12 @@
 #if defined(HYMO_GDN_CP_L2)
 #error "a HYMO_GDN_* switch removed in session 45 is set (docs/kernels/gdn-history.md)"
 #endif
+// ... and in session 46 (run 220, H100; commit 816930a has it): the plain forward as one kernel
+// whose output-pass CTAs walked their own segment's local state, published it and combined the
+// earlier segments' (FWD_LB: forward +8.3% at the default shape, +4.8..+9.5% at three others).
+#if defined(HYMO_GDN_FWD_LB)
+#error "a HYMO_GDN_* switch removed in session 46 is set (docs/kernels/gdn-history.md)"
+#endif
 
 // HYMO_GDN_PDL (default on since session 6: runs 40-42 measured the forward 1.5-2%
 // faster, forward + backward the same within noise; -DHYMO_GDN_PDL=0 turns it off): a call's
@@ -158,21 +164,6 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // at T = 2048; racecheck and memcheck clean. docs/kernels/gdn.md "Left to do" item 0a.
 #ifndef HYMO_GDN_ADJ_PAIR
 #define HYMO_GDN_ADJ_PAIR 1
-#endif
-// HYMO_GDN_FWD_LB (session 46; default 0, the default of gdn_set_fwd_lookback, which picks at run
-// time: both forms are built): the plain BF16 forward (not the training forward) in one kernel
-// where S <= 32, D = 32 and the head map is the default: each CTA of the output pass first walks
-// its own segment for its local end state (the state pass's walk, segment_local_state, over the
-// output pass's tiles), publishes it with its gate sum and a flag (the call's epoch, a release at
-// GPU scope), waits until the earlier segments of its (b, h) have published theirs (an acquire),
-// combines them as the scan would (the same order and arithmetic: the same bits), then walks its
-// chunks as before. No state pass, no segment scan: one launch instead of three, and the state
-// work of later CTAs overlaps the output work of earlier ones. A CTA waits only on CTAs of lower
-// index in its grid (segment before segment within a (b, h), blockIdx.x the segment), which the
-// hardware places first, as CUB's single-pass scan assumes; a wait past about 2 s traps (the
-// launch fails) rather than hanging. docs/kernels/gdn.md "Left to do" item 15.
-#ifndef HYMO_GDN_FWD_LB
-#define HYMO_GDN_FWD_LB 0
 #endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
@@ -726,10 +717,6 @@ struct KParams {
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
   float *sp_dc, *sp_db, *sp_dg;
-  // HYMO_GDN_FWD_LB: the flags of the segments' published local states ([BH][NSEG]) and the
-  // value that marks one published in this call (a 64-bit number new to each call)
-  unsigned long long* lbflag;
-  unsigned long long epoch;
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
@@ -1515,16 +1502,6 @@ __device__ __forceinline__ void tma_groups_wait(uint64_t* mb, int k) {
   mbar_wait(mb + 1, k & 1);
 }
 #endif
-// HYMO_GDN_FWD_LB's flags: a store that publishes what the CTA wrote before it (release, GPU
-// scope), and the load that sees it (acquire)
-__device__ __forceinline__ void st_release_gpu(unsigned long long* a, unsigned long long v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(a), "l"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long* a) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(a) : "memory");
-  return v;
-}
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }

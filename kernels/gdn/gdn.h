@@ -106,14 +106,6 @@ bool gdn_state_pair_fits(const Shape& s);
 void gdn_set_adj_pair(int mode);
 bool gdn_adj_pair();
 bool gdn_adj_pair_fits(const Shape& s);
-// Tuning (HYMO_GDN_FWD_LB, docs/kernels/gdn.md): the BF16 plain forward (save_for_backward false)
-// as one kernel whose CTAs compute their segments' local states and combine the earlier ones'
-// themselves (1), or as the state pass, the segment scan and the output pass (0); -1 (the
-// default): the build's choice. One applies where S <= 32 and D = 32; the results are the same
-// bits either way. As above, whether it is on now, and whether this build can on shape s.
-void gdn_set_fwd_lookback(int mode);
-bool gdn_fwd_lookback();
-bool gdn_fwd_lookback_fits(const Shape& s);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

@@ -643,43 +643,6 @@ __device__ __forceinline__ float segment_local_state(
   return gseg;
 }
 
-// The KS walk (state_ksplit) leaves each warp a share of state rows mt over its tokens: warps ks
-// > 0 put theirs in shared memory at red (ks_red_floats floats over the chunk buffers, in the
-// fragment layout), warp ks = 0 adds them in order of ks and writes rows mt to dst ([S][D]
-// floats). Every thread of the head's NW warps calls it (tid: its thread within them, w = tid /
-// 32 as the caller has it); two barriers, the first once every warp is done with the chunk
-// buffers.
-template <int S, int D, int NW>
-__host__ __device__ constexpr int ks_red_floats() {
-  return (NW - S / 16) * (D / 8 * 4) * 32;
-}
-template <int S, int D, int NW>
-__device__ __forceinline__ void ks_store_state(float (&acc)[D / 8][4], float* red, float* dst, int tid, int w) {
-  constexpr int NMT = S / 16, NE = D / 8 * 4;
-  const int lane = tid & 31, gq = lane >> 2, tq = lane & 3, mt = w % NMT, ks = w / NMT;
-  __syncthreads();  // every warp is done with the chunk buffers
-  if (ks > 0) {
-#pragma unroll
-    for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) red[((ks - 1) * NMT + mt) * NE * 32 + (nt * 4 + e) * 32 + lane] = acc[nt][e];
-  }
-  __syncthreads();
-  if (ks == 0) {
-    for (int j = 1; j < NW / NMT; ++j)
-#pragma unroll
-      for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[nt][e] += red[((j - 1) * NMT + mt) * NE * 32 + (nt * 4 + e) * 32 + lane];
-#pragma unroll
-    for (int nt = 0; nt < D / 8; ++nt)
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr)
-        *reinterpret_cast<float2*>(dst + (mt * 16 + gq + hr * 8) * D + nt * 8 + 2 * tq) =
-            make_float2(acc[nt][2 * hr], acc[nt][2 * hr + 1]);
-  }
-}
-
 // State pass: the local end state of each segment (from a zero state), and the
 // segment's gate sum. The state lives in the warps' mma accumulators across the chunks.
 // PK (HYMO_GDN_PK2, for the plain forward only): the keys as BF16 only (state_update_regkeys).
@@ -762,10 +725,33 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
   if constexpr (KS) {
-    constexpr int NRED = ks_red_floats<S, D, P::NW>();
+    // the token shares of rows mt: warps ks > 0 leave theirs in shared memory (over the
+    // chunk buffers, in the fragment layout), warp ks = 0 adds them in order of ks
+    constexpr int NMT = S / 16, NE = D / 8 * 4, NRED = (P::NW - NMT) * NE * 32;
+    const int lane = tid & 31, gq = lane >> 2, tq = lane & 3, mt = w % NMT, ks = w / NMT;
     float* red = reinterpret_cast<float*>(sm) + (PAIR ? half * NRED : 0);
     static_assert(HP * NRED * 4 <= (PAIR ? P::q_vec : P::s_kh), "the shares fit the chunk buffers");
-    ks_store_state<S, D, P::NW>(acc[0], red, dst, tid, w);
+    __syncthreads();  // every warp is done with the chunk buffers
+    if (ks > 0) {
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) red[((ks - 1) * NMT + mt) * NE * 32 + (nt * 4 + e) * 32 + lane] = acc[0][nt][e];
+    }
+    __syncthreads();
+    if (ks == 0) {
+      for (int j = 1; j < P::NW / NMT; ++j)
+#pragma unroll
+        for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[0][nt][e] += red[((j - 1) * NMT + mt) * NE * 32 + (nt * 4 + e) * 32 + lane];
+#pragma unroll
+      for (int nt = 0; nt < D / 8; ++nt)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr)
+          *reinterpret_cast<float2*>(dst + (mt * 16 + gq + hr * 8) * D + nt * 8 + 2 * tq) =
+              make_float2(acc[0][nt][2 * hr], acc[0][nt][2 * hr + 1]);
+    }
   } else {
     for_state_pairs<S, D, P::NW>(w, [&](int it, int nt, int hr, int s, int d) {
       *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
@@ -841,9 +827,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
-// LB (HYMO_GDN_FWD_LB, gdn.cuh; the plain pass, fwd_lb_fits): the CTA first walks its segment for
-// its local end state, publishes it, and combines the earlier segments' (no state pass, no scan).
-template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>, bool LB = false>
+template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
                                   (S <= 32 && D <= 32) ? (TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2)
                                                           : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
@@ -976,39 +960,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cp_async_commit();
   };
   float graw[C / 32];
-  // HYMO_GDN_FWD_LB: this segment's local end state first (not the last segment's, which no CTA
-  // reads), walked as the state pass walks it over the b, c and v tiles, then published
-  if constexpr (LB) {
-    static_assert(!TRAIN && R == 1 && P::P4 && std::is_same_v<HM, HeadMap<>> && state_ksplit(S, D) && P::SR &&
-                      !P::TMA_S && NTH == P::NTH,
-                  "HYMO_GDN_FWD_LB: the plain pass at S <= 32, D = 32, the default head map");
-    if (seg + 1 < p.NSEG) {
-      auto lbb = [&](int k) { return k ? sb : sc; };  // the walk's two b buffers
-      float* lg = reinterpret_cast<float*>(sm + P::o_qi);  // its g, G, A2, g1, G1 over the Qi tile
-      float* lA2 = lg + 2 * C;
-      static_assert(4 * (4 * C + S) <= P::o_kr - P::o_qi, "HYMO_GDN_FWD_LB: the walk's vectors fit the Qi tile");
-      static_assert(4 * ks_red_floats<S, D, NW>() <= P::o_qi, "HYMO_GDN_FWD_LB: the shares fit below the vectors");
-      for (int s = tid; s < S; s += NTH) lA2[s] = -expf(p.A_log[h * S + s]) * 1.4426950408889634f;
-      float acc[1][D / 8][4];
-      zero(acc[0]);
-      float gseg = 0.f;
-      if (c0 < c1)
-        gseg = segment_local_state<S, D, C, FUSED, NTH, NW, LS, LD, decltype(lbb), decltype(svb), true, true,
-                                   HYMO_GDN_STATE_REV, HM, pk2_at(S) && HYMO_GDN_PK2_STATE, 1>(
-            p, acc, lbb, svb, nullptr, nullptr, lg, lg + C, lA2, graw, bb, h, c0, c1, dtb, lA2 + S);
-      const size_t so = size_t(bh) * p.NSEG + seg;
-      ks_store_state<S, D, NW>(acc[0], reinterpret_cast<float*>(sm), p.segstate + so * S * D, tid, wid);
-      if (tid == 0) p.seggsum[so] = gseg;
-      __syncthreads();  // the state's rows and the gate sum written
-      if (tid == 0) {
-        __threadfence();
-        st_release_gpu(p.lbflag + so, p.epoch);
-      }
-    }
-    // the tiles' next writer is the TMA (the async proxy): this CTA's own writes to them first
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();
-  }
   if (c0 < c1) {
     fetch_bc(c0);
     fetch_v(c0, svb(0));
@@ -1028,24 +979,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // The state entering this segment, in this warp's accumulators: with the segment scan,
   // segstate holds it; else run = exp(gsum_j A) run + local_j over the earlier segments j
   // (every exponent gsum * A <= 0). Then its BF16 high and low parts into the tiles.
-  // HYMO_GDN_FWD_LB: until the earlier segments of this (b, h) have published their local states
-  // (lane j of warp 0 watches segment j, j + 32, ...; a wait past about 2 s traps)
-  if constexpr (LB) {
-    if (wid == 0) {
-      const unsigned long long* fl = p.lbflag + size_t(bh) * p.NSEG;
-      for (int j = lane; j < seg; j += 32) {
-        unsigned spins = 0;
-        while (ld_acquire_gpu(fl + j) != p.epoch) {
-          __nanosleep(128);
-          if (++spins == (1u << 24)) __trap();
-        }
-      }
-      __syncwarp();
-    }
-    __syncthreads();
-  }
   float hreg[IPW][NTW][4];
-  if constexpr (seg_scan_fwd(S, D) && !LB) {
+  if constexpr (seg_scan_fwd(S, D)) {
     const float* src = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
     for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
       const float2 x = *reinterpret_cast<const float2*>(src + s * D + d);
@@ -1067,8 +1002,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       const float al0 = -expf(p.A_log[HM::hS(h) * S + mt * 16 + gq]), al1 = -expf(p.A_log[HM::hS(h) * S + mt * 16 + gq + 8]);
 #pragma unroll 4
       for (int j = 0; j < seg; ++j) {
-        // (LB: written in this launch, so through L2, not the read-only path)
-        const float gj = LB ? __ldcg(gsum + j) : __ldg(gsum + j);
+        const float gj = __ldg(gsum + j);
         const float* lj = loc + size_t(j) * S * D;
         const float e0 = __expf(gj * al0), e1 = __expf(gj * al1);
 #pragma unroll
@@ -1076,8 +1010,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 #pragma unroll
           for (int hr = 0; hr < 2; ++hr) {
             const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-            const float2* px = reinterpret_cast<const float2*>(lj + s * D + d);
-            const float2 x = LB ? __ldcg(px) : __ldg(px);
+            const float2 x = __ldg(reinterpret_cast<const float2*>(lj + s * D + d));
             const float e = hr ? e1 : e0;
             hreg[it][nt][2 * hr] = fmaf(e, hreg[it][nt][2 * hr], x.x);
             hreg[it][nt][2 * hr + 1] = fmaf(e, hreg[it][nt][2 * hr + 1], x.y);
@@ -1911,11 +1844,6 @@ __host__ __device__ constexpr bool adj_tma() {
 // HYMO_GDN_ADJ_PAIR (gdn.cuh): whether the adjoint pass can take two heads a CTA at S, D (where H
 // is even, with the default head map; compiled whatever the switch says: gdn_set_adj_pair picks
 // at run time; gdn_adj_pair_fits asks the same)
-// HYMO_GDN_FWD_LB (gdn.cuh): whether the plain forward can run as one kernel at S, D (with the
-// default head map; compiled whatever the switch says: gdn_set_fwd_lookback picks at run time)
-__host__ __device__ constexpr bool fwd_lb_fits(int S, int D) {
-  return state_pair_fits(S, D) && HYMO_GDN_OUT4;  // (PlanF::P4 of the plain pass)
-}
 __host__ __device__ constexpr bool adj_pair_fits(int S, int D) {
   return S <= 32 && D == 32 && (HYMO_GDN_TMA & 4) == 0;
 }

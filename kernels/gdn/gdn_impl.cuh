@@ -60,8 +60,6 @@ int grid_slice();
 bool state_pair_on();
 // HYMO_GDN_ADJ_PAIR, or the hook gdn_set_adj_pair (gdn.cu): the adjoint pass over head pairs
 bool adj_pair_on();
-// HYMO_GDN_FWD_LB: whether the plain forward runs as one kernel where fwd_lb_fits (gdn_set_fwd_lookback)
-bool fwd_lb_on();
 
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
@@ -181,23 +179,21 @@ cudaError_t encode_bcv(TileMaps& tm, const KParams& p, int LS, int LD, int C) {
 #endif
 
 // The output pass of the staged BF16 forward (TRAIN: the training pass) over p's heads.
-// (follows: a programmatic dependent launch after the call's kernel before it; LB, HYMO_GDN_FWD_LB:
-// the plain pass that computes its own segment states, the call's one kernel)
-template <int S, int D, int C, bool FUSED, bool TRAIN, class HM, bool LB = false>
-cudaError_t run_out_pass(const KParams& p, cudaStream_t st, bool follows = true) {
+template <int S, int D, int C, bool FUSED, bool TRAIN, class HM>
+cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
   using PF = PlanF<S, D, C, TRAIN>;
-  auto k = out_bf16_kernel<S, D, C, FUSED, TRAIN, HM, LB>;
+  auto k = out_bf16_kernel<S, D, C, FUSED, TRAIN, HM>;
   HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
 #if HYMO_GDN_TMA & 2
   if constexpr (!PF::TMA) {
-    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, follows, 0, TileMaps{});  // (unused)
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true, 0, TileMaps{});  // (unused)
   } else {
     TileMaps tm;
     HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PF::LS, PF::LD, C)));
-    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, follows, 0, tm);
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true, 0, tm);
   }
 #else
-  return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, follows);
+  return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
 #endif
 }
 
@@ -236,10 +232,6 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
 template <int S, int D, bool FUSED, class HM = HeadMap<>>
 cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
-  // HYMO_GDN_FWD_LB (gdn.cuh): the plain forward as one kernel
-  if constexpr (fwd_lb_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
-    if (!train && fwd_lb_on()) return run_out_pass<S, D, C, FUSED, false, HM, true>(p, st, false);
-  }
   // HYMO_GDN_STATE_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
   bool paired = false;
   if constexpr (state_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {

@@ -111,26 +111,15 @@ int main() {
   // backward's) is one launch more.
   {
     const int fs = gdn_segment_scans() & 1, bs = (gdn_segment_scans() >> 1) & 1;  // 0 or 1 each
-    // (plain: the plain forward's count where it differs from the training forward's,
-    // HYMO_GDN_FWD_LB's one kernel)
-    auto launches = [&](const char* what, Shape s, int fwd, int bwd_saved, int bwd_recompute, int plain = -1) {
-      if (plain < 0) plain = fwd;
+    auto launches = [&](const char* what, Shape s, int fwd, int bwd_saved, int bwd_recompute) {
       const int f = gdn_forward_launches(s), ft = gdn_forward_launches(s, true),
                 b0 = gdn_backward_launches(s, true), b1 = gdn_backward_launches(s, false);
-      const bool ok = f == plain && ft == fwd && b0 == bwd_saved && b1 == bwd_recompute;
+      const bool ok = f == fwd && ft == fwd && b0 == bwd_saved && b1 == bwd_recompute;
       std::printf("  %-4s launches %-28s fwd %d (training %d), bwd %d / %d recomputing (expected %d (%d), %d / %d)\n",
-                  ok ? "ok" : "FAIL", what, f, ft, b0, b1, plain, fwd, bwd_saved, bwd_recompute);
+                  ok ? "ok" : "FAIL", what, f, ft, b0, b1, fwd, fwd, bwd_saved, bwd_recompute);
       g_fail += !ok;
     };
-    gdn_set_fwd_lookback(0);
     launches("BF16 D = S = 32", mk(4, 4096, 28, 32, 32), 2 + fs, 3 + bs, 5 + bs + fs);
-    // the plain forward as one kernel (gdn_set_fwd_lookback; S <= 32, D = 32): the backward's
-    // recomputation keeps the training forward's launches
-    gdn_set_fwd_lookback(1);
-    launches("BF16 D = S = 32, one kernel", mk(4, 4096, 28, 32, 32), 2 + fs, 3 + bs, 5 + bs + fs, 1);
-    launches("BF16 D = 32, S = 16, one kernel", mk(2, 300, 3, 32, 16), 2 + fs, 3 + bs, 5 + bs + fs, 1);
-    launches("BF16 D = S = 64 (no one kernel)", mk(1, 100, 2, 64, 64), 2 + fs, 3, 5 + fs);
-    gdn_set_fwd_lookback(-1);
     launches("BF16 D = S = 64", mk(1, 100, 2, 64, 64), 2 + fs, 3, 5 + fs);
     launches("BF16 D = S = 128 (split)", mk(4, 4096, 28, 128, 128), 3 + fs, 5, 7 + fs);
     launches("BF16 D = 128, S = 32 (split)", mk(1, 100, 2, 128, 32), 3 + fs, 5, 7 + fs);
