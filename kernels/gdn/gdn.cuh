@@ -165,6 +165,19 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_ADJ_PAIR
 #define HYMO_GDN_ADJ_PAIR 1
 #endif
+// HYMO_GDN_STATE_SCAN (session 46; default 0, the default of gdn_set_state_scan, which picks at run
+// time: both forms are built): the BF16 forward's state pass (S <= 32, D = 32, the default head
+// map) also does the segment scan, so the forward is two kernels instead of three. CTA (b, h, j)
+// writes its segment's local end state into segloc, sets its flag (segflag[bh][j] = the call's
+// epoch, a release at GPU scope), waits until segments 0 .. j-1 of its (b, h) have set theirs (an
+// acquire), and writes the state entering segment j into segstate, combined as seg_scan_kernel
+// combines it (the same order and arithmetic: the same bits). The last segment's CTA walks
+// nothing and only combines. A CTA waits only on CTAs of lower index in its grid (blockIdx.x the
+// segment), which the hardware places first, as CUB's single-pass scan assumes; a wait past about
+// 2 s traps (the launch fails) rather than hanging. docs/kernels/gdn.md "Left to do" item 16.
+#ifndef HYMO_GDN_STATE_SCAN
+#define HYMO_GDN_STATE_SCAN 0
+#endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight
@@ -717,6 +730,11 @@ struct KParams {
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
   float *sp_dc, *sp_db, *sp_dg;
+  // HYMO_GDN_STATE_SCAN: the local end states ([BH][NSEG][S][D]) and their flags ([BH][NSEG]), and
+  // the value that marks one written in this call (a 64-bit number new to each call)
+  float* segloc;
+  unsigned long long* segflag;
+  unsigned long long epoch;
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
@@ -1502,6 +1520,28 @@ __device__ __forceinline__ void tma_groups_wait(uint64_t* mb, int k) {
   mbar_wait(mb + 1, k & 1);
 }
 #endif
+// HYMO_GDN_STATE_SCAN's flags: a store that publishes what the CTA wrote before it (release, GPU
+// scope), and the load that sees it (acquire)
+__device__ __forceinline__ void st_release_gpu(unsigned long long* a, unsigned long long v) {
+  asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(a), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long* a) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(a) : "memory");
+  return v;
+}
+// ... until flags[0 .. n-1] all hold epoch: lane j of the calling warp watches j, j + 32, ...
+// (__nanosleep between polls; about 2 s without them traps)
+__device__ __forceinline__ void wait_flags(const unsigned long long* flags, int n, unsigned long long epoch) {
+  for (int j = int(threadIdx.x & 31); j < n; j += 32) {
+    unsigned spins = 0;
+    while (ld_acquire_gpu(flags + j) != epoch) {
+      __nanosleep(128);
+      if (++spins == (1u << 24)) __trap();
+    }
+  }
+  __syncwarp();
+}
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }

@@ -323,6 +323,12 @@ __host__ __device__ constexpr bool state_pair_fits(int S, int D) {
 
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN bit 1).
 __host__ __device__ constexpr bool seg_scan_fwd(int, int) { return (HYMO_GDN_SEG_SCAN & 1) != 0; }
+// HYMO_GDN_STATE_SCAN (gdn.cuh): whether the forward's state pass can do the segment scan at S, D
+// (with the default head map and the forward's scan in the build; compiled whatever the switch
+// says: gdn_set_state_scan picks at run time)
+__host__ __device__ constexpr bool state_scan_fits(int S, int D) {
+  return state_pair_fits(S, D) && seg_scan_fwd(S, D);
+}
 // ... and the staged backward's reverse scan (bit 2; its main kernel is staged_bwd's).
 __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return (HYMO_GDN_SEG_SCAN & 2) && staged_bwd(S, D);
@@ -658,9 +664,32 @@ __device__ __forceinline__ int state_pair_bh(const KParams& p, int half) {
   return (bp / hp) * p.H + 2 * (bp % hp) + half;
 }
 
+// HYMO_GDN_STATE_SCAN (gdn.cuh): once segments 0 .. seg-1 of (b, h) have flagged their local end
+// states in p.segloc, the state entering segment seg into p.segstate, as seg_scan_kernel computes
+// it (run = exp(gsum_j A) run + local_j over j < seg, the same arithmetic: the same bits). tid: the
+// thread within the head's NTH; every thread of the CTA calls it (one CTA barrier).
+template <int S, int D, int NTH, class HM>
+__device__ __forceinline__ void state_scan_enter(const KParams& p, int bh, int h, int seg, int tid) {
+  if (tid < 32) wait_flags(p.segflag + size_t(bh) * p.NSEG, seg, p.epoch);
+  __syncthreads();
+  // (written in this launch: read through L2, not the read-only path)
+  const float* loc = p.segloc + size_t(bh) * p.NSEG * S * D;
+  const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
+  float* dst = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
+  for (int i = tid; i < S * D; i += NTH) {
+    const float A = -expf(__ldg(p.A_log + HM::hS(h) * S + i / D));
+    float run = 0.f;
+#pragma unroll 8
+    for (int j = 0; j < seg; ++j) run = fmaf(__expf(__ldcg(gsum + j) * A), run, __ldcg(loc + size_t(j) * S * D + i));
+    dst[i] = run;
+  }
+}
+
 // PAIR (HYMO_GDN_STATE_PAIR; run_fwd_staged launches it where H is even): two adjacent heads a
-// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head.
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false>
+// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head. SC (HYMO_GDN_STATE_SCAN): the
+// local states into p.segloc, flagged, then each segment's entering state into p.segstate.
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false,
+          bool SC = false>
 __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
@@ -691,7 +720,12 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
-    if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
+    if constexpr (SC) {  // (only the entering state)
+      pdl_release<HYMO_GDN_STATE_PDL_LATE>();
+      state_scan_enter<S, D, P::NTH, HM>(p, bh, h, seg, tid);
+    } else {
+      if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
+    }
     HYMO_GDN_CLK(clk.exit(0));
     return;
   }
@@ -699,6 +733,8 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
 
   float graw[C / 32];
   constexpr bool KS = state_ksplit(S, D) && P::SR;
+  static_assert(!SC || (state_scan_fits(S, D) && std::is_same_v<HM, HeadMap<>>),
+                "HYMO_GDN_STATE_SCAN: S <= 32, D = 32, the default head map");
   static_assert(!PAIR || (KS && std::is_same_v<HM, HeadMap<>> && !P::TMA_S),
                 "HYMO_GDN_STATE_PAIR: S <= 32, D = 32, the default head map, the tiles by cp.async");
   constexpr int AI = KS ? 1 : I::IPW, AN = KS ? D / 8 : I::NTW;
@@ -723,7 +759,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
         mb HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
-  float* dst = p.segstate + so * S * D;
+  float* dst = (SC ? p.segloc : p.segstate) + so * S * D;
   if constexpr (KS) {
     // the token shares of rows mt: warps ks > 0 leave theirs in shared memory (over the
     // chunk buffers, in the fragment layout), warp ks = 0 adds them in order of ks
@@ -758,6 +794,14 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
     });
   }
   if (tid == 0) p.seggsum[so] = gseg;
+  if constexpr (SC) {  // flag the local state (every thread's part written), then the entering one
+    __syncthreads();
+    if (tid == 0) {
+      __threadfence();
+      st_release_gpu(p.segflag + so, p.epoch);
+    }
+    state_scan_enter<S, D, P::NTH, HM>(p, bh, h, seg, tid);
+  }
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 }
 

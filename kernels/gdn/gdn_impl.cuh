@@ -60,6 +60,8 @@ int grid_slice();
 bool state_pair_on();
 // HYMO_GDN_ADJ_PAIR, or the hook gdn_set_adj_pair (gdn.cu): the adjoint pass over head pairs
 bool adj_pair_on();
+// HYMO_GDN_STATE_SCAN, or the hook gdn_set_state_scan (gdn.cu): the forward's segment scan in its state pass
+bool state_scan_on();
 
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
@@ -229,16 +231,18 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
 // (local -> entering states) and the output pass; train: the training pass, which also leaves o
 // in FP32 (in dObuf) and the per-chunk entering states (h0buf) for the backward. HM: the split
 // path's blocks of the caller's heads (p is then split_params' view).
-template <int S, int D, bool FUSED, class HM = HeadMap<>>
-cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
+// SC (HYMO_GDN_STATE_SCAN): the state pass does the segment scan, no scan kernel (run_fwd_staged
+// picks).
+template <int S, int D, bool FUSED, class HM, bool SC>
+cudaError_t run_fwd_staged_sc(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   // HYMO_GDN_STATE_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
   bool paired = false;
   if constexpr (state_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
     if (p.H % 2 == 0 && state_pair_on()) {
       using PF = PlanF<S, D, C>;
-      auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false, true>
-                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, true>;
+      auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false, true, SC>
+                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, true, SC>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_state2));
       HYMO_GDN_TRY(launch_pairs(k, p, 2 * PF::NTH, PF::bytes_state2, st));
       paired = true;
@@ -248,7 +252,8 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only; the training
     // forward's entering states (and so o) must stay FP32-accurate
     using PF = PlanF<S, D, C>;
-    auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
+    auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false, false, SC>
+                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, false, SC>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
@@ -258,9 +263,18 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
   }
-  if constexpr (seg_scan_fwd(S, D))
+  if constexpr (seg_scan_fwd(S, D) && !SC)
     HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, (S * D + 127) / 128));
   return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st);
+}
+
+template <int S, int D, bool FUSED, class HM = HeadMap<>>
+cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
+  // HYMO_GDN_STATE_SCAN (gdn.cuh): the state pass also does the segment scan (template SC)
+  if constexpr (state_scan_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
+    if (state_scan_on()) return run_fwd_staged_sc<S, D, FUSED, HM, true>(p, train, st);
+  }
+  return run_fwd_staged_sc<S, D, FUSED, HM, false>(p, train, st);
 }
 
 // The split forward: the staged passes on the blocks (their parts of o; train: also the blocks'
