@@ -35,6 +35,7 @@ int g_grid_slice = 0;      // gdn_set_grid_slice
 int g_state_pair = -1;     // gdn_set_state_pair
 int g_adj_pair = -1;       // gdn_set_adj_pair
 int g_state_scan = -1;     // gdn_set_state_scan
+int g_adj_scan = -1;       // gdn_set_adj_scan
 
 // HYMO_GDN_STATE_SCAN: the value a call's CTAs write into the flags of the local states they
 // publish. New to each call: a process-wide count from a random 64-bit start, so that no flag
@@ -275,6 +276,7 @@ int dev::grid_slice() { return g_grid_slice > 0 && g_grid_slice < 65535 ? g_grid
 bool dev::state_pair_on() { return g_state_pair < 0 ? HYMO_GDN_STATE_PAIR != 0 : g_state_pair != 0; }
 bool dev::adj_pair_on() { return g_adj_pair < 0 ? HYMO_GDN_ADJ_PAIR != 0 : g_adj_pair != 0; }
 bool dev::state_scan_on() { return g_state_scan < 0 ? HYMO_GDN_STATE_SCAN != 0 : g_state_scan != 0; }
+bool dev::adj_scan_on() { return g_adj_scan < 0 ? HYMO_GDN_ADJ_SCAN != 0 : g_adj_scan != 0; }
 
 const char* gdn_check_shape(const Shape& s) {
   static thread_local std::string msg;
@@ -329,6 +331,13 @@ bool gdn_state_scan_fits(const Shape& s) {
   return s.dtype == DType::BF16 && dev::state_scan_fits(s.S, s.D);
 }
 
+void gdn_set_adj_scan(int mode) { g_adj_scan = mode < 0 ? -1 : mode > 0; }
+bool gdn_adj_scan() { return dev::adj_scan_on(); }
+bool gdn_adj_scan_fits(const Shape& s) {
+  // (S <= 32, D = 32 in BF16: the staged backward's adjoint pass with the default head map)
+  return s.dtype == DType::BF16 && dev::adj_scan_fits(s.S, s.D);
+}
+
 size_t gdn_clocks_bytes() {
   return size_t(dev::kClkKernels) * dev::kClkCtas * dev::kClkWords * sizeof(unsigned long long);
 }
@@ -376,7 +385,8 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums, the
   // parameter reduction, recomputing with the training forward less its parts' sum.
   if (split(s)) return 5 + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
-  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
+  // (HYMO_GDN_ADJ_SCAN: the reverse scan in the adjoint pass, a launch fewer)
+  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) && !(gdn_adj_scan_fits(s) && dev::adj_scan_on()) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
 }
 int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }

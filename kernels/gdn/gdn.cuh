@@ -178,6 +178,17 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_STATE_SCAN
 #define HYMO_GDN_STATE_SCAN 0
 #endif
+// HYMO_GDN_ADJ_SCAN (session 46; default 0, the default of gdn_set_adj_scan, both forms built): the
+// backward's mirror of HYMO_GDN_STATE_SCAN. The adjoint pass (S <= 32, D = 32, the default head
+// map) writes its segment's local adjoint into segloc, flags it (the call's epoch with its top bit
+// flipped, so that a recomputing backward's own state pass flags never pass for it), waits for
+// segments j+1 .. NSEG-1 of its (b, h) and writes the adjoint leaving segment j into dHseg with the
+// reverse scan's arithmetic (the same bits): no reverse scan kernel. Its grid runs the segments
+// last to first (segment NSEG-1-blockIdx.x), so that a CTA waits only on lower indices.
+// docs/kernels/gdn.md "Left to do" item 16.
+#ifndef HYMO_GDN_ADJ_SCAN
+#define HYMO_GDN_ADJ_SCAN 0
+#endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight
@@ -1542,6 +1553,9 @@ __device__ __forceinline__ void wait_flags(const unsigned long long* flags, int 
   }
   __syncwarp();
 }
+// ... and HYMO_GDN_ADJ_SCAN's flag value: the call's epoch with its top bit flipped (a backward that
+// recomputes runs the state pass in the same call: its flags must not pass for the adjoints')
+__host__ __device__ constexpr unsigned long long adj_epoch(unsigned long long e) { return e ^ (1ull << 63); }
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }

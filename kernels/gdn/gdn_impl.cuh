@@ -62,6 +62,8 @@ bool state_pair_on();
 bool adj_pair_on();
 // HYMO_GDN_STATE_SCAN, or the hook gdn_set_state_scan (gdn.cu): the forward's segment scan in its state pass
 bool state_scan_on();
+// HYMO_GDN_ADJ_SCAN, or the hook gdn_set_adj_scan (gdn.cu): the reverse segment scan in the adjoint pass
+bool adj_scan_on();
 
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
@@ -200,19 +202,19 @@ cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
 }
 
 // The adjoint pass (the staged backward's first) over p's heads.
-template <int S, int D, int C, bool FUSED, class HM>
+template <int S, int D, int C, bool FUSED, class HM, bool SC = false>
 cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
   // HYMO_GDN_ADJ_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
   if constexpr (adj_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
     if (p.H % 2 == 0 && adj_pair_on()) {
       using P2 = PlanA<S, D, C, 2>;
-      auto a2 = adj_bf16_kernel<S, D, C, FUSED, HM, true>;
+      auto a2 = adj_bf16_kernel<S, D, C, FUSED, HM, true, SC>;
       HYMO_GDN_TRY(set_smem(a2, P2::bytes));
       return launch_pairs(a2, p, 2 * P2::NTH, P2::bytes, st, follows);
     }
   }
   using PA = PlanA<S, D, C>;
-  auto a = adj_bf16_kernel<S, D, C, FUSED, HM>;
+  auto a = adj_bf16_kernel<S, D, C, FUSED, HM, false, SC>;
   HYMO_GDN_TRY(set_smem(a, PA::bytes));
 #if HYMO_GDN_TMA & 4
   TileMaps tm{};
@@ -361,7 +363,16 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
       q.out = nullptr;
       HYMO_GDN_TRY((run_fwd<Tin, S, D, FUSED>(q, true, st)));
     }
-    HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>>(p, st, recompute)));
+    // HYMO_GDN_ADJ_SCAN (gdn.cuh): the reverse segment scan in the adjoint pass
+    if constexpr (adj_scan_fits(S, D)) {
+      if (adj_scan_on()) {
+        HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>, true>(p, st, recompute)));
+      } else {
+        HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>>(p, st, recompute)));
+      }
+    } else {
+      HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>>(p, st, recompute)));
+    }
   } else {
     if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
     auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
@@ -370,7 +381,8 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
   }
   if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
     if constexpr (seg_scan_bwd(S, D))  // local adjoints -> the adjoints leaving each segment
-      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, true>, p, 128, 0, st, true, (S * D + 127) / 128));
+      if (!(adj_scan_fits(S, D) && adj_scan_on()))  // (else the adjoint pass did it)
+        HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, true>, p, 128, 0, st, true, (S * D + 127) / 128));
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));
