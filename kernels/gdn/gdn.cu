@@ -1,12 +1,10 @@
 // hymo GDN launchers: shape checks, workspace layout, dispatch.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
 #include <mutex>
-#include <random>
 #include <string>
 #include <unordered_map>
 
@@ -34,20 +32,6 @@ int g_nseg_override = 0;
 int g_grid_slice = 0;      // gdn_set_grid_slice
 int g_state_pair = -1;     // gdn_set_state_pair
 int g_adj_pair = -1;       // gdn_set_adj_pair
-int g_state_scan = -1;     // gdn_set_state_scan
-int g_adj_scan = -1;       // gdn_set_adj_scan
-
-// HYMO_GDN_STATE_SCAN: the value a call's CTAs write into the flags of the local states they
-// publish. New to each call: a process-wide count from a random 64-bit start, so that no flag
-// left in a workspace by an earlier call, another process or a poisoned buffer reads as set (a
-// collision needs the same 64 bits).
-unsigned long long next_epoch() {
-  static std::atomic<unsigned long long> next{[] {
-    std::random_device rd;
-    return (static_cast<unsigned long long>(rd()) << 32) ^ rd();
-  }()};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
@@ -103,7 +87,6 @@ bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 struct Layout {
   int C, NC, cps, NSEG;  // NSEG segments a (b, h) of cps chunks, the last one shorter
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
-  size_t segloc, segflag;  // HYMO_GDN_STATE_SCAN's local states and flags (64-bit)
   size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
   size_t total;
 };
@@ -200,8 +183,6 @@ Layout layout(const Shape& s) {
   L.dwpart = take(BH * L.NSEG * s.D);
   L.dDpart = take(2 * BH * L.NSEG);  // doubles
   L.ddtpart = take(BH * L.NSEG * nb);
-  L.segloc = take(sp ? 0 : BH * L.NSEG * SD);
-  L.segflag = take(sp ? 0 : 2 * BH * L.NSEG);
   L.sp_state = take(sp ? BH * L.NSEG * SD : 0);
   L.sp_gsum = take(sp ? nb * BH * L.NSEG : 0);
   L.sp_o = take(sp ? BTH * s.D * ns : 0);
@@ -234,9 +215,6 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.sp_dc = reinterpret_cast<float*>(w + L.sp_dc);
   p.sp_db = reinterpret_cast<float*>(w + L.sp_db);
   p.sp_dg = reinterpret_cast<float*>(w + L.sp_dg);
-  p.segloc = reinterpret_cast<float*>(w + L.segloc);
-  p.segflag = reinterpret_cast<unsigned long long*>(w + L.segflag);
-  p.epoch = next_epoch();
   p.clocks = g_clocks;
   return p;
 }
@@ -275,8 +253,6 @@ cudaError_t dispatch(const Shape& s, int what, bool recompute, const dev::KParam
 int dev::grid_slice() { return g_grid_slice > 0 && g_grid_slice < 65535 ? g_grid_slice : 65535; }
 bool dev::state_pair_on() { return g_state_pair < 0 ? HYMO_GDN_STATE_PAIR != 0 : g_state_pair != 0; }
 bool dev::adj_pair_on() { return g_adj_pair < 0 ? HYMO_GDN_ADJ_PAIR != 0 : g_adj_pair != 0; }
-bool dev::state_scan_on() { return g_state_scan < 0 ? HYMO_GDN_STATE_SCAN != 0 : g_state_scan != 0; }
-bool dev::adj_scan_on() { return g_adj_scan < 0 ? HYMO_GDN_ADJ_SCAN != 0 : g_adj_scan != 0; }
 
 const char* gdn_check_shape(const Shape& s) {
   static thread_local std::string msg;
@@ -324,20 +300,6 @@ bool gdn_adj_pair_fits(const Shape& s) {
   return s.dtype == DType::BF16 && s.H % 2 == 0 && dev::adj_pair_fits(s.S, s.D);
 }
 
-void gdn_set_state_scan(int mode) { g_state_scan = mode < 0 ? -1 : mode > 0; }
-bool gdn_state_scan() { return dev::state_scan_on(); }
-bool gdn_state_scan_fits(const Shape& s) {
-  // (S <= 32, D = 32 in BF16: the staged forward's state pass with the default head map)
-  return s.dtype == DType::BF16 && dev::state_scan_fits(s.S, s.D);
-}
-
-void gdn_set_adj_scan(int mode) { g_adj_scan = mode < 0 ? -1 : mode > 0; }
-bool gdn_adj_scan() { return dev::adj_scan_on(); }
-bool gdn_adj_scan_fits(const Shape& s) {
-  // (S <= 32, D = 32 in BF16: the staged backward's adjoint pass with the default head map)
-  return s.dtype == DType::BF16 && dev::adj_scan_fits(s.S, s.D);
-}
-
 size_t gdn_clocks_bytes() {
   return size_t(dev::kClkKernels) * dev::kClkCtas * dev::kClkWords * sizeof(unsigned long long);
 }
@@ -374,8 +336,6 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 int gdn_forward_launches(const Shape& s, bool save_for_backward) {
   (void)save_for_backward;  // (the training pass replaces the output pass: as many launches)
   if (split(s)) return dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 4 : 3;
-  // (HYMO_GDN_STATE_SCAN: the scan in the state pass, a launch fewer)
-  if (gdn_state_scan_fits(s) && dev::state_scan_on()) return 2;
   return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
@@ -385,8 +345,7 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums, the
   // parameter reduction, recomputing with the training forward less its parts' sum.
   if (split(s)) return 5 + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
-  // (HYMO_GDN_ADJ_SCAN: the reverse scan in the adjoint pass, a launch fewer)
-  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) && !(gdn_adj_scan_fits(s) && dev::adj_scan_on()) ? 4 : 3;
+  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
 }
 int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }

@@ -67,7 +67,10 @@
 // ... and in session 46 (run 220, H100; commit 816930a has it): the plain forward as one kernel
 // whose output-pass CTAs walked their own segment's local state, published it and combined the
 // earlier segments' (FWD_LB: forward +8.3% at the default shape, +4.8..+9.5% at three others).
-#if defined(HYMO_GDN_FWD_LB)
+// ... and the segment scans done by the passes before them (run 222, H100; commit 98a7e68 has
+// them): STATE_SCAN (forward +7.9% at the default shape, the state pass 27.4 -> 40.7 us) and
+// ADJ_SCAN (backward +5.6%, the adjoint pass 106.4 -> 125.3 us).
+#if defined(HYMO_GDN_FWD_LB) || defined(HYMO_GDN_STATE_SCAN) || defined(HYMO_GDN_ADJ_SCAN)
 #error "a HYMO_GDN_* switch removed in session 46 is set (docs/kernels/gdn-history.md)"
 #endif
 
@@ -164,30 +167,6 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // at T = 2048; racecheck and memcheck clean. docs/kernels/gdn.md "Left to do" item 0a.
 #ifndef HYMO_GDN_ADJ_PAIR
 #define HYMO_GDN_ADJ_PAIR 1
-#endif
-// HYMO_GDN_STATE_SCAN (session 46; default 0, the default of gdn_set_state_scan, which picks at run
-// time: both forms are built): the BF16 forward's state pass (S <= 32, D = 32, the default head
-// map) also does the segment scan, so the forward is two kernels instead of three. CTA (b, h, j)
-// writes its segment's local end state into segloc, sets its flag (segflag[bh][j] = the call's
-// epoch, a release at GPU scope), waits until segments 0 .. j-1 of its (b, h) have set theirs (an
-// acquire), and writes the state entering segment j into segstate, combined as seg_scan_kernel
-// combines it (the same order and arithmetic: the same bits). The last segment's CTA walks
-// nothing and only combines. A CTA waits only on CTAs of lower index in its grid (blockIdx.x the
-// segment), which the hardware places first, as CUB's single-pass scan assumes; a wait past about
-// 2 s traps (the launch fails) rather than hanging. docs/kernels/gdn.md "Left to do" item 16.
-#ifndef HYMO_GDN_STATE_SCAN
-#define HYMO_GDN_STATE_SCAN 0
-#endif
-// HYMO_GDN_ADJ_SCAN (session 46; default 0, the default of gdn_set_adj_scan, both forms built): the
-// backward's mirror of HYMO_GDN_STATE_SCAN. The adjoint pass (S <= 32, D = 32, the default head
-// map) writes its segment's local adjoint into segloc, flags it (the call's epoch with its top bit
-// flipped, so that a recomputing backward's own state pass flags never pass for it), waits for
-// segments j+1 .. NSEG-1 of its (b, h) and writes the adjoint leaving segment j into dHseg with the
-// reverse scan's arithmetic (the same bits): no reverse scan kernel. Its grid runs the segments
-// last to first (segment NSEG-1-blockIdx.x), so that a CTA waits only on lower indices.
-// docs/kernels/gdn.md "Left to do" item 16.
-#ifndef HYMO_GDN_ADJ_SCAN
-#define HYMO_GDN_ADJ_SCAN 0
 #endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
@@ -741,11 +720,6 @@ struct KParams {
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
   float *sp_dc, *sp_db, *sp_dg;
-  // HYMO_GDN_STATE_SCAN: the local end states ([BH][NSEG][S][D]) and their flags ([BH][NSEG]), and
-  // the value that marks one written in this call (a 64-bit number new to each call)
-  float* segloc;
-  unsigned long long* segflag;
-  unsigned long long epoch;
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
@@ -1531,31 +1505,6 @@ __device__ __forceinline__ void tma_groups_wait(uint64_t* mb, int k) {
   mbar_wait(mb + 1, k & 1);
 }
 #endif
-// HYMO_GDN_STATE_SCAN's flags: a store that publishes what the CTA wrote before it (release, GPU
-// scope), and the load that sees it (acquire)
-__device__ __forceinline__ void st_release_gpu(unsigned long long* a, unsigned long long v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(a), "l"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long ld_acquire_gpu(const unsigned long long* a) {
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(a) : "memory");
-  return v;
-}
-// ... until flags[0 .. n-1] all hold epoch: lane j of the calling warp watches j, j + 32, ...
-// (__nanosleep between polls; about 2 s without them traps)
-__device__ __forceinline__ void wait_flags(const unsigned long long* flags, int n, unsigned long long epoch) {
-  for (int j = int(threadIdx.x & 31); j < n; j += 32) {
-    unsigned spins = 0;
-    while (ld_acquire_gpu(flags + j) != epoch) {
-      __nanosleep(128);
-      if (++spins == (1u << 24)) __trap();
-    }
-  }
-  __syncwarp();
-}
-// ... and HYMO_GDN_ADJ_SCAN's flag value: the call's epoch with its top bit flipped (a backward that
-// recomputes runs the state pass in the same call: its flags must not pass for the adjoints')
-__host__ __device__ constexpr unsigned long long adj_epoch(unsigned long long e) { return e ^ (1ull << 63); }
 __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }

@@ -106,19 +106,6 @@ bool gdn_state_pair_fits(const Shape& s);
 void gdn_set_adj_pair(int mode);
 bool gdn_adj_pair();
 bool gdn_adj_pair_fits(const Shape& s);
-// Tuning (HYMO_GDN_STATE_SCAN, docs/kernels/gdn.md): the BF16 forward's state pass also turns the
-// segments' local states into their entering states (1: two kernels a forward, no segment scan
-// kernel) or not (0: three); -1 (the default): the build's choice. One applies where S <= 32 and D
-// = 32; the results are the same bits either way. As above, whether it is on now, and whether
-// this build's state pass can on shape s.
-void gdn_set_state_scan(int mode);
-bool gdn_state_scan();
-bool gdn_state_scan_fits(const Shape& s);
-// Tuning (HYMO_GDN_ADJ_SCAN): likewise the backward's reverse segment scan in its adjoint pass
-// (1: a launch fewer) or in a kernel of its own (0); -1: the build's choice; the same bits.
-void gdn_set_adj_scan(int mode);
-bool gdn_adj_scan();
-bool gdn_adj_scan_fits(const Shape& s);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

@@ -152,16 +152,11 @@ int main(int argc, char** argv) {
       "  in turn for every (cps, nseg) setting (gdn_set_state_pair; default: the build's); the\n"
       "  JSON's \"state_pair\" is what the calls used (0 where the shape has no head pairs);\n"
       "  --adj-pair M1,M2,...: likewise the backward's adjoint pass (gdn_set_adj_pair; each with\n"
-      "  every --state-pair mode; the JSON's \"adj_pair\");\n"
-      "  --state-scan M1,M2,...: the forward's segment scan in its state pass (1,\n"
-      "  HYMO_GDN_STATE_SCAN) or a kernel of its own (0) (gdn_set_state_scan; each with every mode\n"
-      "  above; the JSON's \"state_scan\");\n"
-      "  --adj-scan M1,M2,...: likewise the backward's reverse scan in its adjoint pass\n"
-      "  (gdn_set_adj_scan, HYMO_GDN_ADJ_SCAN; each with every mode above; the JSON's \"adj_scan\")\n";
+      "  every --state-pair mode; the JSON's \"adj_pair\")\n";
   bool json = false, quick = false;
   int iters = 50;
   double decay_scale = 1.0;
-  std::vector<int> cps_list, nseg_list, pair_list, adj_list, scan_list, ascan_list;
+  std::vector<int> cps_list, nseg_list, pair_list, adj_list;
   std::vector<Shape> shapes;
   const char* clocks_path = nullptr;
   auto mk = [](int B, int T, int H, int D, int S) {
@@ -174,8 +169,7 @@ int main(int argc, char** argv) {
     const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
                        !std::strcmp(argv[i], "--nseg") || !std::strcmp(argv[i], "--clocks") ||
                        !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale") ||
-                       !std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair") ||
-                       !std::strcmp(argv[i], "--state-scan") || !std::strcmp(argv[i], "--adj-scan");
+                       !std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
       return 2;
@@ -201,13 +195,9 @@ int main(int argc, char** argv) {
         }
         nseg_list.push_back(x);
       }
-    } else if (!std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair") ||
-               !std::strcmp(argv[i], "--state-scan") || !std::strcmp(argv[i], "--adj-scan")) {
+    } else if (!std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair")) {
       const char* opt = argv[i];
-      std::vector<int>& list = !std::strcmp(opt, "--adj-pair")     ? adj_list
-                               : !std::strcmp(opt, "--state-scan") ? scan_list
-                               : !std::strcmp(opt, "--adj-scan")   ? ascan_list
-                                                                   : pair_list;
+      std::vector<int>& list = !std::strcmp(opt, "--adj-pair") ? adj_list : pair_list;
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
         if (std::strcmp(t, "0") != 0 && std::strcmp(t, "1") != 0) {
           std::fprintf(stderr, "hymo_gdn_bench: %s expects 0s and 1s, got '%s'\n", opt, t);
@@ -249,23 +239,17 @@ int main(int argc, char** argv) {
       for (int D : {64, 128}) shapes.push_back(mk(4, 4096, 28, D, D));
     }
   }
-  // (cps, nseg, state pair, adjoint pair, state-pass scan, adjoint-pass scan) settings: the --cps
-  // list, then the --nseg list, each with every --state-pair mode, each of those with every
-  // --adj-pair mode, each of those with every --state-scan mode, each of those with every
-  // --adj-scan mode (-1: the build's)
+  // (cps, nseg, state pair, adjoint pair) settings: the --cps list, then the --nseg list, each
+  // with every --state-pair mode, each of those with every --adj-pair mode (-1: the build's)
   struct Setting {
-    int cps, nseg, pair, adj, scan, ascan;
+    int cps, nseg, pair, adj;
   };
   if (pair_list.empty()) pair_list.push_back(-1);
   if (adj_list.empty()) adj_list.push_back(-1);
-  if (scan_list.empty()) scan_list.push_back(-1);
-  if (ascan_list.empty()) ascan_list.push_back(-1);
   std::vector<Setting> settings;
   auto add = [&](int c, int n) {
     for (int m : pair_list)
-      for (int a : adj_list)
-        for (int q : scan_list)
-          for (int r : ascan_list) settings.push_back({c, n, m, a, q, r});
+      for (int a : adj_list) settings.push_back({c, n, m, a});
   };
   for (int c : cps_list) add(c, 0);
   for (int n : nseg_list) add(0, n);
@@ -296,19 +280,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", m);
       return 1;
     }
-    for (const auto& [cps, nseg, pair, adj, scan, ascan] : settings) {
+    for (const auto& [cps, nseg, pair, adj] : settings) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
       gdn_set_state_pair(pair);
       gdn_set_adj_pair(adj);
-      gdn_set_state_scan(scan);
-      gdn_set_adj_scan(ascan);
       // the state and adjoint passes' layouts these calls use: head pairs where this build's
       // kernels allow them on this shape
       const int pair_used = gdn_state_pair() && gdn_state_pair_fits(s);
       const int adj_used = gdn_adj_pair() && gdn_adj_pair_fits(s);
-      const int scan_used = gdn_state_scan() && gdn_state_scan_fits(s);
-      const int ascan_used = gdn_adj_scan() && gdn_adj_scan_fits(s);
       if (clk_file) GDN_CUDA(cudaMemset(clk_buf.p, 0, gdn_clocks_bytes()));
       const Res r = bench(s, iters, decay_scale);
       if (clk_file) {
@@ -337,19 +317,17 @@ int main(int argc, char** argv) {
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
-            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, "
-            "\"state_scan\": %d, \"adj_scan\": %d}\n",
+            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share,
-            pair_used, adj_used, scan_used, ascan_used);
+            pair_used, adj_used);
       else
-        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d (%d segments)%s%s%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
+        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d (%d segments)%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
                     "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)\n",
                     s.B, s.T, s.H, s.D, s.S, cps, nseg, gdn_segments(s), pair_used ? " state pass: head pairs" : "",
-                    adj_used ? " adjoint pass: head pairs" : "", scan_used ? " scan in the state pass" : "",
-                    ascan_used ? " reverse scan in the adjoint pass" : "",
+                    adj_used ? " adjoint pass: head pairs" : "",
                     r.fwd_ms, floor_f, r.fwd_ms / floor_f, r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb,
                     r.fwd_train_ms, decay_scale, 100 * r.diag_share, 100 * r.diag8_share);
       std::fflush(stdout);

@@ -323,12 +323,6 @@ __host__ __device__ constexpr bool state_pair_fits(int S, int D) {
 
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN bit 1).
 __host__ __device__ constexpr bool seg_scan_fwd(int, int) { return (HYMO_GDN_SEG_SCAN & 1) != 0; }
-// HYMO_GDN_STATE_SCAN (gdn.cuh): whether the forward's state pass can do the segment scan at S, D
-// (with the default head map and the forward's scan in the build; compiled whatever the switch
-// says: gdn_set_state_scan picks at run time)
-__host__ __device__ constexpr bool state_scan_fits(int S, int D) {
-  return state_pair_fits(S, D) && seg_scan_fwd(S, D);
-}
 // ... and the staged backward's reverse scan (bit 2; its main kernel is staged_bwd's).
 __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return (HYMO_GDN_SEG_SCAN & 2) && staged_bwd(S, D);
@@ -664,32 +658,9 @@ __device__ __forceinline__ int state_pair_bh(const KParams& p, int half) {
   return (bp / hp) * p.H + 2 * (bp % hp) + half;
 }
 
-// HYMO_GDN_STATE_SCAN (gdn.cuh): once segments 0 .. seg-1 of (b, h) have flagged their local end
-// states in p.segloc, the state entering segment seg into p.segstate, as seg_scan_kernel computes
-// it (run = exp(gsum_j A) run + local_j over j < seg, the same arithmetic: the same bits). tid: the
-// thread within the head's NTH; every thread of the CTA calls it (one CTA barrier).
-template <int S, int D, int NTH, class HM>
-__device__ __forceinline__ void state_scan_enter(const KParams& p, int bh, int h, int seg, int tid) {
-  if (tid < 32) wait_flags(p.segflag + size_t(bh) * p.NSEG, seg, p.epoch);
-  __syncthreads();
-  // (written in this launch: read through L2, not the read-only path)
-  const float* loc = p.segloc + size_t(bh) * p.NSEG * S * D;
-  const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
-  float* dst = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
-  for (int i = tid; i < S * D; i += NTH) {
-    const float A = -expf(__ldg(p.A_log + HM::hS(h) * S + i / D));
-    float run = 0.f;
-#pragma unroll 8
-    for (int j = 0; j < seg; ++j) run = fmaf(__expf(__ldcg(gsum + j) * A), run, __ldcg(loc + size_t(j) * S * D + i));
-    dst[i] = run;
-  }
-}
-
 // PAIR (HYMO_GDN_STATE_PAIR; run_fwd_staged launches it where H is even): two adjacent heads a
-// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head. SC (HYMO_GDN_STATE_SCAN): the
-// local states into p.segloc, flagged, then each segment's entering state into p.segstate.
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false,
-          bool SC = false>
+// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head.
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false>
 __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
@@ -720,11 +691,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
-    if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;  // (read by the backward's scans)
-    if constexpr (SC) {  // (only the entering state)
-      pdl_release<HYMO_GDN_STATE_PDL_LATE>();
-      state_scan_enter<S, D, P::NTH, HM>(p, bh, h, seg, tid);
-    }
+    if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
     HYMO_GDN_CLK(clk.exit(0));
     return;
   }
@@ -732,8 +699,6 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
 
   float graw[C / 32];
   constexpr bool KS = state_ksplit(S, D) && P::SR;
-  static_assert(!SC || (state_scan_fits(S, D) && std::is_same_v<HM, HeadMap<>>),
-                "HYMO_GDN_STATE_SCAN: S <= 32, D = 32, the default head map");
   static_assert(!PAIR || (KS && std::is_same_v<HM, HeadMap<>> && !P::TMA_S),
                 "HYMO_GDN_STATE_PAIR: S <= 32, D = 32, the default head map, the tiles by cp.async");
   constexpr int AI = KS ? 1 : I::IPW, AN = KS ? D / 8 : I::NTW;
@@ -758,7 +723,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
         mb HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
-  float* dst = (SC ? p.segloc : p.segstate) + so * S * D;
+  float* dst = p.segstate + so * S * D;
   if constexpr (KS) {
     // the token shares of rows mt: warps ks > 0 leave theirs in shared memory (over the
     // chunk buffers, in the fragment layout), warp ks = 0 adds them in order of ks
@@ -793,14 +758,6 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
     });
   }
   if (tid == 0) p.seggsum[so] = gseg;
-  if constexpr (SC) {  // flag the local state (every thread's part written), then the entering one
-    __syncthreads();
-    if (tid == 0) {
-      __threadfence();
-      st_release_gpu(p.segflag + so, p.epoch);
-    }
-    state_scan_enter<S, D, P::NTH, HM>(p, bh, h, seg, tid);
-  }
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 }
 
@@ -1890,9 +1847,6 @@ __host__ __device__ constexpr bool adj_tma() {
 __host__ __device__ constexpr bool adj_pair_fits(int S, int D) {
   return S <= 32 && D == 32 && (HYMO_GDN_TMA & 4) == 0;
 }
-// HYMO_GDN_ADJ_SCAN (gdn.cuh): whether the adjoint pass can do the reverse segment scan at S, D
-// (the default head map; compiled whatever the switch says: gdn_set_adj_scan picks at run time)
-__host__ __device__ constexpr bool adj_scan_fits(int S, int D) { return adj_pair_fits(S, D) && seg_scan_bwd(S, D); }
 // The adjoint pass's minimum CTAs an SM for ptxas (HYMO_GDN_ADJ_MINB, _MINB16); a head pair's
 // CTA (twice the threads) asks for half as many
 __host__ __device__ constexpr int adj_min_blocks(int S, int D, bool pair) {
@@ -1907,33 +1861,11 @@ __host__ __device__ constexpr int adj_min_blocks(int S, int D, bool pair) {
 #define HYMO_GDN_ADJ_MAPS
 #endif
 
-// HYMO_GDN_ADJ_SCAN (gdn.cuh): once segments seg+1 .. NSEG-1 of (b, h) have flagged their local
-// adjoints in p.segloc, the adjoint leaving segment seg into p.dHseg, as seg_scan_kernel<REVERSE>
-// computes it (run = exp(gsum_j A) run + local_j for j from the last down to seg+1, expf as there:
-// the same bits). tid: the thread within the head's NTH; every thread of the CTA calls it.
-template <int S, int D, int NTH, class HM>
-__device__ __forceinline__ void adj_scan_leave(const KParams& p, int bh, int h, int seg, int tid) {
-  if (tid < 32) wait_flags(p.segflag + size_t(bh) * p.NSEG + seg + 1, p.NSEG - 1 - seg, adj_epoch(p.epoch));
-  __syncthreads();
-  const float* loc = p.segloc + size_t(bh) * p.NSEG * S * D;
-  const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
-  float* dst = p.dHseg + (size_t(bh) * p.NSEG + seg) * S * D;
-  for (int i = tid; i < S * D; i += NTH) {
-    const float A = -expf(__ldg(p.A_log + HM::hS(h) * S + i / D));
-    float run = 0.f;
-#pragma unroll 8
-    for (int j = p.NSEG - 1; j > seg; --j) run = fmaf(expf(__ldg(gsum + j) * A), run, __ldcg(loc + size_t(j) * S * D + i));
-    dst[i] = run;
-  }
-}
-
 // PAIR (HYMO_GDN_ADJ_PAIR; run_adj_pass launches it where H is even and adj_pair_fits): two
 // adjacent heads a CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head. The CTA's
 // threads fetch both heads' o, v and c rows (128-byte rows at S = D = 32, not 64) and each half
-// does the one-head arithmetic on its own columns: the same bits as one head a CTA. SC
-// (HYMO_GDN_ADJ_SCAN): the segments last to first, the local adjoints into p.segloc, flagged, then
-// each segment's leaving adjoint into p.dHseg.
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PAIR = false, bool SC = false>
+// does the one-head arithmetic on its own columns: the same bits as one head a CTA.
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PAIR = false>
 __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, PAIR))
     adj_bf16_kernel(KParams p HYMO_GDN_ADJ_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkAdj));  // (HYMO_GDN_CLOCKS)
@@ -1973,8 +1905,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
 
   // this thread's (b, h) pair (PAIR: blockIdx.y a head pair); tid, w: the thread and warp within
   // its head's NTH threads
-  const int seg = SC ? p.NSEG - 1 - cta_seg() : cta_seg(), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p),
-            bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2,
             tq = lane & 3;
   const int h0 = h - half;  // the CTA's first head (the tiles' rows start there)
@@ -2329,7 +2260,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
     gseg += Glast;
   }
   const size_t sgi = size_t(bh) * p.NSEG + seg;
-  float* dst = (SC ? p.segloc : p.dHseg) + sgi * S * D;
+  float* dst = p.dHseg + sgi * S * D;
   for_state_pairs<S, D, NW>(w, [&](int it, int nt, int hr, int s, int d) {
     *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(dH[it][nt][2 * hr], dH[it][nt][2 * hr + 1]);
   });
@@ -2356,15 +2287,6 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
     });
     for (int d = tid; d < D; d += P::NTH) p.dwpart[sgi * D + d] = sdw[d];
     if (tid == 0) p.dDpart[sgi] = dDacc[half];
-  }
-  if constexpr (SC) {  // flag the local adjoint (every thread's part written), then the leaving one
-    static_assert(adj_scan_fits(S, D) && std::is_same_v<HM, HeadMap<>>, "HYMO_GDN_ADJ_SCAN: S <= 32, D = 32");
-    __syncthreads();
-    if (tid == 0) {
-      __threadfence();
-      st_release_gpu(p.segflag + sgi, adj_epoch(p.epoch));
-    }
-    adj_scan_leave<S, D, P::NTH, HM>(p, bh, h, seg, tid);
   }
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 }

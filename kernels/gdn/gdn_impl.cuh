@@ -60,10 +60,6 @@ int grid_slice();
 bool state_pair_on();
 // HYMO_GDN_ADJ_PAIR, or the hook gdn_set_adj_pair (gdn.cu): the adjoint pass over head pairs
 bool adj_pair_on();
-// HYMO_GDN_STATE_SCAN, or the hook gdn_set_state_scan (gdn.cu): the forward's segment scan in its state pass
-bool state_scan_on();
-// HYMO_GDN_ADJ_SCAN, or the hook gdn_set_adj_scan (gdn.cu): the reverse segment scan in the adjoint pass
-bool adj_scan_on();
 
 // Launches kernel k over a (segment, (b, h)) grid (gridx columns instead of the
 // segments when given); gridDim.y is at most 65535, so more (b, h) pairs go in slices
@@ -202,19 +198,19 @@ cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
 }
 
 // The adjoint pass (the staged backward's first) over p's heads.
-template <int S, int D, int C, bool FUSED, class HM, bool SC = false>
+template <int S, int D, int C, bool FUSED, class HM>
 cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
   // HYMO_GDN_ADJ_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
   if constexpr (adj_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
     if (p.H % 2 == 0 && adj_pair_on()) {
       using P2 = PlanA<S, D, C, 2>;
-      auto a2 = adj_bf16_kernel<S, D, C, FUSED, HM, true, SC>;
+      auto a2 = adj_bf16_kernel<S, D, C, FUSED, HM, true>;
       HYMO_GDN_TRY(set_smem(a2, P2::bytes));
       return launch_pairs(a2, p, 2 * P2::NTH, P2::bytes, st, follows);
     }
   }
   using PA = PlanA<S, D, C>;
-  auto a = adj_bf16_kernel<S, D, C, FUSED, HM, false, SC>;
+  auto a = adj_bf16_kernel<S, D, C, FUSED, HM>;
   HYMO_GDN_TRY(set_smem(a, PA::bytes));
 #if HYMO_GDN_TMA & 4
   TileMaps tm{};
@@ -233,18 +229,16 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
 // (local -> entering states) and the output pass; train: the training pass, which also leaves o
 // in FP32 (in dObuf) and the per-chunk entering states (h0buf) for the backward. HM: the split
 // path's blocks of the caller's heads (p is then split_params' view).
-// SC (HYMO_GDN_STATE_SCAN): the state pass does the segment scan, no scan kernel (run_fwd_staged
-// picks).
-template <int S, int D, bool FUSED, class HM, bool SC>
-cudaError_t run_fwd_staged_sc(const KParams& p, bool train, cudaStream_t st) {
+template <int S, int D, bool FUSED, class HM = HeadMap<>>
+cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
   // HYMO_GDN_STATE_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
   bool paired = false;
   if constexpr (state_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
     if (p.H % 2 == 0 && state_pair_on()) {
       using PF = PlanF<S, D, C>;
-      auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false, true, SC>
-                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, true, SC>;
+      auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false, true>
+                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_state2));
       HYMO_GDN_TRY(launch_pairs(k, p, 2 * PF::NTH, PF::bytes_state2, st));
       paired = true;
@@ -254,8 +248,7 @@ cudaError_t run_fwd_staged_sc(const KParams& p, bool train, cudaStream_t st) {
     // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only; the training
     // forward's entering states (and so o) must stay FP32-accurate
     using PF = PlanF<S, D, C>;
-    auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false, false, SC>
-                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, false, SC>;
+    auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
@@ -265,18 +258,9 @@ cudaError_t run_fwd_staged_sc(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
   }
-  if constexpr (seg_scan_fwd(S, D) && !SC)
+  if constexpr (seg_scan_fwd(S, D))
     HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, (S * D + 127) / 128));
   return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st);
-}
-
-template <int S, int D, bool FUSED, class HM = HeadMap<>>
-cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
-  // HYMO_GDN_STATE_SCAN (gdn.cuh): the state pass also does the segment scan (template SC)
-  if constexpr (state_scan_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
-    if (state_scan_on()) return run_fwd_staged_sc<S, D, FUSED, HM, true>(p, train, st);
-  }
-  return run_fwd_staged_sc<S, D, FUSED, HM, false>(p, train, st);
 }
 
 // The split forward: the staged passes on the blocks (their parts of o; train: also the blocks'
@@ -363,16 +347,7 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
       q.out = nullptr;
       HYMO_GDN_TRY((run_fwd<Tin, S, D, FUSED>(q, true, st)));
     }
-    // HYMO_GDN_ADJ_SCAN (gdn.cuh): the reverse segment scan in the adjoint pass
-    if constexpr (adj_scan_fits(S, D)) {
-      if (adj_scan_on()) {
-        HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>, true>(p, st, recompute)));
-      } else {
-        HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>>(p, st, recompute)));
-      }
-    } else {
-      HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>>(p, st, recompute)));
-    }
+    HYMO_GDN_TRY((run_adj_pass<S, D, C, FUSED, HeadMap<>>(p, st, recompute)));
   } else {
     if (recompute) HYMO_GDN_TRY((run_states<Tin, S, D, FUSED>(p, st)));
     auto b1 = seg_fwd_kernel<Tin, S, D, C, FUSED, MODE_BPREP>;
@@ -381,8 +356,7 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
   }
   if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
     if constexpr (seg_scan_bwd(S, D))  // local adjoints -> the adjoints leaving each segment
-      if (!(adj_scan_fits(S, D) && adj_scan_on()))  // (else the adjoint pass did it)
-        HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, true>, p, 128, 0, st, true, (S * D + 127) / 128));
+      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, true>, p, 128, 0, st, true, (S * D + 127) / 128));
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
     HYMO_GDN_TRY(set_smem(b3, PB::bytes));

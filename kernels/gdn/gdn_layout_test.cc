@@ -119,21 +119,7 @@ int main() {
                   ok ? "ok" : "FAIL", what, f, ft, b0, b1, fwd, fwd, bwd_saved, bwd_recompute);
       g_fail += !ok;
     };
-    gdn_set_state_scan(0);
     launches("BF16 D = S = 32", mk(4, 4096, 28, 32, 32), 2 + fs, 3 + bs, 5 + bs + fs);
-    // the forward's scan in the state pass (gdn_set_state_scan; S <= 32, D = 32, a build with the
-    // forward's scan): a launch fewer, in the backward's recomputation too
-    gdn_set_state_scan(1);
-    launches("BF16 D = S = 32, state-pass scan", mk(4, 4096, 28, 32, 32), 2, 3 + bs, 5 + bs);
-    launches("BF16 D = 32, S = 16, the same", mk(2, 300, 3, 32, 16), 2, 3 + bs, 5 + bs);
-    launches("BF16 D = S = 64 (no such scan)", mk(1, 100, 2, 64, 64), 2 + fs, 3, 5 + fs);
-    // and the backward's reverse scan in its adjoint pass (gdn_set_adj_scan): a launch fewer
-    gdn_set_adj_scan(1);
-    launches("BF16 D = S = 32, both scans so", mk(4, 4096, 28, 32, 32), 2, 3, 5);
-    gdn_set_state_scan(0);
-    launches("BF16 D = S = 32, adjoint's scan", mk(4, 4096, 28, 32, 32), 2 + fs, 3, 5 + fs);
-    gdn_set_adj_scan(-1);
-    gdn_set_state_scan(-1);
     launches("BF16 D = S = 64", mk(1, 100, 2, 64, 64), 2 + fs, 3, 5 + fs);
     launches("BF16 D = S = 128 (split)", mk(4, 4096, 28, 128, 128), 3 + fs, 5, 7 + fs);
     launches("BF16 D = 128, S = 32 (split)", mk(1, 100, 2, 128, 32), 3 + fs, 5, 7 + fs);

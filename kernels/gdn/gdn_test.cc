@@ -37,8 +37,6 @@ static int g_explain = 0;  // 0 off, 1 failed checks, 2 every check
 static bool g_repro = true;  // --no-repro: skip run_case's second run (bitwise reproducibility)
 static int g_state_pair = -1;  // --state-pair: the first run's state pass (gdn_set_state_pair)
 static int g_adj_pair = -1;    // --adj-pair: the first run's adjoint pass (gdn_set_adj_pair)
-static int g_state_scan = -1;  // --state-scan: the first run's forward scan (gdn_set_state_scan)
-static int g_adj_scan = -1;    // --adj-scan: the first run's reverse scan (gdn_set_adj_scan)
 struct Dims {
   int B = 0, T = 0, H = 0, X = 0;  // X: the last dimension (D or S); B = 0: not per token
 };
@@ -249,8 +247,6 @@ static void run_case(const Case& k, uint64_t seed) {
   gdn_set_grid_slice(k.slice);
   gdn_set_state_pair(g_state_pair);
   gdn_set_adj_pair(g_adj_pair);
-  gdn_set_state_scan(g_state_scan);
-  gdn_set_adj_scan(g_adj_scan);
   CpuShape cs;
   cs.B = k.B; cs.T = k.T; cs.H = k.H; cs.D = k.D; cs.S = k.S; cs.fused = k.fused; cs.eps = 1e-6;
   const size_t nv = size_t(k.B) * k.T * k.H * k.D, ns = size_t(k.B) * k.T * k.H * k.S,
@@ -384,13 +380,6 @@ static void run_case(const Case& k, uint64_t seed) {
     const bool aflip = gdn_adj_pair_fits(s);
     const bool apair2 = aflip ? !gdn_adj_pair() : gdn_adj_pair();
     gdn_set_adj_pair(apair2 ? 1 : 0);
-    // and the forward's segment scan in the state pass (HYMO_GDN_STATE_SCAN) or in a kernel
-    const bool sflip = gdn_state_scan_fits(s);
-    const bool scan2 = sflip ? !gdn_state_scan() : gdn_state_scan();
-    gdn_set_state_scan(scan2 ? 1 : 0);
-    const bool rflip = gdn_adj_scan_fits(s);
-    const bool ascan2 = rflip ? !gdn_adj_scan() : gdn_adj_scan();
-    gdn_set_adj_scan(ascan2 ? 1 : 0);
     GDN_CUDA(cudaMemset(ws, 0xff, wsb));
     GDN_CUDA(gdn_forward(s, fa, ws, 0, !k.recompute));
     if (k.recompute) GDN_CUDA(cudaMemset(ws, 0xff, wsb));
@@ -398,8 +387,6 @@ static void run_case(const Case& k, uint64_t seed) {
     GDN_CUDA(cudaDeviceSynchronize());
     gdn_set_state_pair(g_state_pair);
     gdn_set_adj_pair(g_adj_pair);
-    gdn_set_state_scan(g_state_scan);
-    gdn_set_adj_scan(g_adj_scan);
     std::string differ;
     for (size_t i = 0; i < outs.size(); ++i) {
       const std::vector<double> again = outs[i].second->download();
@@ -408,12 +395,10 @@ static void run_case(const Case& k, uint64_t seed) {
     }
     ++g_checks;
     if (!differ.empty()) ++g_fail;
-    std::printf("  %-4s %-14s a second forward and backward%s%s%s%s wrote the same bits%s%s\n",
+    std::printf("  %-4s %-14s a second forward and backward%s%s wrote the same bits%s%s\n",
                 differ.empty() ? "ok" : "FAIL", "repro",
                 !flip ? "" : pair2 ? " (state pass: head pairs)" : " (state pass: one head a CTA)",
                 !aflip ? "" : apair2 ? " (adjoint pass: head pairs)" : " (adjoint pass: one head a CTA)",
-                !sflip ? "" : scan2 ? " (scan in the state pass)" : " (scan kernel)",
-                !rflip ? "" : ascan2 ? " (reverse scan in the adjoint pass)" : " (reverse scan kernel)",
                 differ.empty() ? "" : "; they differ in ", differ.c_str());
   }
   GDN_CUDA(cudaFree(ws));
@@ -432,10 +417,7 @@ int main(int argc, char** argv) {
   // bits both times; where the state pass can take head pairs, the second run takes the other
   // layout than the first, and so does the adjoint pass); --state-pair 0|1: the first run's
   // state pass (gdn_set_state_pair; default the build's, HYMO_GDN_STATE_PAIR); --adj-pair 0|1:
-  // its adjoint pass (gdn_set_adj_pair; default the build's, HYMO_GDN_ADJ_PAIR); --state-scan 0|1:
-  // its forward's segment scan in the state pass or a kernel (gdn_set_state_scan; default the
-  // build's, HYMO_GDN_STATE_SCAN; the second run takes the other where it applies); --adj-scan 0|1:
-  // likewise its backward's reverse scan (gdn_set_adj_scan, HYMO_GDN_ADJ_SCAN)
+  // its adjoint pass (gdn_set_adj_pair; default the build's, HYMO_GDN_ADJ_PAIR)
   long max_t = -1, max_bh = -1, from = 0, seed0 = 12345, only_dt = -1, dump_idx = -1;
   const char* dump_path = nullptr;
   // a line at a time even into a file: a run cut short by a timeout (compute-sanitizer) still
@@ -466,8 +448,7 @@ int main(int argc, char** argv) {
       dump_path = argv[++i];
     } else if (std::strcmp(argv[i], "--no-repro") == 0) {
       g_repro = false;
-    } else if ((std::strcmp(argv[i], "--state-pair") == 0 || std::strcmp(argv[i], "--adj-pair") == 0 ||
-                std::strcmp(argv[i], "--state-scan") == 0 || std::strcmp(argv[i], "--adj-scan") == 0) &&
+    } else if ((std::strcmp(argv[i], "--state-pair") == 0 || std::strcmp(argv[i], "--adj-pair") == 0) &&
                i + 1 < argc) {
       const char* opt = argv[i];
       const char* m = argv[++i];
@@ -475,10 +456,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s: %s expects 0 or 1, got \"%s\"\n", argv[0], opt, m);
         return 2;
       }
-      (std::strcmp(opt, "--adj-pair") == 0     ? g_adj_pair
-       : std::strcmp(opt, "--state-scan") == 0 ? g_state_scan
-       : std::strcmp(opt, "--adj-scan") == 0   ? g_adj_scan
-                                               : g_state_pair) = m[0] - '0';
+      (std::strcmp(opt, "--adj-pair") == 0 ? g_adj_pair : g_state_pair) = m[0] - '0';
     } else if (std::strcmp(argv[i], "--explain") == 0) {
       g_explain = (i + 1 < argc && std::strcmp(argv[i + 1], "all") == 0) ? (++i, 2) : 1;
     } else if (std::strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
@@ -493,8 +471,7 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr, "usage: %s [--quick] [--max-t N] [--max-bh N] [--from N] [--seed N] [--dtype bf16|f32]\n"
-                   "       [--explain [all]] [--dump-case N FILE] [--no-repro] [--state-pair 0|1] [--adj-pair 0|1]\n"
-                   "       [--state-scan 0|1] [--adj-scan 0|1]\n",
+                   "       [--explain [all]] [--dump-case N FILE] [--no-repro] [--state-pair 0|1] [--adj-pair 0|1]\n",
                    argv[0]);
       return 2;
     }
