@@ -12,7 +12,8 @@
 // reads the same bytes as one flat stream (the reference of the "x flat" column). Times are CUDA-event means over launches that rotate through
 // input sets larger than L2, so every launch reads from DRAM, as the benchmark's loop does.
 // The last lines do the same for the adjoint pass's traffic (the backward's first pass, memory
-// latency bound: o, v, c, dy, z in, dz and dO out), one head or a head pair a CTA.
+// latency bound: o, v, c, dy, z in, dz and dO out), one head or a head pair a CTA, and for the
+// plain output pass's (b, c, v, z in, y out; session 46).
 //
 // Usage: hymo_gdn_probe [--shape B,T,H] [--cps N] [--iters N] [--json]
 //   (S = D = 32: 64-byte rows; H must be even for the head-pair lines; --cps: the segment length
@@ -252,6 +253,80 @@ constexpr int adj_smem_need() {
   return (AHEAD + 1) * C * (2 * W + 16 + 2 * (W + 16));
 }
 
+// The plain output pass's traffic (gdn_fwd_bf16.cuh, out_bf16_kernel without TRAIN: about 148 MB
+// at the default shape, 80 us of the forward's 107 on the H200): per chunk of a (b, unit,
+// segment), walked forwards, the b, c and v tiles (W bytes a row) by cp.async, AHEAD chunks ahead;
+// z (W bytes) loaded into registers at the chunk's top; then y (W bytes) stored from what landed.
+// The gates (2 bytes a token and head, 0.6% of the bytes) are left out. Its inputs are the adjoint
+// block's: b, c, v, z at offsets 0, t, 2 t, 4 t of a set, y the first t of the outputs.
+template <int W, int AHEAD>
+__global__ void __launch_bounds__(threads_of<W>()) out_walk(AdjArgs a) {
+  extern __shared__ __align__(16) unsigned char sm[];
+  constexpr int NTH = threads_of<W>(), RV = W + 16;  // the tiles' row stride
+  constexpr int BUF = 3 * C * RV, PIECES = C * W / 16, PT = PIECES / NTH;
+  static_assert(PIECES % NTH == 0, "whole pieces a thread");
+  const int seg = blockIdx.x, units = a.H * ROW / W, bu = blockIdx.y, bb = bu / units, u = bu % units;
+  const int nch = (a.T + C - 1) / C, c0 = seg * a.cps, c1 = min(nch, c0 + a.cps);
+  if (c0 >= c1) return;
+  const size_t ts = size_t(a.H) * ROW, base = size_t(bb) * a.T * ts + size_t(u) * W;  // bytes
+  const char* b = a.in;
+  const char* c = a.in + a.t;
+  const char* v = a.in + 2 * a.t;
+  const char* z = a.in + 4 * a.t;
+  char* y = a.out;
+  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
+  const int tid = threadIdx.x;
+  auto fetch = [&](int k) {  // chunk c0 + k into buffer k % (AHEAD + 1)
+    const int ch = c0 + k, n = min(C, a.T - ch * C);
+    const uint32_t buf = s0 + (k % (AHEAD + 1)) * BUF;
+    for (int i = tid; i < PIECES; i += NTH) {
+      const int t = i / (W / 16), q = i % (W / 16), tt = ch * C + (t < n ? t : 0);
+      const size_t g1 = base + size_t(tt) * ts + q * 16;
+      cp16(buf + t * RV + q * 16, b + g1, t < n);
+      cp16(buf + C * RV + t * RV + q * 16, c + g1, t < n);
+      cp16(buf + 2 * C * RV + t * RV + q * 16, v + g1, t < n);
+    }
+    commit();
+  };
+  const int n = c1 - c0;
+  for (int k = 0; k < AHEAD; ++k) {
+    if (k < n) fetch(k);
+    else commit();
+  }
+  uint32_t acc = 0;
+  for (int k = 0; k < n; ++k) {
+    const int ch = c0 + k, nn = min(C, a.T - ch * C);
+    uint4 rz[PT];  // this chunk's z pieces
+#pragma unroll
+    for (int j = 0; j < PT; ++j) {
+      const int i = tid + j * NTH, t = i / (W / 16), q = i % (W / 16);
+      rz[j] = __ldcg(reinterpret_cast<const uint4*>(z + base + size_t(ch * C + (t < nn ? t : 0)) * ts + q * 16));
+    }
+    wait_group<AHEAD - 1>();
+    __syncthreads();
+    if (k + AHEAD < n) fetch(k + AHEAD);
+    else commit();
+    const unsigned char* buf = sm + (k % (AHEAD + 1)) * BUF;
+#pragma unroll
+    for (int j = 0; j < PT; ++j) {
+      const int i = tid + j * NTH, t = i / (W / 16), q = i % (W / 16);
+      if (t >= nn) continue;
+      const uint4 x = *reinterpret_cast<const uint4*>(buf + t * RV + q * 16);
+      const uint4 w = *reinterpret_cast<const uint4*>(buf + C * RV + t * RV + q * 16);
+      const uint4 e = *reinterpret_cast<const uint4*>(buf + 2 * C * RV + t * RV + q * 16);
+      const uint4 o = make_uint4(x.x ^ rz[j].x, w.y ^ rz[j].y, e.z ^ rz[j].z, x.w ^ w.w ^ e.w ^ rz[j].w);
+      *reinterpret_cast<uint4*>(y + base + size_t(ch * C + t) * ts + q * 16) = o;
+      acc += o.x;
+    }
+  }
+  if (acc == 0x9E3779B9u) a.sink[2] = acc;
+}
+
+template <int W, int AHEAD>
+constexpr int out_smem_need() {
+  return (AHEAD + 1) * 3 * C * (W + 16);
+}
+
 
 // Dynamic shared memory: the buffers, and at least 26 KB so that at most 8 CTAs share an SM, as
 // the state pass's 21.6 KB allow (the buffers alone would let 10; 2 chunks ahead take 30 KB, 7 an SM,
@@ -354,7 +429,7 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&b, tile_bytes * R), "cudaMalloc b");
   check(cudaMalloc(&v, tile_bytes * R), "cudaMalloc v");
   check(cudaMalloc(&g, gate_pad * R), "cudaMalloc gate");
-  check(cudaMalloc(&sink, 8), "cudaMalloc sink");
+  check(cudaMalloc(&sink, 16), "cudaMalloc sink");  // (sink[0..2]: the state, adjoint and output walks)
   check(cudaMemset(b, 0x3c, tile_bytes * R), "memset");
   check(cudaMemset(v, 0x3d, tile_bytes * R), "memset");
   check(cudaMemset(g, 0x3e, gate_pad * R), "memset");
@@ -494,6 +569,32 @@ int main(int argc, char** argv) {
       });
       // read o (128 bytes a token and head), v, c, dy, z (64 each); written dz (64), dO (128)
       const double bytes = double(B) * H * T * (2 * ROW + 4 * ROW + ROW + 2 * ROW);
+      report(w.name, w.W, w.ahead, cps, nseg, long(nseg) * B * units, res, us, bytes);
+    }
+    // The plain output pass's traffic from the same sets: 56,848 bytes of shared memory, 4 CTAs
+    // an SM as the pass; then as many CTAs as the buffers allow, and head pairs
+    const AdjVariant ov[] = {
+        {"output pass's traffic (1 chunk ahead, 4 CTAs an SM)", 64, 1, 56848, out_walk<64, 1>,
+         out_smem_need<64, 1>()},
+        {"output, CTAs as the buffers allow", 64, 1, 0, out_walk<64, 1>, out_smem_need<64, 1>()},
+        {"output, 2 chunks ahead, 4 CTAs an SM", 64, 2, 56848, out_walk<64, 2>, out_smem_need<64, 2>()},
+        {"output, head pairs", 128, 1, 0, out_walk<128, 1>, out_smem_need<128, 1>()},
+    };
+    for (const AdjVariant& w : ov) {
+      const int cps = cps_state, nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
+      void (*const k)(AdjArgs) = w.k;
+      const int smem = std::max(w.need, w.min_smem), nth = 128 * w.W / ROW;
+      check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
+      int res = 0;
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&res, k, nth, smem), "occupancy");
+      AdjArgs a{in, out, t, T, H, nseg, cps, sink};
+      const dim3 grid(nseg, B * units);
+      const double us = time_us([&](int r) {
+        a.in = in + (r % RA) * 6 * t;
+        k<<<grid, nth, smem, st>>>(a);
+      });
+      // read b, c, v, z (64 bytes a token and head each); written y (64)
+      const double bytes = double(B) * H * T * (5 * ROW);
       report(w.name, w.W, w.ahead, cps, nseg, long(nseg) * B * units, res, us, bytes);
     }
     check(cudaFree(in), "cudaFree");
