@@ -259,7 +259,7 @@ constexpr int adj_smem_need() {
 // z (W bytes) loaded into registers at the chunk's top; then y (W bytes) stored from what landed.
 // The gates (2 bytes a token and head, 0.6% of the bytes) are left out. Its inputs are the adjoint
 // block's: b, c, v, z at offsets 0, t, 2 t, 4 t of a set, y the first t of the outputs.
-template <int W, int AHEAD>
+template <int W, int AHEAD, int PF = 0>
 __global__ void __launch_bounds__(threads_of<W>()) out_walk(AdjArgs a) {
   extern __shared__ __align__(16) unsigned char sm[];
   constexpr int NTH = threads_of<W>(), RV = W + 16;  // the tiles' row stride
@@ -282,9 +282,9 @@ __global__ void __launch_bounds__(threads_of<W>()) out_walk(AdjArgs a) {
     for (int i = tid; i < PIECES; i += NTH) {
       const int t = i / (W / 16), q = i % (W / 16), tt = ch * C + (t < n ? t : 0);
       const size_t g1 = base + size_t(tt) * ts + q * 16;
-      cp16(buf + t * RV + q * 16, b + g1, t < n);
-      cp16(buf + C * RV + t * RV + q * 16, c + g1, t < n);
-      cp16(buf + 2 * C * RV + t * RV + q * 16, v + g1, t < n);
+      cp16<PF>(buf + t * RV + q * 16, b + g1, t < n);
+      cp16<PF>(buf + C * RV + t * RV + q * 16, c + g1, t < n);
+      cp16<PF>(buf + 2 * C * RV + t * RV + q * 16, v + g1, t < n);
     }
     commit();
   };
@@ -579,6 +579,13 @@ int main(int argc, char** argv) {
         {"output, CTAs as the buffers allow", 64, 1, 0, out_walk<64, 1>, out_smem_need<64, 1>()},
         {"output, 2 chunks ahead, 4 CTAs an SM", 64, 2, 56848, out_walk<64, 2>, out_smem_need<64, 2>()},
         {"output, head pairs", 128, 1, 0, out_walk<128, 1>, out_smem_need<128, 1>()},
+        // the pass fetches its tiles by the TMA with 256-byte L2 promotion (HYMO_GDN_TMA bit 2):
+        // the copies' L2 prefetch is the nearer model of it
+        {"output, copies with L2::256B, 4 CTAs an SM", 64, 1, 56848, out_walk<64, 1, 256>,
+         out_smem_need<64, 1>()},
+        {"output, copies with L2::128B, 4 CTAs an SM", 64, 1, 56848, out_walk<64, 1, 128>,
+         out_smem_need<64, 1>()},
+        {"output, head pairs, L2::256B", 128, 1, 0, out_walk<128, 1, 256>, out_smem_need<128, 1>()},
     };
     for (const AdjVariant& w : ov) {
       const int cps = cps_state, nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
