@@ -90,12 +90,13 @@ if has py; then
   PYTHONUNBUFFERED=1 timeout "${GDN_PY_TIMEOUT:-480}" python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
 fi
-# probe: kernels/gdn/gdn_probe.cu (the state pass's loads alone, one line a variant), compiled
+# probe: kernels/gdn/gdn_probe.cu (the state, adjoint and plain output passes' traffic alone, one
+# line a variant), compiled
 # here with nvcc (it links no library: works with a prebuilt set too); the shapes in
 # GDN_PROBE_SHAPES (B,T,H:cps, cps the segment length the library takes there, hymo_gdn_bench's
 # "segments"; default the default shape's and H = 64's): probe.txt, probe.json
 if has probe; then
-  log "probe (the state pass's memory schedule)"
+  log "probe (the passes' memory schedules)"
   NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   if "$NVCC" -std=c++17 -O3 -arch=sm_90a -o /tmp/hymo_gdn_probe kernels/gdn/gdn_probe.cu >>"$OUT/log" 2>&1; then
     rm -f "$OUT/probe.txt" "$OUT/probe.json"
