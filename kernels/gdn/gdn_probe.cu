@@ -161,6 +161,44 @@ __global__ void __launch_bounds__(256) flat_read(const uint4* b, const uint4* v,
   if (acc == 0x9E3779B9u) sink[0] = acc;
 }
 
+// f(j, t, q) for each of this thread's PT 16-byte pieces j of a chunk's W-byte rows: row t, piece
+// q of it (the pieces dealt over NTH threads)
+template <int PT, int NTH, int W, class F>
+__device__ __forceinline__ void each_piece(int tid, F f) {
+#pragma unroll
+  for (int j = 0; j < PT; ++j) {
+    const int i = tid + j * NTH;
+    f(j, i / (W / 16), i % (W / 16));
+  }
+}
+
+// The adjoint and output walks' skeleton: chunks c0 .. c1-1 of a segment (T tokens in all), each
+// one's tiles fetched AHEAD chunks ahead into AHEAD + 1 buffers of BUF bytes from shared address
+// s0 (fetch(buf, ch, rows) issues chunk ch's copies into buf); for the walk's chunk k, top(k) (its
+// loads into registers, before the wait), the wait for its copies and a barrier, the next chunk's
+// fetch, then body(k)
+template <int AHEAD, int BUF, class Fetch, class Top, class Body>
+__device__ __forceinline__ void walk_chunks(int c0, int c1, int T, uint32_t s0, Fetch fill, Top top, Body body) {
+  const int n = c1 - c0;
+  auto fetch = [&](int k) {
+    const int ch = c0 + k;
+    fill(s0 + (k % (AHEAD + 1)) * BUF, ch, min(C, T - ch * C));
+    commit();
+  };
+  for (int k = 0; k < AHEAD; ++k) {
+    if (k < n) fetch(k);
+    else commit();
+  }
+  for (int k = 0; k < n; ++k) {
+    top(k);
+    wait_group<AHEAD - 1>();
+    __syncthreads();
+    if (k + AHEAD < n) fetch(k + AHEAD);
+    else commit();
+    body(k);
+  }
+}
+
 // The adjoint pass's traffic (gdn_fwd_bf16.cuh, adj_bf16_kernel: about 265 MB at the default
 // shape, 95 us under ncu): per chunk of a (b, unit, segment), walked forwards, the o tile (FP32,
 // rows of 2 W bytes) and the v and c tiles (W bytes) by cp.async, AHEAD chunks ahead; dy and z
@@ -174,16 +212,35 @@ struct AdjArgs {
   unsigned* sink;
 };
 
+// An adjoint or output walk's CTA: its segment's chunks [c0, c1) and the byte offset of its
+// unit's first row (blockIdx.x the segment, blockIdx.y the (b, unit)); ts: bytes between tokens
+struct WalkCta {
+  int c0, c1;
+  size_t ts, base;
+};
+// ... and the 16-byte pieces of a chunk's W-byte rows each of its threads_of<W>() threads moves
+template <int W>
+__host__ __device__ constexpr int pieces_a_thread() {
+  static_assert((C * W / 16) % threads_of<W>() == 0, "whole pieces a thread");
+  return C * W / 16 / threads_of<W>();
+}
+template <int W>
+__device__ __forceinline__ WalkCta walk_cta(const AdjArgs& a) {
+  const int seg = blockIdx.x, units = a.H * ROW / W, bu = blockIdx.y, bb = bu / units, u = bu % units;
+  const int nch = (a.T + C - 1) / C, c0 = seg * a.cps;
+  const size_t ts = size_t(a.H) * ROW;
+  return {c0, min(nch, c0 + a.cps), ts, size_t(bb) * a.T * ts + size_t(u) * W};
+}
+
 template <int W, int AHEAD>
 __global__ void __launch_bounds__(threads_of<W>()) adj_walk(AdjArgs a) {
   extern __shared__ __align__(16) unsigned char sm[];
   constexpr int NTH = threads_of<W>(), RO = 2 * W + 16, RV = W + 16;  // row strides (o; v, c)
-  constexpr int BUF = C * (RO + 2 * RV), PIECES = C * W / 16, PT = PIECES / NTH;
-  static_assert(PIECES % NTH == 0, "whole pieces a thread");
-  const int seg = blockIdx.x, units = a.H * ROW / W, bu = blockIdx.y, bb = bu / units, u = bu % units;
-  const int nch = (a.T + C - 1) / C, c0 = seg * a.cps, c1 = min(nch, c0 + a.cps);
+  constexpr int BUF = C * (RO + 2 * RV), PT = pieces_a_thread<W>();
+  const WalkCta wc = walk_cta<W>(a);
+  const int c0 = wc.c0, c1 = wc.c1;
+  const size_t ts = wc.ts, base = wc.base;  // bytes
   if (c0 >= c1) return;
-  const size_t ts = size_t(a.H) * ROW, base = size_t(bb) * a.T * ts + size_t(u) * W;  // bytes
   const char* o = a.in;
   const char* v = a.in + 2 * a.t;
   const char* c = a.in + 3 * a.t;
@@ -193,44 +250,31 @@ __global__ void __launch_bounds__(threads_of<W>()) adj_walk(AdjArgs a) {
   char* dO = a.out + a.t;
   const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
   const int tid = threadIdx.x;
-  auto fetch = [&](int k) {  // chunk c0 + k into buffer k % (AHEAD + 1)
-    const int ch = c0 + k, n = min(C, a.T - ch * C);
-    const uint32_t buf = s0 + (k % (AHEAD + 1)) * BUF;
-    for (int i = tid; i < PIECES; i += NTH) {
-      const int t = i / (W / 16), q = i % (W / 16), tt = ch * C + (t < n ? t : 0);
+  auto fetch = [&](uint32_t buf, int ch, int n) {
+    each_piece<PT, NTH, W>(tid, [&](int, int t, int q) {
+      const int tt = ch * C + (t < n ? t : 0);
       const size_t g1 = base + size_t(tt) * ts + q * 16, g2 = 2 * (base + size_t(tt) * ts) + q * 32;
       cp16(buf + t * RO + q * 32, o + g2, t < n);
       cp16(buf + t * RO + q * 32 + 16, o + g2 + 16, t < n);
       cp16(buf + C * RO + t * RV + q * 16, v + g1, t < n);
       cp16(buf + C * RO + C * RV + t * RV + q * 16, c + g1, t < n);
-    }
-    commit();
+    });
   };
-  const int n = c1 - c0;
-  for (int k = 0; k < AHEAD; ++k) {
-    if (k < n) fetch(k);
-    else commit();
-  }
   uint32_t acc = 0;
-  for (int k = 0; k < n; ++k) {
+  uint4 ry[PT], rz[PT];  // the chunk's dy and z pieces
+  auto top = [&](int k) {
     const int ch = c0 + k, nn = min(C, a.T - ch * C);
-    uint4 ry[PT], rz[PT];  // this chunk's dy and z pieces
-#pragma unroll
-    for (int j = 0; j < PT; ++j) {
-      const int i = tid + j * NTH, t = i / (W / 16), q = i % (W / 16);
+    each_piece<PT, NTH, W>(tid, [&](int j, int t, int q) {
       const size_t g1 = base + size_t(ch * C + (t < nn ? t : 0)) * ts + q * 16;
       ry[j] = __ldcg(reinterpret_cast<const uint4*>(dy + g1));
       rz[j] = __ldcg(reinterpret_cast<const uint4*>(z + g1));
-    }
-    wait_group<AHEAD - 1>();
-    __syncthreads();
-    if (k + AHEAD < n) fetch(k + AHEAD);
-    else commit();
+    });
+  };
+  walk_chunks<AHEAD, BUF>(c0, c1, a.T, s0, fetch, top, [&](int k) {
+    const int ch = c0 + k, nn = min(C, a.T - ch * C);
     const unsigned char* buf = sm + (k % (AHEAD + 1)) * BUF;
-#pragma unroll
-    for (int j = 0; j < PT; ++j) {
-      const int i = tid + j * NTH, t = i / (W / 16), q = i % (W / 16);
-      if (t >= nn) continue;
+    each_piece<PT, NTH, W>(tid, [&](int j, int t, int q) {
+      if (t >= nn) return;
       const uint4 o0 = *reinterpret_cast<const uint4*>(buf + t * RO + q * 32);
       const uint4 o1 = *reinterpret_cast<const uint4*>(buf + t * RO + q * 32 + 16);
       const uint4 x = *reinterpret_cast<const uint4*>(buf + C * RO + t * RV + q * 16);
@@ -243,8 +287,8 @@ __global__ void __launch_bounds__(threads_of<W>()) adj_walk(AdjArgs a) {
       *reinterpret_cast<uint4*>(dO + g2) = w2;
       *reinterpret_cast<uint4*>(dO + g2 + 16) = w3;
       acc += w1.x;
-    }
-  }
+    });
+  });
   if (acc == 0x9E3779B9u) a.sink[1] = acc;
 }
 
@@ -263,12 +307,11 @@ template <int W, int AHEAD, int PF = 0>
 __global__ void __launch_bounds__(threads_of<W>()) out_walk(AdjArgs a) {
   extern __shared__ __align__(16) unsigned char sm[];
   constexpr int NTH = threads_of<W>(), RV = W + 16;  // the tiles' row stride
-  constexpr int BUF = 3 * C * RV, PIECES = C * W / 16, PT = PIECES / NTH;
-  static_assert(PIECES % NTH == 0, "whole pieces a thread");
-  const int seg = blockIdx.x, units = a.H * ROW / W, bu = blockIdx.y, bb = bu / units, u = bu % units;
-  const int nch = (a.T + C - 1) / C, c0 = seg * a.cps, c1 = min(nch, c0 + a.cps);
+  constexpr int BUF = 3 * C * RV, PT = pieces_a_thread<W>();
+  const WalkCta wc = walk_cta<W>(a);
+  const int c0 = wc.c0, c1 = wc.c1;
+  const size_t ts = wc.ts, base = wc.base;  // bytes
   if (c0 >= c1) return;
-  const size_t ts = size_t(a.H) * ROW, base = size_t(bb) * a.T * ts + size_t(u) * W;  // bytes
   const char* b = a.in;
   const char* c = a.in + a.t;
   const char* v = a.in + 2 * a.t;
@@ -276,49 +319,35 @@ __global__ void __launch_bounds__(threads_of<W>()) out_walk(AdjArgs a) {
   char* y = a.out;
   const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
   const int tid = threadIdx.x;
-  auto fetch = [&](int k) {  // chunk c0 + k into buffer k % (AHEAD + 1)
-    const int ch = c0 + k, n = min(C, a.T - ch * C);
-    const uint32_t buf = s0 + (k % (AHEAD + 1)) * BUF;
-    for (int i = tid; i < PIECES; i += NTH) {
-      const int t = i / (W / 16), q = i % (W / 16), tt = ch * C + (t < n ? t : 0);
-      const size_t g1 = base + size_t(tt) * ts + q * 16;
+  auto fetch = [&](uint32_t buf, int ch, int n) {
+    each_piece<PT, NTH, W>(tid, [&](int, int t, int q) {
+      const size_t g1 = base + size_t(ch * C + (t < n ? t : 0)) * ts + q * 16;
       cp16<PF>(buf + t * RV + q * 16, b + g1, t < n);
       cp16<PF>(buf + C * RV + t * RV + q * 16, c + g1, t < n);
       cp16<PF>(buf + 2 * C * RV + t * RV + q * 16, v + g1, t < n);
-    }
-    commit();
+    });
   };
-  const int n = c1 - c0;
-  for (int k = 0; k < AHEAD; ++k) {
-    if (k < n) fetch(k);
-    else commit();
-  }
   uint32_t acc = 0;
-  for (int k = 0; k < n; ++k) {
+  uint4 rz[PT];  // the chunk's z pieces
+  auto top = [&](int k) {
     const int ch = c0 + k, nn = min(C, a.T - ch * C);
-    uint4 rz[PT];  // this chunk's z pieces
-#pragma unroll
-    for (int j = 0; j < PT; ++j) {
-      const int i = tid + j * NTH, t = i / (W / 16), q = i % (W / 16);
+    each_piece<PT, NTH, W>(tid, [&](int j, int t, int q) {
       rz[j] = __ldcg(reinterpret_cast<const uint4*>(z + base + size_t(ch * C + (t < nn ? t : 0)) * ts + q * 16));
-    }
-    wait_group<AHEAD - 1>();
-    __syncthreads();
-    if (k + AHEAD < n) fetch(k + AHEAD);
-    else commit();
+    });
+  };
+  walk_chunks<AHEAD, BUF>(c0, c1, a.T, s0, fetch, top, [&](int k) {
+    const int ch = c0 + k, nn = min(C, a.T - ch * C);
     const unsigned char* buf = sm + (k % (AHEAD + 1)) * BUF;
-#pragma unroll
-    for (int j = 0; j < PT; ++j) {
-      const int i = tid + j * NTH, t = i / (W / 16), q = i % (W / 16);
-      if (t >= nn) continue;
+    each_piece<PT, NTH, W>(tid, [&](int j, int t, int q) {
+      if (t >= nn) return;
       const uint4 x = *reinterpret_cast<const uint4*>(buf + t * RV + q * 16);
       const uint4 w = *reinterpret_cast<const uint4*>(buf + C * RV + t * RV + q * 16);
       const uint4 e = *reinterpret_cast<const uint4*>(buf + 2 * C * RV + t * RV + q * 16);
       const uint4 o = make_uint4(x.x ^ rz[j].x, w.y ^ rz[j].y, e.z ^ rz[j].z, x.w ^ w.w ^ e.w ^ rz[j].w);
       *reinterpret_cast<uint4*>(y + base + size_t(ch * C + t) * ts + q * 16) = o;
       acc += o.x;
-    }
-  }
+    });
+  });
   if (acc == 0x9E3779B9u) a.sink[2] = acc;
 }
 
@@ -553,11 +582,11 @@ int main(int argc, char** argv) {
         {"adjoint, 2 chunks ahead", 64, 2, 0, adj_walk<64, 2>, adj_smem_need<64, 2>()},
         {"adjoint, head pairs", 128, 1, 0, adj_walk<128, 1>, adj_smem_need<128, 1>()},
     };
-    for (const AdjVariant& w : av) {
+    // one variant's line: row_bytes, the bytes a token and head moves
+    auto run = [&](const AdjVariant& w, int row_bytes) {
       const int cps = cps_state, nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
       void (*const k)(AdjArgs) = w.k;
-      const int need = w.need;
-      const int smem = std::max(need, w.min_smem), nth = 128 * w.W / ROW;
+      const int smem = std::max(w.need, w.min_smem), nth = 128 * w.W / ROW;
       check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
       int res = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&res, k, nth, smem), "occupancy");
@@ -567,10 +596,10 @@ int main(int argc, char** argv) {
         a.in = in + (r % RA) * 6 * t;
         k<<<grid, nth, smem, st>>>(a);
       });
-      // read o (128 bytes a token and head), v, c, dy, z (64 each); written dz (64), dO (128)
-      const double bytes = double(B) * H * T * (2 * ROW + 4 * ROW + ROW + 2 * ROW);
-      report(w.name, w.W, w.ahead, cps, nseg, long(nseg) * B * units, res, us, bytes);
-    }
+      report(w.name, w.W, w.ahead, cps, nseg, long(nseg) * B * units, res, us, double(B) * H * T * row_bytes);
+    };
+    // read o (128 bytes a token and head), v, c, dy, z (64 each); written dz (64), dO (128)
+    for (const AdjVariant& w : av) run(w, 2 * ROW + 4 * ROW + ROW + 2 * ROW);
     // The plain output pass's traffic from the same sets: 56,848 bytes of shared memory, 4 CTAs
     // an SM as the pass; then as many CTAs as the buffers allow, and head pairs
     const AdjVariant ov[] = {
@@ -587,23 +616,8 @@ int main(int argc, char** argv) {
          out_smem_need<64, 1>()},
         {"output, head pairs, L2::256B", 128, 1, 0, out_walk<128, 1, 256>, out_smem_need<128, 1>()},
     };
-    for (const AdjVariant& w : ov) {
-      const int cps = cps_state, nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
-      void (*const k)(AdjArgs) = w.k;
-      const int smem = std::max(w.need, w.min_smem), nth = 128 * w.W / ROW;
-      check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
-      int res = 0;
-      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&res, k, nth, smem), "occupancy");
-      AdjArgs a{in, out, t, T, H, nseg, cps, sink};
-      const dim3 grid(nseg, B * units);
-      const double us = time_us([&](int r) {
-        a.in = in + (r % RA) * 6 * t;
-        k<<<grid, nth, smem, st>>>(a);
-      });
-      // read b, c, v, z (64 bytes a token and head each); written y (64)
-      const double bytes = double(B) * H * T * (5 * ROW);
-      report(w.name, w.W, w.ahead, cps, nseg, long(nseg) * B * units, res, us, bytes);
-    }
+    // read b, c, v, z (64 bytes a token and head each); written y (64)
+    for (const AdjVariant& w : ov) run(w, 5 * ROW);
     check(cudaFree(in), "cudaFree");
     check(cudaFree(out), "cudaFree");
   }
