@@ -12,8 +12,9 @@
 // reads the same bytes as one flat stream (the reference of the "x flat" column). Times are CUDA-event means over launches that rotate through
 // input sets larger than L2, so every launch reads from DRAM, as the benchmark's loop does.
 // The last lines do the same for the adjoint pass's traffic (the backward's first pass, memory
-// latency bound: o, v, c, dy, z in, dz and dO out), one head or a head pair a CTA, and for the
-// plain output pass's (b, c, v, z in, y out; session 46).
+// latency bound: o, v, c, dy, z in, dz and dO out), one head or a head pair a CTA, for the plain
+// output pass's (b, c, v, z in, y out; session 46) and for the backward main kernel's (b, c, v, dO
+// and the chunk states in, dv, db, dc out; session 46, not yet run).
 //
 // Usage: hymo_gdn_probe [--shape B,T,H] [--cps N] [--iters N] [--json]
 //   (S = D = 32: 64-byte rows; H must be even for the head-pair lines; --cps: the segment length
@@ -176,12 +177,12 @@ __device__ __forceinline__ void each_piece(int tid, F f) {
 // one's tiles fetched AHEAD chunks ahead into AHEAD + 1 buffers of BUF bytes from shared address
 // s0 (fetch(buf, ch, rows) issues chunk ch's copies into buf); for the walk's chunk k, top(k) (its
 // loads into registers, before the wait), the wait for its copies and a barrier, the next chunk's
-// fetch, then body(k)
-template <int AHEAD, int BUF, class Fetch, class Top, class Body>
+// fetch, then body(k). REV: the chunks from the last to the first (the walk's chunk k is c1-1-k).
+template <int AHEAD, int BUF, bool REV = false, class Fetch, class Top, class Body>
 __device__ __forceinline__ void walk_chunks(int c0, int c1, int T, uint32_t s0, Fetch fill, Top top, Body body) {
   const int n = c1 - c0;
   auto fetch = [&](int k) {
-    const int ch = c0 + k;
+    const int ch = REV ? c1 - 1 - k : c0 + k;
     fill(s0 + (k % (AHEAD + 1)) * BUF, ch, min(C, T - ch * C));
     commit();
   };
@@ -356,6 +357,78 @@ constexpr int out_smem_need() {
   return (AHEAD + 1) * 3 * C * (W + 16);
 }
 
+// The staged backward main kernel's traffic (gdn_bwd_bf16.cuh, bwd_bf16_kernel: 232 us under ncu
+// on an H100 in run 223, 2 CTAs of 256 threads an SM, 114.5 KB each; about 265 MB by its bytes): per
+// chunk of a (b, h, segment), walked from the last to the first, the b, c and v tiles (64-byte rows),
+// dO (its BF16 high and low halves, 128-byte rows) and the chunk's entering state (h0buf: 4 KB, S
+// rows of D high and low BF16 values) by cp.async, AHEAD chunks ahead; then dv, db and dc (64 bytes
+// a token each) stored from what landed. The gate and dgate (2 bytes each a token) and the leaving
+// adjoints (4 KB a segment) are left out. Its inputs are the adjoint block's: b, c, v at 0, t, 2 t,
+// dO at 3 t (2 t), the chunk states at 5 t (t: 4 KB a chunk of 64 tokens is 64 bytes a token);
+// dv, db, dc the outputs' 3 t. One head a CTA (ROW = 64), NTH threads.
+template <int NTH, int AHEAD>
+__global__ void __launch_bounds__(NTH) bwd_walk(AdjArgs a) {
+  extern __shared__ __align__(16) unsigned char sm[];
+  constexpr int RV = ROW + 16, RO = 2 * ROW + 16, HB = 4096;  // row strides (b, c, v; dO), h0's bytes
+  constexpr int BUF = 3 * C * RV + C * RO + HB;
+  constexpr int PT = C * ROW / 16 / NTH, PTH = HB / 16 / NTH;  // pieces a thread: rows; h0
+  static_assert(PT * NTH * 16 == C * ROW && PTH * NTH * 16 == HB, "whole pieces a thread");
+  const WalkCta wc = walk_cta<ROW>(a);
+  const int c0 = wc.c0, c1 = wc.c1;
+  const size_t ts = wc.ts, base = wc.base;  // bytes
+  if (c0 >= c1) return;
+  const int nch = (a.T + C - 1) / C;
+  const char* b = a.in;
+  const char* c = a.in + a.t;
+  const char* v = a.in + 2 * a.t;
+  const char* dO = a.in + 3 * a.t;
+  const char* h0 = a.in + 5 * a.t + size_t(blockIdx.y) * nch * HB;  // this (b, h)'s chunk states
+  char* dv = a.out;
+  char* db = a.out + a.t;
+  char* dc = a.out + 2 * a.t;
+  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
+  const int tid = threadIdx.x;
+  auto fetch = [&](uint32_t buf, int ch, int n) {
+    each_piece<PT, NTH, ROW>(tid, [&](int, int t, int q) {
+      const size_t tt = size_t(ch * C + (t < n ? t : 0)), g1 = base + tt * ts + q * 16, g2 = 2 * (base + tt * ts) + q * 32;
+      cp16(buf + t * RV + q * 16, b + g1, t < n);
+      cp16(buf + C * RV + t * RV + q * 16, c + g1, t < n);
+      cp16(buf + 2 * C * RV + t * RV + q * 16, v + g1, t < n);
+      cp16(buf + 3 * C * RV + t * RO + q * 32, dO + g2, t < n);
+      cp16(buf + 3 * C * RV + t * RO + q * 32 + 16, dO + g2 + 16, t < n);
+    });
+#pragma unroll
+    for (int j = 0; j < PTH; ++j) {
+      const int i = tid + j * NTH;
+      cp16(buf + 3 * C * RV + C * RO + i * 16, h0 + size_t(ch) * HB + i * 16, true);
+    }
+  };
+  uint32_t acc = 0;
+  walk_chunks<AHEAD, BUF, true>(c0, c1, a.T, s0, fetch, [](int) {}, [&](int k) {
+    const int ch = c1 - 1 - k, nn = min(C, a.T - ch * C);
+    const unsigned char* buf = sm + (k % (AHEAD + 1)) * BUF;
+    const uint4 hs = *reinterpret_cast<const uint4*>(buf + 3 * C * RV + C * RO + (tid % (HB / 16)) * 16);
+    each_piece<PT, NTH, ROW>(tid, [&](int, int t, int q) {
+      if (t >= nn) return;
+      const uint4 x = *reinterpret_cast<const uint4*>(buf + t * RV + q * 16);
+      const uint4 w = *reinterpret_cast<const uint4*>(buf + C * RV + t * RV + q * 16);
+      const uint4 e = *reinterpret_cast<const uint4*>(buf + 2 * C * RV + t * RV + q * 16);
+      const uint4 d0 = *reinterpret_cast<const uint4*>(buf + 3 * C * RV + t * RO + q * 32);
+      const uint4 d1 = *reinterpret_cast<const uint4*>(buf + 3 * C * RV + t * RO + q * 32 + 16);
+      const size_t g1 = base + size_t(ch * C + t) * ts + q * 16;
+      *reinterpret_cast<uint4*>(dv + g1) = make_uint4(x.x ^ d0.x, x.y ^ hs.y, x.z ^ d1.z, x.w);
+      *reinterpret_cast<uint4*>(db + g1) = make_uint4(w.x ^ d0.y, w.y, w.z ^ d1.w ^ hs.z, w.w);
+      *reinterpret_cast<uint4*>(dc + g1) = make_uint4(e.x, e.y ^ d0.z, e.z ^ hs.x, e.w ^ d1.x ^ hs.w);
+      acc += x.x ^ e.w;
+    });
+  });
+  if (acc == 0x9E3779B9u) a.sink[3] = acc;
+}
+template <int NTH, int AHEAD>
+constexpr int bwd_smem_need() {
+  return (AHEAD + 1) * (3 * C * (ROW + 16) + C * (2 * ROW + 16) + 4096);
+}
+
 
 // Dynamic shared memory: the buffers, and at least 26 KB so that at most 8 CTAs share an SM, as
 // the state pass's 21.6 KB allow (the buffers alone would let 10; 2 chunks ahead take 30 KB, 7 an SM,
@@ -458,7 +531,7 @@ int main(int argc, char** argv) {
   check(cudaMalloc(&b, tile_bytes * R), "cudaMalloc b");
   check(cudaMalloc(&v, tile_bytes * R), "cudaMalloc v");
   check(cudaMalloc(&g, gate_pad * R), "cudaMalloc gate");
-  check(cudaMalloc(&sink, 16), "cudaMalloc sink");  // (sink[0..2]: the state, adjoint and output walks)
+  check(cudaMalloc(&sink, 16), "cudaMalloc sink");  // (sink[0..3]: the state, adjoint, output, backward walks)
   check(cudaMemset(b, 0x3c, tile_bytes * R), "memset");
   check(cudaMemset(v, 0x3d, tile_bytes * R), "memset");
   check(cudaMemset(g, 0x3e, gate_pad * R), "memset");
@@ -571,7 +644,8 @@ int main(int argc, char** argv) {
       const char* name;
       int W, ahead, min_smem;  // min_smem: the dynamic shared memory at least (CTAs an SM)
       void (*k)(AdjArgs);
-      int need;  // the buffers' shared memory
+      int need;      // the buffers' shared memory
+      int nth = 0;   // threads a CTA (0: the state pass's, 128 a head)
     };
     // 46 KB: 4 CTAs an SM, as the pass (40,832 bytes, held at 4 by its registers); 0: the
     // buffers' own 38,912 bytes, 5 an SM (HYMO_GDN_ADJ_MINB=5)
@@ -586,7 +660,7 @@ int main(int argc, char** argv) {
     auto run = [&](const AdjVariant& w, int row_bytes) {
       const int cps = cps_state, nseg = (nch + cps - 1) / cps, units = H * ROW / w.W;
       void (*const k)(AdjArgs) = w.k;
-      const int smem = std::max(w.need, w.min_smem), nth = 128 * w.W / ROW;
+      const int smem = std::max(w.need, w.min_smem), nth = w.nth ? w.nth : 128 * w.W / ROW;
       check(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), "cudaFuncSetAttribute");
       int res = 0;
       check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&res, k, nth, smem), "occupancy");
@@ -618,6 +692,22 @@ int main(int argc, char** argv) {
     };
     // read b, c, v, z (64 bytes a token and head each); written y (64)
     for (const AdjVariant& w : ov) run(w, 5 * ROW);
+    // The backward main kernel's traffic (bwd_walk): 256 threads and 114,000 bytes, 2 CTAs an SM
+    // as the kernel (114.5 KB); 1 chunk ahead as its tiles (TMA) are; then 2 ahead at the same
+    // occupancy. (The chunk states are 4 KB a chunk of 64 tokens: T a multiple of 64 only.)
+    const AdjVariant bv[] = {
+        {"backward main's traffic (1 chunk ahead, 2 CTAs an SM)", 64, 1, 114000, bwd_walk<256, 1>,
+         bwd_smem_need<256, 1>(), 256},
+        {"backward main, 2 chunks ahead, 2 CTAs an SM", 64, 2, 114000, bwd_walk<256, 2>, bwd_smem_need<256, 2>(),
+         256},
+        {"backward main, CTAs as the buffers allow", 64, 1, 0, bwd_walk<256, 1>, bwd_smem_need<256, 1>(), 256},
+    };
+    // read b, c, v (64 bytes a token and head each), dO (128), the chunk states (64); written dv,
+    // db, dc (64 each)
+    if (T % C == 0)
+      for (const AdjVariant& w : bv) run(w, 3 * ROW + 2 * ROW + ROW + 3 * ROW);
+    else
+      std::fprintf(stderr, "backward main's traffic: skipped (T = %d is not a multiple of %d)\n", T, C);
     check(cudaFree(in), "cudaFree");
     check(cudaFree(out), "cudaFree");
   }
