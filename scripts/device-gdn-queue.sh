@@ -9,14 +9,19 @@
 #        published table) and ncu's durations a kernel (about 150 s)
 #   219  the PyTorch and FLA baselines beside ours at the default shape and T = 256 (bench_gdn.py
 #        --quick; about 300 s)
+#   227  what the backward main kernel's parts hold (docs/kernels/gdn-bwd-plan.md, measurement 4):
+#        the benchmark's times (no tests: these builds' gradients are wrong by design) of
+#        -DHYMO_GDN_DIAG_NO_TAIL=1 and -DHYMO_GDN_DIAG_NO_KEYPAIRS=1 against the default, three
+#        rounds at two shapes; needs the prebuilt set with B1 and B2 (gdn-prebuild.sh with
+#        GDN_AB_FLAGS="-DHYMO_GDN_DIAG_NO_TAIL=1;-DHYMO_GDN_DIAG_NO_KEYPAIRS=1"; about 120 s)
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219) ;;
+  218 | 219 | 227) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218 or 219: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219 or 227: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -31,6 +36,10 @@ case "$CALL" in
     ;;
   219)
     OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 timeout 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
+    ;;
+  227)
+    OUT=$O GDN_AB_FLAGS="-DHYMO_GDN_DIAG_NO_TAIL=1;-DHYMO_GDN_DIAG_NO_KEYPAIRS=1" GDN_AB_TEST=0 \
+      GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" timeout 400 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?

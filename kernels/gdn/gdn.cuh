@@ -168,6 +168,18 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_ADJ_PAIR
 #define HYMO_GDN_ADJ_PAIR 1
 #endif
+// Timing diagnostics of the staged backward main kernel (session 46; default 0; a build with
+// either gives WRONG gradients and fails the test: for the benchmark's times only, to bound what a
+// rewrite of that part could gain; docs/kernels/gdn-bwd-plan.md, measurement 4):
+// HYMO_GDN_DIAG_NO_TAIL skips the decay-gradient tail (chunk_decay_grads_warp: dc, db, dgate, dA
+// are not written); HYMO_GDN_DIAG_NO_KEYPAIRS skips the key role's off-diagonal pair products
+// (db's and dv's). Neither may be set in a build that is used for anything else.
+#ifndef HYMO_GDN_DIAG_NO_TAIL
+#define HYMO_GDN_DIAG_NO_TAIL 0
+#endif
+#ifndef HYMO_GDN_DIAG_NO_KEYPAIRS
+#define HYMO_GDN_DIAG_NO_KEYPAIRS 0
+#endif
 
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight

@@ -947,7 +947,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
       }
       HYMO_GDN_BWD_LOOP
-      for (int i = w + 1; i < NW; ++i) {
+      for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : w + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
@@ -1101,7 +1101,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float dvacc[ND][4];
         zero(dvacc);
         HYMO_GDN_BWD_LOOP
-        for (int i = wb + 1; i < NW; ++i) {
+        for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : wb + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
           float pt[2][4];
           zero(pt);
           mm_scaled_key<S, HYMO_GDN_BWD_DVHI>(pt, ke + rb * LS, ke + LQ + rb * LS, LS, pair(i, wb), qi + 16 * i * LS, LS);
@@ -1160,7 +1160,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       auto bc_dead = [&]() {  // b and c are dead
         if (ch > c0) fetch_bc(ch - 1);
       };
-      if constexpr (DGW)
+      if constexpr (HYMO_GDN_DIAG_NO_TAIL)  // (timing only: no dc, db, dgate, dA; gdn.cuh)
+        bc_dead();
+      else if constexpr (DGW)
         chunk_decay_grads_warp<S, C, NTH, FSD, LS, FUSED, SK>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
                                                          dA_acc, ddt_acc, n, tok0, h, bc_dead,
                                                          QO ? dpt : nullptr);
