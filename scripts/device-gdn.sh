@@ -90,9 +90,9 @@ if has py; then
   PYTHONUNBUFFERED=1 timeout "${GDN_PY_TIMEOUT:-480}" python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
 fi
-# probe: kernels/gdn/gdn_probe.cu (the state, adjoint and plain output passes' traffic alone, one
-# line a variant), compiled
-# here with nvcc (it links no library: works with a prebuilt set too); the shapes in
+# probe: kernels/gdn/gdn_probe.cu (the state, adjoint, plain output and backward main passes'
+# traffic alone, one line a variant), compiled here with nvcc (it links no library: works with a
+# prebuilt set too); the shapes in
 # GDN_PROBE_SHAPES (B,T,H:cps, cps the segment length the library takes there, hymo_gdn_bench's
 # "segments"; default the default shape's and H = 64's): probe.txt, probe.json
 if has probe; then
@@ -141,15 +141,17 @@ if has ncut; then
   LF=$(echo "$J" | sed -E 's/.*"launches_fwd": ([0-9]+).*/\1/')
   LT=$(echo "$J" | sed -E 's/.*"launches_fwd_train": ([0-9]+).*/\1/')
   LB=$(echo "$J" | sed -E 's/.*"launches_bwd": ([0-9]+).*/\1/')
-  ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --launch-skip $((4 * ${LF:-3} + 4 * ${LT:-3})) -c $((${LT:-3} + ${LB:-4})) \
-      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS > "$OUT/ncut.txt" 2>&1
+  # ncu_launches FILE SKIP COUNT: the durations of launches SKIP .. SKIP+COUNT-1 of one benchmark run
+  ncu_launches() {
+    ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy \
+        --section LaunchStats --launch-skip "$2" -c "$3" \
+        "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS > "$1" 2>&1
+  }
+  ncu_launches "$OUT/ncut.txt" $((4 * ${LF:-3} + 4 * ${LT:-3})) $((${LT:-3} + ${LB:-4}))
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
     | head -120 | tee -a "$OUT/log"
   log "ncu durations (default shape: the plain forward's kernels)"
-  ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy --section LaunchStats \
-      --launch-skip $((3 * ${LF:-3})) -c ${LF:-3} \
-      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS > "$OUT/ncut-fwd.txt" 2>&1
+  ncu_launches "$OUT/ncut-fwd.txt" $((3 * ${LF:-3})) "${LF:-3}"
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration" "$OUT/ncut-fwd.txt" | head -20 | tee -a "$OUT/log"
 fi
 if has ncus; then

@@ -13,8 +13,8 @@
 // input sets larger than L2, so every launch reads from DRAM, as the benchmark's loop does.
 // The last lines do the same for the adjoint pass's traffic (the backward's first pass, memory
 // latency bound: o, v, c, dy, z in, dz and dO out), one head or a head pair a CTA, for the plain
-// output pass's (b, c, v, z in, y out; session 46) and for the backward main kernel's (b, c, v, dO
-// and the chunk states in, dv, db, dc out; session 46, not yet run).
+// output pass's (b, c, v, z in, y out) and for the backward main kernel's (b, c, v, dO and the
+// chunk states in, dv, db, dc out; both session 46, runs 224-226).
 //
 // Usage: hymo_gdn_probe [--shape B,T,H] [--cps N] [--iters N] [--json]
 //   (S = D = 32: 64-byte rows; H must be even for the head-pair lines; --cps: the segment length
@@ -173,17 +173,21 @@ __device__ __forceinline__ void each_piece(int tid, F f) {
   }
 }
 
-// The adjoint and output walks' skeleton: chunks c0 .. c1-1 of a segment (T tokens in all), each
-// one's tiles fetched AHEAD chunks ahead into AHEAD + 1 buffers of BUF bytes from shared address
-// s0 (fetch(buf, ch, rows) issues chunk ch's copies into buf); for the walk's chunk k, top(k) (its
-// loads into registers, before the wait), the wait for its copies and a barrier, the next chunk's
-// fetch, then body(k). REV: the chunks from the last to the first (the walk's chunk k is c1-1-k).
-template <int AHEAD, int BUF, bool REV = false, class Fetch, class Top, class Body>
-__device__ __forceinline__ void walk_chunks(int c0, int c1, int T, uint32_t s0, Fetch fill, Top top, Body body) {
+// The adjoint, output and backward walks' skeleton: chunks c0 .. c1-1 of a segment (T tokens in
+// all), each one's tiles fetched AHEAD chunks ahead into AHEAD + 1 buffers of BUF bytes at sm. For
+// chunk ch of rows tokens: fill(buf, ch, rows) issues its copies into buf (a shared address),
+// top(ch, rows) its loads into registers before the wait, then (after the wait for its copies, a
+// barrier and the next chunk's fetch) body(buf, ch, rows) with buf the generic pointer of its
+// buffer. REV: the chunks from the last to the first.
+template <int AHEAD, int BUF, bool REV = false, class Fill, class Top, class Body>
+__device__ __forceinline__ void walk_chunks(int c0, int c1, int T, unsigned char* sm, Fill fill, Top top, Body body) {
   const int n = c1 - c0;
+  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
+  auto chunk = [&](int k) { return REV ? c1 - 1 - k : c0 + k; };  // the walk's k-th chunk
+  auto rows = [&](int ch) { return min(C, T - ch * C); };
   auto fetch = [&](int k) {
-    const int ch = REV ? c1 - 1 - k : c0 + k;
-    fill(s0 + (k % (AHEAD + 1)) * BUF, ch, min(C, T - ch * C));
+    const int ch = chunk(k);
+    fill(s0 + (k % (AHEAD + 1)) * BUF, ch, rows(ch));
     commit();
   };
   for (int k = 0; k < AHEAD; ++k) {
@@ -191,12 +195,13 @@ __device__ __forceinline__ void walk_chunks(int c0, int c1, int T, uint32_t s0, 
     else commit();
   }
   for (int k = 0; k < n; ++k) {
-    top(k);
+    const int ch = chunk(k), nn = rows(ch);
+    top(ch, nn);
     wait_group<AHEAD - 1>();
     __syncthreads();
     if (k + AHEAD < n) fetch(k + AHEAD);
     else commit();
-    body(k);
+    body(static_cast<const unsigned char*>(sm + (k % (AHEAD + 1)) * BUF), ch, nn);
   }
 }
 
@@ -219,11 +224,11 @@ struct WalkCta {
   int c0, c1;
   size_t ts, base;
 };
-// ... and the 16-byte pieces of a chunk's W-byte rows each of its threads_of<W>() threads moves
-template <int W>
+// ... and the 16-byte pieces of a chunk's W-byte rows each of its NTH threads moves
+template <int W, int NTH = threads_of<W>()>
 __host__ __device__ constexpr int pieces_a_thread() {
-  static_assert((C * W / 16) % threads_of<W>() == 0, "whole pieces a thread");
-  return C * W / 16 / threads_of<W>();
+  static_assert((C * W / 16) % NTH == 0, "whole pieces a thread");
+  return C * W / 16 / NTH;
 }
 template <int W>
 __device__ __forceinline__ WalkCta walk_cta(const AdjArgs& a) {
@@ -249,7 +254,6 @@ __global__ void __launch_bounds__(threads_of<W>()) adj_walk(AdjArgs a) {
   const char* z = a.in + 5 * a.t;
   char* dz = a.out;
   char* dO = a.out + a.t;
-  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
   const int tid = threadIdx.x;
   auto fetch = [&](uint32_t buf, int ch, int n) {
     each_piece<PT, NTH, W>(tid, [&](int, int t, int q) {
@@ -263,17 +267,14 @@ __global__ void __launch_bounds__(threads_of<W>()) adj_walk(AdjArgs a) {
   };
   uint32_t acc = 0;
   uint4 ry[PT], rz[PT];  // the chunk's dy and z pieces
-  auto top = [&](int k) {
-    const int ch = c0 + k, nn = min(C, a.T - ch * C);
+  auto top = [&](int ch, int nn) {
     each_piece<PT, NTH, W>(tid, [&](int j, int t, int q) {
       const size_t g1 = base + size_t(ch * C + (t < nn ? t : 0)) * ts + q * 16;
       ry[j] = __ldcg(reinterpret_cast<const uint4*>(dy + g1));
       rz[j] = __ldcg(reinterpret_cast<const uint4*>(z + g1));
     });
   };
-  walk_chunks<AHEAD, BUF>(c0, c1, a.T, s0, fetch, top, [&](int k) {
-    const int ch = c0 + k, nn = min(C, a.T - ch * C);
-    const unsigned char* buf = sm + (k % (AHEAD + 1)) * BUF;
+  walk_chunks<AHEAD, BUF>(c0, c1, a.T, sm, fetch, top, [&](const unsigned char* buf, int ch, int nn) {
     each_piece<PT, NTH, W>(tid, [&](int j, int t, int q) {
       if (t >= nn) return;
       const uint4 o0 = *reinterpret_cast<const uint4*>(buf + t * RO + q * 32);
@@ -318,7 +319,6 @@ __global__ void __launch_bounds__(threads_of<W>()) out_walk(AdjArgs a) {
   const char* v = a.in + 2 * a.t;
   const char* z = a.in + 4 * a.t;
   char* y = a.out;
-  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
   const int tid = threadIdx.x;
   auto fetch = [&](uint32_t buf, int ch, int n) {
     each_piece<PT, NTH, W>(tid, [&](int, int t, int q) {
@@ -330,15 +330,12 @@ __global__ void __launch_bounds__(threads_of<W>()) out_walk(AdjArgs a) {
   };
   uint32_t acc = 0;
   uint4 rz[PT];  // the chunk's z pieces
-  auto top = [&](int k) {
-    const int ch = c0 + k, nn = min(C, a.T - ch * C);
+  auto top = [&](int ch, int nn) {
     each_piece<PT, NTH, W>(tid, [&](int j, int t, int q) {
       rz[j] = __ldcg(reinterpret_cast<const uint4*>(z + base + size_t(ch * C + (t < nn ? t : 0)) * ts + q * 16));
     });
   };
-  walk_chunks<AHEAD, BUF>(c0, c1, a.T, s0, fetch, top, [&](int k) {
-    const int ch = c0 + k, nn = min(C, a.T - ch * C);
-    const unsigned char* buf = sm + (k % (AHEAD + 1)) * BUF;
+  walk_chunks<AHEAD, BUF>(c0, c1, a.T, sm, fetch, top, [&](const unsigned char* buf, int ch, int nn) {
     each_piece<PT, NTH, W>(tid, [&](int j, int t, int q) {
       if (t >= nn) return;
       const uint4 x = *reinterpret_cast<const uint4*>(buf + t * RV + q * 16);
@@ -371,8 +368,8 @@ __global__ void __launch_bounds__(NTH) bwd_walk(AdjArgs a) {
   extern __shared__ __align__(16) unsigned char sm[];
   constexpr int RV = ROW + 16, RO = 2 * ROW + 16, HB = 4096;  // row strides (b, c, v; dO), h0's bytes
   constexpr int BUF = 3 * C * RV + C * RO + HB;
-  constexpr int PT = C * ROW / 16 / NTH, PTH = HB / 16 / NTH;  // pieces a thread: rows; h0
-  static_assert(PT * NTH * 16 == C * ROW && PTH * NTH * 16 == HB, "whole pieces a thread");
+  constexpr int PT = pieces_a_thread<ROW, NTH>(), PTH = HB / 16 / NTH;  // pieces a thread: rows; h0
+  static_assert(PTH * NTH * 16 == HB, "whole pieces of h0 a thread");
   const WalkCta wc = walk_cta<ROW>(a);
   const int c0 = wc.c0, c1 = wc.c1;
   const size_t ts = wc.ts, base = wc.base;  // bytes
@@ -386,11 +383,11 @@ __global__ void __launch_bounds__(NTH) bwd_walk(AdjArgs a) {
   char* dv = a.out;
   char* db = a.out + a.t;
   char* dc = a.out + 2 * a.t;
-  const uint32_t s0 = static_cast<uint32_t>(__cvta_generic_to_shared(sm));
   const int tid = threadIdx.x;
   auto fetch = [&](uint32_t buf, int ch, int n) {
     each_piece<PT, NTH, ROW>(tid, [&](int, int t, int q) {
-      const size_t tt = size_t(ch * C + (t < n ? t : 0)), g1 = base + tt * ts + q * 16, g2 = 2 * (base + tt * ts) + q * 32;
+      const size_t tt = size_t(ch * C + (t < n ? t : 0));
+      const size_t g1 = base + tt * ts + q * 16, g2 = 2 * (base + tt * ts) + q * 32;
       cp16(buf + t * RV + q * 16, b + g1, t < n);
       cp16(buf + C * RV + t * RV + q * 16, c + g1, t < n);
       cp16(buf + 2 * C * RV + t * RV + q * 16, v + g1, t < n);
@@ -404,9 +401,8 @@ __global__ void __launch_bounds__(NTH) bwd_walk(AdjArgs a) {
     }
   };
   uint32_t acc = 0;
-  walk_chunks<AHEAD, BUF, true>(c0, c1, a.T, s0, fetch, [](int) {}, [&](int k) {
-    const int ch = c1 - 1 - k, nn = min(C, a.T - ch * C);
-    const unsigned char* buf = sm + (k % (AHEAD + 1)) * BUF;
+  auto top = [](int, int) {};  // (nothing into registers)
+  walk_chunks<AHEAD, BUF, true>(c0, c1, a.T, sm, fetch, top, [&](const unsigned char* buf, int ch, int nn) {
     const uint4 hs = *reinterpret_cast<const uint4*>(buf + 3 * C * RV + C * RO + (tid % (HB / 16)) * 16);
     each_piece<PT, NTH, ROW>(tid, [&](int, int t, int q) {
       if (t >= nn) return;
