@@ -9,26 +9,23 @@
 #        published table) and ncu's durations a kernel (about 150 s)
 #   219  the PyTorch and FLA baselines beside ours at the default shape and T = 256 (bench_gdn.py
 #        --quick; about 300 s)
-#   227  what the backward main kernel's parts hold (docs/kernels/gdn-bwd-plan.md, measurement 4):
-#        the benchmark's times (no tests: these builds' gradients are wrong by design) of
-#        -DHYMO_GDN_DIAG_NO_TAIL=1 and -DHYMO_GDN_DIAG_NO_KEYPAIRS=1 against the default, three
-#        rounds at two shapes; needs the prebuilt set with B1 and B2 (gdn-prebuild.sh with
-#        GDN_AB_FLAGS="-DHYMO_GDN_DIAG_NO_TAIL=1;-DHYMO_GDN_DIAG_NO_KEYPAIRS=1"; about 120 s)
-#   228  HYMO_GDN_BWD_KTAIL (the decay-gradient tail in the key warps, gdn_bwd_bf16.cuh): its full
-#        test, three rounds of the benchmark against the default at four shapes, then
-#        compute-sanitizer racecheck and memcheck of its test (T <= 320, at most 64 (b, h) pairs);
-#        needs the prebuilt set with B1 = -DHYMO_GDN_BWD_KTAIL=1 (about 300 s)
-#   229  the same switch's parity on 8 fresh BF16 seeds beside the default's
-#        (device-gdn-seeds.sh; dgate, dA_log and ddt_bias are the tensors it changes; about 320 s)
+#   229  what the query warps' parts hold (the backward main kernel's roles wait for them: run 227):
+#        the benchmark's times (no tests: wrong gradients by design) of -DHYMO_GDN_DIAG_NO_QPAIRS=1
+#        (dc's off-diagonal pair products skipped) and -DHYMO_GDN_DIAG_NO_ADJUPD=1 (the adjoint
+#        update's products skipped) against the default, three rounds at two shapes; needs the
+#        prebuilt set with B1 and B2 (gdn-prebuild.sh with GDN_AB_FLAGS=
+#        "-DHYMO_GDN_DIAG_NO_QPAIRS=1;-DHYMO_GDN_DIAG_NO_ADJUPD=1"; about 120 s)
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
-# 216; session 47 ran 227 as run 227; docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
+# 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
+# only) and 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped, and
+# 229 is now the query warps' bounds);
+# docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
-rc=
 case "$CALL" in
-  218 | 219 | 227 | 228 | 229) ;;
+  218 | 219 | 229) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 227, 228 or 229: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219 or 229: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -44,30 +41,12 @@ case "$CALL" in
   219)
     OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 timeout 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
     ;;
-  227)
-    OUT=$O GDN_AB_FLAGS="-DHYMO_GDN_DIAG_NO_TAIL=1;-DHYMO_GDN_DIAG_NO_KEYPAIRS=1" GDN_AB_TEST=0 \
+  229)
+    OUT=$O GDN_AB_FLAGS="-DHYMO_GDN_DIAG_NO_QPAIRS=1;-DHYMO_GDN_DIAG_NO_ADJUPD=1" GDN_AB_TEST=0 \
       GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" timeout 400 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
     ;;
-  228)
-    OUT=$O GDN_AB_FLAGS="-DHYMO_GDN_BWD_KTAIL=1" GDN_AB_TEST=full GDN_AB_TEST_TIMEOUT=200 \
-      GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,4096,28,32,16 4,2048,28,32,32" \
-      timeout 420 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
-    rc=$?
-    T=$(find /tmp/gdn-prebuilt/B1 build-dev-b1 -name hymo_gdn_test -type f 2> /dev/null | head -1)
-    for tool in racecheck memcheck; do
-      [ -n "$T" ] || break
-      timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$T" --max-t 320 --max-bh 64 --no-repro \
-        > "$O/san-$tool.log" 2>&1
-      echo "$tool: exit $? $(grep -E 'SUMMARY' "$O/san-$tool.log" | head -1) $(tail -1 "$O/san-$tool.log")" \
-        | tee -a "$O/console.log"
-    done
-    ;;
-  229)
-    OUT=$O GDN_AB_FLAGS="-DHYMO_GDN_BWD_KTAIL=1" GDN_SEEDS_N=8 GDN_SEEDS_ARGS="--dtype bf16 --no-repro" \
-      timeout 540 scripts/device-gdn-seeds.sh > "$O/console.log" 2>&1
-    ;;
 esac
-rc=${rc:-$?}
+rc=$?
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
 echo "device-gdn-queue: call $CALL done (last step's exit $rc); $OUT/run$CALL.tar.xz"
 tail -30 "$O/console.log"

@@ -174,6 +174,15 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // HYMO_GDN_DIAG_NO_TAIL skips the decay-gradient tail (chunk_decay_grads_warp: dc, db, dgate, dA
 // are not written); HYMO_GDN_DIAG_NO_KEYPAIRS skips the key role's off-diagonal pair products
 // (db's and dv's). Neither may be set in a build that is used for anything else.
+// Session 47 added two more of the kind for the query warps (run 229): HYMO_GDN_DIAG_NO_QPAIRS
+// skips dc's off-diagonal pair products (query warp w's w products), HYMO_GDN_DIAG_NO_ADJUPD the
+// adjoint update's products over the chunk's row blocks (the adjoint only decays).
+#ifndef HYMO_GDN_DIAG_NO_QPAIRS
+#define HYMO_GDN_DIAG_NO_QPAIRS 0
+#endif
+#ifndef HYMO_GDN_DIAG_NO_ADJUPD
+#define HYMO_GDN_DIAG_NO_ADJUPD 0
+#endif
 #ifndef HYMO_GDN_DIAG_NO_TAIL
 #define HYMO_GDN_DIAG_NO_TAIL 0
 #endif

@@ -120,23 +120,17 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #define HYMO_GDN_BWD_QOFF 1
 #endif
 
-// HYMO_GDN_BWD_KTAIL (session 47; default 0, 1 turns it on): the decay-gradient tail done by the
-// key warps, each for its own row block, before the roles' barrier, instead of by the whole CTA
-// after it (chunk_decay_grads_warp: two CTA barriers and a pass over the FP32 dc and db tiles a
-// chunk). Run 227 measured the whole tail at 5.7% of the default shape's backward, and the key
-// warps' off-diagonal pair products at 0.1%: the key warps wait for the query warps at the roles'
-// barrier, so work moved onto them can hide there. Query warp w announces its dc rows (and dP_tt)
-// with bar.arrive on named barrier 3 + w; key warp w, after its dv, waits on it (bar.sync) and
-// takes its 16 rows as the tail's first pass does (dc and db written out, q = c dc - b db, the
-// same bits): q's row sums times A go to a C-float vector, its column sums times G_t to the
-// warp's dead dP tile. After the roles' barrier each thread adds four of those column partials
-// to its dA partial, and one warp turns the row sums into dgate by a suffix scan:
-//   dgate_t = sum_s A_s rbend_s + sum_{t' >= t} u_t',   u_t = sum_s A_s q_t[s],
-//   dA_s   += G_last rbend_s + sum_t G_t q_t[s]         (G: the inclusive gate cumsum)
-// (the tail's dl_t = rbend + suffix sums of q, summed against A and against g, regrouped).
-// S = 32, C = 64 with HYMO_GDN_DG_WARP; other shapes keep the tail.
-#ifndef HYMO_GDN_BWD_KTAIL
-#define HYMO_GDN_BWD_KTAIL 0
+// HYMO_GDN_BWD_KTAIL (session 47, run 228; removed, commit f2a5ee2 has it): the decay-gradient
+// tail moved into the key warps, each taking its own row block after its dv (query warp w's dc
+// announced by bar.arrive on named barrier 3 + w), dgate from a suffix scan of q's row sums and dA
+// from G-weighted column sums, no tail barriers. Full test 944 of 944 and bitwise repro, but the
+// backward +5.7% at the default shape (+2.5% at H = 64, +0.1% at T = 2048): four warps doing the
+// rows one after another cost more than the whole CTA's tail after the barrier, which run 227
+// bounded at 5.7% of the backward. racecheck reported 9 hazards between the column partials'
+// stores and their reads across the CTA barriers (the BAL = 1 kind of report, likely its
+// bookkeeping of warps executing different barrier counts; not pursued).
+#if defined(HYMO_GDN_BWD_KTAIL) && HYMO_GDN_BWD_KTAIL
+#error "HYMO_GDN_BWD_KTAIL was removed in session 47 (run 228: backward +5.7%); commit f2a5ee2 has it"
 #endif
 
 // HYMO_GDN_BWD_RUNS (session 22, run 128: the kernel as one wave of CTAs each walking runs of
@@ -177,10 +171,7 @@ struct PlanB {
   // g[C], G[C] (two buffers), A2[S] (A log2 e), As[S], dpair[NPAIR][S], rbend[S], rbp[2][S], dAx[S], misc[4]
   // (+ HYMO_GDN_DIAG_FLAGS_BWD with HYMO_GDN_DIAG8_BWD: two buffers of 4 flags, amax2)
   static constexpr bool DF = HYMO_GDN_DIAG_FLAGS_BWD && HYMO_GDN_DIAG8_BWD;
-  // HYMO_GDN_BWD_KTAIL: q's row sums, u_t, a float a row of the chunk (after the flags)
-  static constexpr bool KT = HYMO_GDN_BWD_KTAIL && HYMO_GDN_DG_WARP && S == 32 && C == 64;
-  static constexpr size_t vec_floats =
-      4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4 + (DF ? 12 : 0) + (KT ? C : 0);
+  static constexpr size_t vec_floats = 4 * C + 2 * S + NPAIR * S + S + 2 * S + S + 4 + (DF ? 12 : 0);
   // HYMO_GDN_BWD_QOFF: dP's diagonal, dP_tt, a float a row of the chunk
   static constexpr size_t o_dpt = al(o_vec + 4 * vec_floats);
   // HYMO_GDN_TMA bit 1: two mbarriers (the b, c group and the v, dO, h0 group)
@@ -193,7 +184,6 @@ struct PlanB {
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
   static_assert(2 * NTH <= 2 * NW * 16 * LT, "the decay-gradient scratch fits the dP tiles");
-  static_assert(!KT || 8 * 34 <= 16 * LT, "HYMO_GDN_BWD_KTAIL: a key warp's column partials fit its dP tile");
 };
 
 // acc (16 x 8 NT) += A B for one k-step of 16: A given as an mma fragment, B (16 x 8 NT)
@@ -493,109 +483,6 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
   chunk_dgate<bf16, S, C, NTH, FS, FUSED>(p, sdc, g, As, misc, n, tok0, h);
 }
 
-// HYMO_GDN_BWD_KTAIL: key warp w's share of the decay-gradient tail, once query warp w's dc rows
-// are in sdc (named barrier 3 + w): rows r0 .. r0 + 15 of dc and db written out and q = c dc - b db
-// formed as chunk_store_dcdb_q forms them (the same rows a lane and the same arithmetic: SK, a
-// lane's rows t and t + 4 skewed as there; dpt: dP_tt, the tau = t terms added back), then q's
-// row sums times A into uvec[t] (four lanes a row) and its column sums times G_t into das (this
-// warp's dP tile, dead by now: row group lane / 4, eight s a lane, rows 34 floats apart, so that
-// a half-warp's float2 stores meet no bank twice).
-template <int S, int FS, int LS, bool SK>
-__device__ __forceinline__ void key_tail_rows(const KParams& p, const float* sdc, const float* sdb,
-                                              const bf16* sc, const bf16* sb, const float* dpt,
-                                              const float* G, const float* As, int r0, int n,
-                                              size_t tok0, int h, float* uvec, float* das) {
-  static_assert(S == 32, "four lanes a row, eight s a lane");
-  const int lane = threadIdx.x & 31, s0 = (lane & 3) * 8;
-  const int rl = SK ? ((lane >> 3) & 3) + ((lane >> 2) & 1) * 4 : lane >> 2;
-  float da[8];
-#pragma unroll
-  for (int e = 0; e < 8; ++e) da[e] = 0.f;
-#pragma unroll 1  // (unrolled, the fused kernel spilled)
-  for (int k = 0; k < 2; ++k) {
-    const int t = r0 + 8 * k + rl;
-    float dcv[8], dbv[8], cv[8], bv[8];
-    ld8(sdc + dcb_row<SK>(t, FS) + s0, dcv);
-    ld8(sdb + dcb_row<SK>(t, FS) + s0, dbv);
-    ld8(sc + t * LS + s0, cv);
-    ld8(sb + t * LS + s0, bv);
-    if (t < n) {
-      const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
-      if (dpt) {
-        const float d = dpt[t];
-        float xc[8], xb[8];
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          xc[e] = fmaf(d, bv[e], dcv[e]);
-          xb[e] = fmaf(d, cv[e], dbv[e]);
-        }
-        st16(reinterpret_cast<bf16*>(p.dc) + gi, xc);
-        st16(reinterpret_cast<bf16*>(p.db) + gi, xb);
-      } else {
-        st16(reinterpret_cast<bf16*>(p.dc) + gi, dcv);
-        st16(reinterpret_cast<bf16*>(p.db) + gi, dbv);
-      }
-    }
-    const float gt = G[t];
-    float u = 0.f;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const float q = cv[e] * dcv[e] - bv[e] * dbv[e];
-      u = fmaf(As[s0 + e], q, u);
-      da[e] = fmaf(gt, q, da[e]);
-    }
-    u += __shfl_xor_sync(0xffffffffu, u, 1);
-    u += __shfl_xor_sync(0xffffffffu, u, 2);
-    if ((lane & 3) == 0) uvec[t] = u;
-  }
-  float* d = das + (lane >> 2) * 34 + s0;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) *reinterpret_cast<float2*>(d + 2 * j) = make_float2(da[2 * j], da[2 * j + 1]);
-}
-
-// ... and the tail's end, after the roles' barrier: thread (warp j, s = lane) adds four of the key
-// warps' column partials (key warp NW + j / 2, row groups 4 (j % 2) ..) to its dA partial, warp 0
-// also G_last rbend_s; warp 0 turns the row sums into dgate, lane L taking rows 2L and 2L + 1:
-// dl = sum_s A_s rbend_s + the suffix sums of u (a shuffle scan), then dgate as the tail writes it.
-template <int S, int C, int NTH, int LT, bool FUSED>
-__device__ __forceinline__ void key_tail_finish(const KParams& p, const float* dpd0, const float* uvec,
-                                                const float* rbend, const float* g, const float* G,
-                                                const float* As, float& dA_acc, float& ddt_acc, int n,
-                                                size_t tok0, int h) {
-  static_assert(S == 32 && C == 64 && NTH == 256, "eight warps, a lane an s, two rows a lane");
-  const int wid = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  {
-    const float* d = dpd0 + (4 + (wid >> 1)) * 16 * LT + 4 * (wid & 1) * 34 + lane;
-    float x = (d[0] + d[34]) + (d[68] + d[102]);
-    if (wid == 0) x = fmaf(G[C - 1], rbend[lane], x);
-    dA_acc += x;
-  }
-  if (wid != 0) return;
-  float k = As[lane] * rbend[lane];
-#pragma unroll
-  for (int o = 16; o; o >>= 1) k += __shfl_xor_sync(0xffffffffu, k, o);
-  const float u0 = uvec[2 * lane], u1 = uvec[2 * lane + 1];
-  float sfx = u0 + u1;  // the suffix sum over lanes L' >= L
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const float y = __shfl_down_sync(0xffffffffu, sfx, o);
-    if (lane + o < 32) sfx += y;
-  }
-  float after = __shfl_down_sync(0xffffffffu, sfx, 1);
-  if (lane == 31) after = 0.f;
-  const float l1 = after + u1, l0 = l1 + u0;
-#pragma unroll
-  for (int e = 0; e < 2; ++e) {
-    const int t = 2 * lane + e;
-    float dg = k + (e ? l1 : l0);
-    if (FUSED) dg *= g[t] * (1.f - g[t]);
-    if (t < n) {
-      reinterpret_cast<bf16*>(p.dgate)[(tok0 + t) * p.H + h] = __float2bfloat16_rn(dg);
-      if (FUSED) ddt_acc += dg;
-    }
-  }
-}
-
 // HYMO_GDN_TMA bit 1 (gdn.cuh): the tile maps, a second kernel parameter
 #if HYMO_GDN_TMA & 1
 #define HYMO_GDN_BWD_MAPS , const __grid_constant__ TileMaps tm
@@ -686,8 +573,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   constexpr bool DFL = P::DF && B8;
   static_assert(!DFL || NW <= 4, "four flags a chunk");
   [[maybe_unused]] int* const fl0 = reinterpret_cast<int*>(misc + 4);
-  constexpr bool KT = P::KT;  // (HYMO_GDN_BWD_KTAIL) u_t after the flags
-  [[maybe_unused]] float* const uvec = misc + 4 + (P::DF ? 12 : 0);
   if constexpr (DFL)
     if (wid == 0) diag_flags_amax(p.A_log + h * S, S, fl0 + 8);
   [[maybe_unused]] const float amax2 = B8 && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
@@ -926,7 +811,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
       }
       HYMO_GDN_BWD_LOOP
-      for (int j = 0; j < w; ++j) {
+      for (int j = 0; j < (HYMO_GDN_DIAG_NO_QPAIRS ? 0 : w); ++j) {  // (NO_QPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
@@ -1012,8 +897,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         }
         flush(sdc + dcb_row<SK>(base + pp, FSD) + s0, acc);
       }
-      // (KTAIL) block w's dc rows and dP_tt are complete: key warp w may read them
-      if constexpr (KT) asm volatile("bar.arrive %0, %1;\n" ::"r"(3 + w), "n"(64) : "memory");
 
       // ---- dh = exp(G_last A) dh + sum_i exp(G_{r_i} A) (Qi_i^T dO_i) (query warps; the
       // old adjoint is read from its tiles by the key warps, rewritten after the chunk)
@@ -1028,7 +911,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
           scale_rows(dh[it], d0, d1);
           HYMO_GDN_BWD_UNROLL  // the adjoint update over the row blocks
-          for (int i = 0; i < NW; ++i) {
+          for (int i = 0; i < (HYMO_GDN_DIAG_NO_ADJUPD ? 0 : NW); ++i) {  // (NO_ADJUPD: timing only)
             float acc[NTW][4];
             zero(acc);
             const bf16* q = qi + 16 * i * LS + mt * 16;
@@ -1281,10 +1164,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             }
           }
       }
-      if constexpr (KT) {  // the tail's rows of block w, once query warp w's dc is in
-        asm volatile("bar.sync %0, %1;\n" ::"r"(3 + w), "n"(64) : "memory");
-        key_tail_rows<S, FSD, LS, SK>(p, sdc, sdb, sc, sb, QO ? dpt : nullptr, G, As, r0, n, tok0, h, uvec, dpd);
-      }
     }
     __syncthreads();  // dc, db of every block are complete: v, dO, h0 and dh's tiles are dead
     if (role == 0) put_dh();
@@ -1296,10 +1175,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       };
       if constexpr (HYMO_GDN_DIAG_NO_TAIL) {  // (timing only: no dc, db, dgate, dA; gdn.cuh)
         bc_dead();
-      } else if constexpr (KT) {  // the key warps took the rows: b and c are dead
-        bc_dead();
-        key_tail_finish<S, C, NTH, LT, FUSED>(p, reinterpret_cast<const float*>(sm + P::o_dpd), uvec, rbend, g, G,
-                                              As, dA_acc, ddt_acc, n, tok0, h);
       } else if constexpr (DGW) {
         chunk_decay_grads_warp<S, C, NTH, FSD, LS, FUSED, SK>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
                                                          dA_acc, ddt_acc, n, tok0, h, bc_dead,
