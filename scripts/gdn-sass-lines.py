@@ -8,7 +8,7 @@ prints, per line of the kernel's own file (an inlined call counts at its call si
 the share of executed warp instructions and of stall samples.
 
   scripts/gdn-sass-lines.py lines.sass ncuk-sass.csv KERNEL [--top N] [--source F --range A-B]
-      [--regions NAME=A-B,NAME=A-B,... [--per N]] [--wavefronts]
+      [--regions NAME=A-B,NAME=A-B,... [--per N] [--stalls K]] [--wavefronts]
 
 --wavefronts prints, per line, the shared-memory wavefronts ncu counted (ideal, actual and
 excessive: bank conflicts and uncoalesced accesses) instead, the lines with the most excessive
@@ -20,6 +20,8 @@ cuda_bf16.hpp's conversions, gdn.cuh's mma wrapper), the breakdown of a call sit
 --regions sums the lines A..B of the kernel's own file (e.g. one role's branch) per named
 region instead: share of the warp instructions and stall samples, and with --per N the warp
 instructions divided by N (e.g. chunks x warps of that role: instructions a warp and chunk).
+With --stalls, each region's line also gives its largest stall reasons (ncu's stall_* columns,
+all samples), each as a share of the region's own samples.
 
 KERNEL: a substring of the kernel's mangled name that picks one function in lines.sass
 (e.g. out_bf16_kernelILi32ELi32ELi64ELb1ELb0E). With --source and --range, prints that
@@ -73,6 +75,8 @@ def ncu_rows(path):
     isamp = hdr.index('Warp Stall Sampling (All Samples)')
     iw = [hdr.index(n) if n in hdr else None
           for n in ('L1 Wavefronts Shared Ideal', 'L1 Wavefronts Shared', 'L1 Wavefronts Shared Excessive')]
+    # the stall reasons' columns over all samples (not the "(Not Issued)" ones)
+    ist = [(i, n[len('stall_'):]) for i, n in enumerate(hdr) if n.startswith('stall_') and '(' not in n]
 
     def num(r, i):
         try:
@@ -86,7 +90,8 @@ def ncu_rows(path):
         except (ValueError, IndexError):
             continue
         base = a if base is None else base
-        out.append((a - base, e, s, r[isrc].strip(), tuple(num(r, i) for i in iw)))
+        out.append((a - base, e, s, r[isrc].strip(), tuple(num(r, i) for i in iw),
+                    {n: num(r, i) for i, n in ist}))
     if not out:
         sys.exit(f'gdn-sass-lines: no instruction rows in {path}')
     return out
@@ -102,6 +107,8 @@ def main():
     ap.add_argument('--range')
     ap.add_argument('--regions', help='NAME=A-B,...: per-region sums over lines of the kernel\'s file')
     ap.add_argument('--per', type=float, help='with --regions: also print warp instructions / PER')
+    ap.add_argument('--stalls', type=int, metavar='K',
+                    help="with --regions: also each region's K largest stall reasons")
     ap.add_argument('--wavefronts', action='store_true',
                     help='per line: shared-memory wavefronts (ideal, actual, excessive)')
     ap.add_argument('--inner', action='store_true',
@@ -109,7 +116,7 @@ def main():
     a = ap.parse_args()
     where = sass_lines(a.sass, a.kernel, a.inner)
     rows = ncu_rows(a.csv)
-    mismatched = sum(1 for off, _, _, src, _ in rows[:200]
+    mismatched = sum(1 for off, _, _, src, _, _ in rows[:200]
                      if where.get(off, (None, '?'))[1] != (src.split()[0] if src else ''))
     if mismatched > 20:
         sys.exit(f'gdn-sass-lines: {mismatched} of the first 200 opcodes differ: not the same build?')
@@ -117,12 +124,14 @@ def main():
     tot_s = sum(r[2] for r in rows) or 1
     ins, smp = collections.Counter(), collections.Counter()
     wf = collections.defaultdict(lambda: [0, 0, 0])
-    for off, e, s, _, w in rows:
+    why = collections.defaultdict(collections.Counter)  # line -> stall reason -> samples
+    for off, e, s, _, w, st in rows:
         key = where.get(off, ((None, 0), ''))[0] or ('?', 0)
         ins[key] += e
         smp[key] += s
         for i in range(3):
             wf[key][i] += w[i]
+        why[key].update(st)
     print(f'{tot_e} warp instructions, {tot_s} stall samples; {mismatched} opcode mismatches in the first 200')
     if a.wavefronts:
         tw = [sum(v[i] for v in wf.values()) for i in range(3)]
@@ -142,6 +151,13 @@ def main():
             e = sum(v for k, v in ins.items() if k[0] == own and lo <= k[1] <= hi)
             s_ = sum(v for k, v in smp.items() if k[0] == own and lo <= k[1] <= hi)
             extra = f' {e / a.per:10.0f}' if a.per else ''
+            if a.stalls:
+                c = collections.Counter()
+                for k, v in why.items():
+                    if k[0] == own and lo <= k[1] <= hi:
+                        c.update(v)
+                n = sum(c.values()) or 1
+                extra += '   ' + ' '.join(f'{r} {100 * v / n:.0f}%' for r, v in c.most_common(a.stalls) if v)
             print(f'{name[:28]:28s} {100 * e / tot_e:6.1f} {100 * s_ / tot_s:6.1f}{extra}   {lo}-{hi}')
         return
     if a.source and a.range:
