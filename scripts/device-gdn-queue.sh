@@ -9,23 +9,17 @@
 #        published table) and ncu's durations a kernel (about 150 s)
 #   219  the PyTorch and FLA baselines beside ours at the default shape and T = 256 (bench_gdn.py
 #        --quick; about 300 s)
-#   229  what the query warps' parts hold (the backward main kernel's roles wait for them: run 227):
-#        the benchmark's times (no tests: wrong gradients by design) of -DHYMO_GDN_DIAG_NO_QPAIRS=1
-#        (dc's off-diagonal pair products skipped) and -DHYMO_GDN_DIAG_NO_ADJUPD=1 (the adjoint
-#        update's products skipped) against the default, three rounds at two shapes; needs the
-#        prebuilt set with B1 and B2 (gdn-prebuild.sh with GDN_AB_FLAGS=
-#        "-DHYMO_GDN_DIAG_NO_QPAIRS=1;-DHYMO_GDN_DIAG_NO_ADJUPD=1"; about 120 s)
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
-# only) and 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped, and
-# 229 is now the query warps' bounds);
+# only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
+# as run 229 (the query warps' parts skipped, timing only);
 # docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 229) ;;
+  218 | 219) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219 or 229: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218 or 219: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -40,10 +34,6 @@ case "$CALL" in
     ;;
   219)
     OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 timeout 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
-    ;;
-  229)
-    OUT=$O GDN_AB_FLAGS="-DHYMO_GDN_DIAG_NO_QPAIRS=1;-DHYMO_GDN_DIAG_NO_ADJUPD=1" GDN_AB_TEST=0 \
-      GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" timeout 400 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?

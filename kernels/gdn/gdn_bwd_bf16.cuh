@@ -133,17 +133,17 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #error "HYMO_GDN_BWD_KTAIL was removed in session 47 (run 228: backward +5.7%); commit f2a5ee2 has it"
 #endif
 
-// HYMO_GDN_BWD_BCPP (session 47; default 0, 1 turns it on): the next chunk's b and c fetched at
-// the roles' barrier, with its v, dO and h0, instead of after the decay-gradient tail's first
-// barrier. Run 230's profile: the chunk top (its wait for the TMA groups) held 10.7% of the
-// backward main kernel's stall samples, 57% of them long-scoreboard waits, and b and c are the
-// later of the two groups. The tail still reads this chunk's b and c, so the next chunk's go to
-// the mid tile's place, dead after the roles: b and c (2 C LS elements) and mid (high and low, as
-// many) trade places every chunk (chunk k of the walk: b, c at P::o_b for even k, at P::o_mid
-// for odd k, mid at the other). Every thread fences its staging stores to mid against the TMA's
-// later writes there (fence.proxy.async).
-#ifndef HYMO_GDN_BWD_BCPP
-#define HYMO_GDN_BWD_BCPP 0
+// HYMO_GDN_BWD_BCPP (session 47, run 231; removed, commit 3d3d457 has it): the next chunk's b and c
+// fetched at the roles' barrier (with v, dO and h0) into the mid tile's place, b, c and mid trading
+// places every chunk, instead of after the tail's first barrier (run 230: the chunk top's waits for
+// its tiles were 6% of the kernel's stall samples). Full test 944 of 944 with the same errors,
+// racecheck and memcheck clean, but the backward +2.9% at the default shape (+3.4% at H = 64, +2.6%
+// at T = 2048; -0.9% at S = 16): the tiles' pointers, no longer constant, took the S = 32 kernels
+// from 123 registers to 128 with 36-44 bytes of spills (the tail's dA and ddt partials, warp 0's
+// gate registers); recomputing them in each phase behind a volatile asm still spilled (compiled
+// here only).
+#if defined(HYMO_GDN_BWD_BCPP) && HYMO_GDN_BWD_BCPP
+#error "HYMO_GDN_BWD_BCPP was removed in session 47 (run 231: backward +2.9%); commit 3d3d457 has it"
 #endif
 
 // HYMO_GDN_BWD_RUNS (session 22, run 128: the kernel as one wave of CTAs each walking runs of
@@ -197,8 +197,6 @@ struct PlanB {
   static_assert(4 * S * (D + 4) <= o_a - o_ke, "the combined adjoint aliases Kend and mid");
   static_assert(bytes <= 227 * 1024, "shared memory");
   static_assert(2 * NTH <= 2 * NW * 16 * LT, "the decay-gradient scratch fits the dP tiles");
-  static_assert(!HYMO_GDN_BWD_BCPP || (o_mid % 128 == 0 && o_c - o_b == 2 * C * LS && o_a - o_mid >= 4 * C * LS),
-                "HYMO_GDN_BWD_BCPP: b and c trade places with mid");
 };
 
 // acc (16 x 8 NT) += A B for one k-step of 16: A given as an mma fragment, B (16 x 8 NT)
@@ -605,26 +603,19 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
   tma_groups_init(mb, sm);
 #endif
-  // HYMO_GDN_BWD_BCPP: b and c of chunk chn (k-th walked) at P::o_b for even k, P::o_mid for odd
-  constexpr bool BCPP = HYMO_GDN_BWD_BCPP != 0;
-  [[maybe_unused]] auto bc_at = [&](int chn) {
-    return reinterpret_cast<bf16*>(sm + (BCPP && ((c1 - 1 - chn) & 1) ? P::o_mid : P::o_b));
-  };
   auto fetch_bc = [&](int chn) {
 #if HYMO_GDN_TMA & 1
     if (tid == 0) {
       mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-      bf16* const d = BCPP ? bc_at(chn) : sb;
-      tma_load_3d(d, &tm.b, h * S, chn * C, bb, mb);
-      tma_load_3d(d + C * LS, &tm.c, h * S, chn * C, bb, mb);
+      tma_load_3d(sb, &tm.b, h * S, chn * C, bb, mb);
+      tma_load_3d(sc, &tm.c, h * S, chn * C, bb, mb);
     }
     return;
 #endif
     const int nn = min(C, p.T - chn * C);
     const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    bf16* const d = BCPP ? bc_at(chn) : sb;
-    load_rows_async<bf16, S, C, NTH>(d, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-    load_rows_async<bf16, S, C, NTH>(d + C * LS, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
     cp_async_commit();
   };
   auto fetch_vo = [&](int chn) {
@@ -734,12 +725,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     float* g = gbuf + ((c1 - 1 - ch) & 1) * 2 * C;
     float* G = g + C;
     [[maybe_unused]] const int* fl = fl0 + 4 * ((c1 - 1 - ch) & 1);  // (DFL: this chunk's flags)
-    if constexpr (BCPP) {  // this chunk's b and c, and mid where the other chunks' b and c go
-      const bool odd = ((c1 - 1 - ch) & 1) != 0;
-      sb = reinterpret_cast<bf16*>(sm + (odd ? P::o_mid : P::o_b));
-      sc = sb + C * LS;
-      mid = reinterpret_cast<bf16*>(sm + (odd ? P::o_b : P::o_mid));
-    }
     if constexpr (TM) {
 #if HYMO_GDN_TMA & 1
       tma_groups_wait(mb, c1 - 1 - ch);
@@ -797,8 +782,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         *reinterpret_cast<float4*>(a + t * FS + s0 + 4) = make_float4(y[4], y[5], y[6], y[7]);
       }
     }
-    // (BCPP) the mid stores before the TMA's writes of the next chunk's b and c there
-    if constexpr (BCPP) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
 
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
@@ -1198,11 +1181,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     __syncthreads();  // dc, db of every block are complete: v, dO, h0 and dh's tiles are dead
     if (role == 0) put_dh();
     if (ch > c0) fetch_vo(ch - 1);
-    if (BCPP && ch > c0) fetch_bc(ch - 1);  // (into this chunk's mid, dead now)
     {
       float* scr = reinterpret_cast<float*>(sm + P::o_dpd);  // dpd is dead
       auto bc_dead = [&]() {  // b and c are dead
-        if (!BCPP && ch > c0) fetch_bc(ch - 1);
+        if (ch > c0) fetch_bc(ch - 1);
       };
       if constexpr (HYMO_GDN_DIAG_NO_TAIL) {  // (timing only: no dc, db, dgate, dA; gdn.cuh)
         bc_dead();
