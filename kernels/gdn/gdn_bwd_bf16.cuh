@@ -146,6 +146,17 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #error "HYMO_GDN_BWD_BCPP was removed in session 47 (run 231: backward +2.9%); commit 3d3d457 has it"
 #endif
 
+// HYMO_GDN_BWD_STAGGER (session 47; default 0, a timing experiment): the first wave's second CTA
+// on each SM (linear CTA index in [%nsmid, 2 %nsmid), where the block scheduler puts the second
+// CTA an SM when it fills the SMs breadth-first) waits HYMO_GDN_BWD_STAGGER ns (thread 0 spinning
+// on %globaltimer) after its programmatic wait. The two CTAs an SM start together and do the same
+// work, so their chunks' phases (the tail's barriers, the chunk top's wait for its tiles) may stay
+// in step; a CTA that ends frees its slot when its partner does, so the next pair starts in step
+// too. Offset by about half a chunk, one CTA's barrier phases would meet the other's roles.
+#ifndef HYMO_GDN_BWD_STAGGER
+#define HYMO_GDN_BWD_STAGGER 0
+#endif
+
 // HYMO_GDN_BWD_RUNS (session 22, run 128: the kernel as one wave of CTAs each walking runs of
 // segments; -1.2% of forward + backward only at 16 segments a pair, which cost the other passes
 // 2.3%) was removed in session 24, never shown race-free; commit fec08ba has it.
@@ -645,6 +656,21 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (c0 < c1) fetch_bc(c1 - 1);
   pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
   HYMO_GDN_CLK(clk.waited());
+  if constexpr (HYMO_GDN_BWD_STAGGER > 0) {  // (a timing experiment: above)
+    unsigned nsm;
+    asm volatile("mov.u32 %0, %%nsmid;\n" : "=r"(nsm));
+    const unsigned lin = blockIdx.y * gridDim.x + blockIdx.x;
+    if (lin >= nsm && lin < 2 * nsm) {
+      if (tid == 0) {
+        unsigned long long t0, t;
+        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t0));
+        do {
+          asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+        } while (t - t0 < static_cast<unsigned long long>(HYMO_GDN_BWD_STAGGER));
+      }
+      __syncthreads();
+    }
+  }
   if (c0 < c1) {
     fetch_vo(c1 - 1);
     if (wid == 0) {
