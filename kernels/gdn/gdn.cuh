@@ -177,6 +177,9 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // Session 47 added two more of the kind for the query warps (run 229): HYMO_GDN_DIAG_NO_QPAIRS
 // skips dc's off-diagonal pair products (query warp w's w products), HYMO_GDN_DIAG_NO_ADJUPD the
 // adjoint update's products over the chunk's row blocks (the adjoint only decays).
+#ifndef HYMO_GDN_OUT_STAGGER  // (cta_stagger below; ns a slot; the output passes)
+#define HYMO_GDN_OUT_STAGGER 0
+#endif
 #ifndef HYMO_GDN_DIAG_NO_QPAIRS
 #define HYMO_GDN_DIAG_NO_QPAIRS 0
 #endif
@@ -689,6 +692,27 @@ struct Clk {
 // changed the branch senses of a few kernels' SASS)
 #define HYMO_GDN_CLK(...)
 #endif
+
+// HYMO_GDN_BWD_STAGGER and HYMO_GDN_OUT_STAGGER (session 47, timing experiments): the k-th CTA of
+// the first wave on each SM (linear CTA index in [k %nsmid, (k + 1) %nsmid), k < per_sm, where the
+// block scheduler puts the k-th CTA an SM when it fills the SMs breadth-first) waits k ns_per_slot
+// ns (thread 0 spinning on %globaltimer, then a CTA barrier), so that CTAs sharing an SM do not
+// run their chunks' phases in step (gdn_bwd_bf16.cuh, HYMO_GDN_BWD_STAGGER). Call where every
+// thread of the CTA passes.
+__device__ __forceinline__ void cta_stagger(unsigned per_sm, unsigned long long ns_per_slot) {
+  unsigned nsm;
+  asm volatile("mov.u32 %0, %%nsmid;\n" : "=r"(nsm));
+  const unsigned k = (blockIdx.y * gridDim.x + blockIdx.x) / nsm;
+  if (k == 0 || k >= per_sm) return;
+  if (threadIdx.x == 0) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t0));
+    do {
+      asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    } while (t - t0 < k * ns_per_slot);
+  }
+  __syncthreads();
+}
 
 // blockIdx.x read through volatile asm, which the compiler can neither hoist nor keep:
 // a value derived from it is recomputed where it is used instead of living in a register

@@ -656,21 +656,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (c0 < c1) fetch_bc(c1 - 1);
   pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
   HYMO_GDN_CLK(clk.waited());
-  if constexpr (HYMO_GDN_BWD_STAGGER > 0) {  // (a timing experiment: above)
-    unsigned nsm;
-    asm volatile("mov.u32 %0, %%nsmid;\n" : "=r"(nsm));
-    const unsigned lin = blockIdx.y * gridDim.x + blockIdx.x;
-    if (lin >= nsm && lin < 2 * nsm) {
-      if (tid == 0) {
-        unsigned long long t0, t;
-        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t0));
-        do {
-          asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-        } while (t - t0 < static_cast<unsigned long long>(HYMO_GDN_BWD_STAGGER));
-      }
-      __syncthreads();
-    }
-  }
+  if constexpr (HYMO_GDN_BWD_STAGGER > 0) cta_stagger(2, HYMO_GDN_BWD_STAGGER);  // (a timing experiment: above)
   if (c0 < c1) {
     fetch_vo(c1 - 1);
     if (wid == 0) {
