@@ -177,8 +177,8 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // Session 47 added two more of the kind for the query warps (run 229): HYMO_GDN_DIAG_NO_QPAIRS
 // skips dc's off-diagonal pair products (query warp w's w products), HYMO_GDN_DIAG_NO_ADJUPD the
 // adjoint update's products over the chunk's row blocks (the adjoint only decays).
-#ifndef HYMO_GDN_OUT_STAGGER  // (cta_stagger below; ns a slot; the output passes)
-#define HYMO_GDN_OUT_STAGGER 0
+#if defined(HYMO_GDN_OUT_STAGGER) && HYMO_GDN_OUT_STAGGER
+#error "HYMO_GDN_OUT_STAGGER was removed in session 47 (run 233: plain forward +2.4%); commit 66921bf has it"
 #endif
 #ifndef HYMO_GDN_DIAG_NO_QPAIRS
 #define HYMO_GDN_DIAG_NO_QPAIRS 0
@@ -693,15 +693,18 @@ struct Clk {
 #define HYMO_GDN_CLK(...)
 #endif
 
-// HYMO_GDN_BWD_STAGGER and HYMO_GDN_OUT_STAGGER (session 47, timing experiments): the k-th CTA of
-// the first wave on each SM (linear CTA index in [k %nsmid, (k + 1) %nsmid), k < per_sm, where the
-// block scheduler puts the k-th CTA an SM when it fills the SMs breadth-first) waits k ns_per_slot
-// ns (thread 0 spinning on %globaltimer, then a CTA barrier), so that CTAs sharing an SM do not
-// run their chunks' phases in step (gdn_bwd_bf16.cuh, HYMO_GDN_BWD_STAGGER). Call where every
-// thread of the CTA passes.
+// The k-th CTA of the first wave on each SM (linear CTA index in [k %nsmid, (k + 1) %nsmid),
+// 0 < k < per_sm, where the block scheduler puts an SM's k-th CTA when it fills the SMs
+// breadth-first) waits k ns_per_slot ns (thread 0 spinning on %globaltimer, then a CTA barrier),
+// so that CTAs sharing an SM do not run their chunks' phases in step (gdn_bwd_bf16.cuh,
+// HYMO_GDN_BWD_STAGGER). Only where the grid fills the SMs at least twice (a smaller one would
+// wait longer than it could gain). Call where every thread of the CTA passes.
+// (Session 47 also tried it in the output passes, HYMO_GDN_OUT_STAGGER, 1200 ns a slot at their 3
+// and 4 CTAs an SM: the plain forward +2.4%, the training forward +0.8%, run 233; removed.)
 __device__ __forceinline__ void cta_stagger(unsigned per_sm, unsigned long long ns_per_slot) {
   unsigned nsm;
   asm volatile("mov.u32 %0, %%nsmid;\n" : "=r"(nsm));
+  if (gridDim.x * gridDim.y < 2 * per_sm * nsm) return;
   const unsigned k = (blockIdx.y * gridDim.x + blockIdx.x) / nsm;
   if (k == 0 || k >= per_sm) return;
   if (threadIdx.x == 0) {

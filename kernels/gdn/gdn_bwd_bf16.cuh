@@ -146,15 +146,18 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #error "HYMO_GDN_BWD_BCPP was removed in session 47 (run 231: backward +2.9%); commit 3d3d457 has it"
 #endif
 
-// HYMO_GDN_BWD_STAGGER (session 47; default 0, a timing experiment): the first wave's second CTA
-// on each SM (linear CTA index in [%nsmid, 2 %nsmid), where the block scheduler puts the second
-// CTA an SM when it fills the SMs breadth-first) waits HYMO_GDN_BWD_STAGGER ns (thread 0 spinning
-// on %globaltimer) after its programmatic wait. The two CTAs an SM start together and do the same
-// work, so their chunks' phases (the tail's barriers, the chunk top's wait for its tiles) may stay
-// in step; a CTA that ends frees its slot when its partner does, so the next pair starts in step
-// too. Offset by about half a chunk, one CTA's barrier phases would meet the other's roles.
+// HYMO_GDN_BWD_STAGGER (session 47; default 6000 since run 234, 0 turns it off): the first wave's
+// second CTA on each SM (two CTAs an SM at S, D <= 32) starts HYMO_GDN_BWD_STAGGER ns after its
+// programmatic wait (gdn.cuh's cta_stagger; only where the grid fills the SMs twice and the CTA
+// walks at least 4 chunks). The two CTAs an SM start together and do the same work, so their
+// chunks' phases (the tail's barriers, the chunk top's wait for its tiles) stay in step, and a
+// pair that ends together hands its slots to a pair that starts together; offset by about a
+// chunk's share of a CTA's life, one's barrier phases meet the other's roles. Runs 228-229 (removed
+// work making the kernel slower) suggested it. Run 232 (3 rounds, H100): the backward -0.1% at
+// 1500 ns, -1.2% at 3500 (every round below every default round; -2.2% at T = 2048, 0.0% at H = 64).
+// Run 233 (4 rounds): 6000 ns -1.5% (forward + backward -1.0%; T = 2048 -2.3%; H = 64 -0.3%).
 #ifndef HYMO_GDN_BWD_STAGGER
-#define HYMO_GDN_BWD_STAGGER 0
+#define HYMO_GDN_BWD_STAGGER 6000
 #endif
 
 // HYMO_GDN_BWD_RUNS (session 22, run 128: the kernel as one wave of CTAs each walking runs of
@@ -656,7 +659,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (c0 < c1) fetch_bc(c1 - 1);
   pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
   HYMO_GDN_CLK(clk.waited());
-  if constexpr (HYMO_GDN_BWD_STAGGER > 0) cta_stagger(2, HYMO_GDN_BWD_STAGGER);  // (a timing experiment: above)
+  if constexpr (HYMO_GDN_BWD_STAGGER > 0)  // (the two CTAs an SM out of step: above)
+    if (c1 - c0 >= 4) cta_stagger((S <= 32 && D <= 32) ? 2 : 1, HYMO_GDN_BWD_STAGGER);
   if (c0 < c1) {
     fetch_vo(c1 - 1);
     if (wid == 0) {

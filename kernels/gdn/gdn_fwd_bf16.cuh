@@ -976,9 +976,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // output and writes global memory.
   pdl_wait();
   HYMO_GDN_CLK(clk.waited());
-  if constexpr (HYMO_GDN_OUT_STAGGER > 0)  // (a timing experiment: gdn.cuh's cta_stagger)
-    cta_stagger((S <= 32 && D <= 32) ? (TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2) : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1,
-                HYMO_GDN_OUT_STAGGER);
   // The state entering this segment, in this warp's accumulators: with the segment scan,
   // segstate holds it; else run = exp(gsum_j A) run + local_j over the earlier segments j
   // (every exponent gsum * A <= 0). Then its BF16 high and low parts into the tiles.
