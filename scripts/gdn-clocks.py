@@ -131,6 +131,27 @@ def kernel_report(name, ctas, nshow):
             res = sum(1 for o in lst if o["gt_enter"] <= midt <= o["gt_exit"])
             by_res.setdefault(res, []).append(us(e - s_))
     pct = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731
+    # In step or not (session 47, HYMO_GDN_BWD_STAGGER): for two CTAs on one SM at once, where each
+    # chunk top of one falls in the other's chunk cycle (0: at its chunk top too, 0.5: half a chunk
+    # off; the SM's clock64 is the same counter for both). Uniform offsets give a mean distance
+    # from the nearest chunk top of 0.25 and 20% of them within 0.1.
+    dist = []
+    for lst in sms.values():
+        for a_ in lst:
+            for b_ in lst:
+                if a_ is b_ or b_["nch"] != len(b_["chunks"]) or len(b_["chunks"]) < 2:
+                    continue
+                tops = b_["chunks"] + [b_["exit"]]
+                for t in a_["chunks"][1:]:
+                    for s0, s1 in zip(tops, tops[1:]):
+                        if s0 <= t < s1 and s1 > s0:
+                            ph = (t - s0) / (s1 - s0)
+                            dist.append(min(ph, 1 - ph))
+                            break
+    # the first CTAs of each SM: is the second one's linear index in [n, 2n) for n SMs (the block
+    # scheduler filling the SMs breadth-first, which cta_stagger assumes)?
+    bf = [sorted(lst, key=lambda c: c["gt_enter"])[:2] for lst in sms.values() if len(lst) >= 2]
+    bf_ok = sum(1 for x, y in bf if min(x["cta"], y["cta"]) < nsm <= max(x["cta"], y["cta"]) < 2 * nsm)
     mid_m = median(mid) if mid else median(per_chunk.get(0, [float("nan")]))
     nch_all = [c["nch"] for c in ctas]
     ideal = sum(n * mid_m for n in nch_all)  # every chunk at the middle chunks' median
@@ -149,6 +170,9 @@ def kernel_report(name, ctas, nshow):
         "ctas_an_sm": dict(sorted(per_sm_ctas.items())), "chunks_an_sm": dict(sorted(per_sm_chunks.items())),
         "sm_end_us_pct_0_10_50_90_100": [round(pct(sm_end, q), 1) for q in (0, 0.1, 0.5, 0.9, 1.0)],
         "middle_chunk_us_by_residency": {k: round(median(v), 3) for k, v in sorted(by_res.items())},
+        "step_distance_mean": round(mean(dist), 3) if dist else None,
+        "step_within_0p1": round(sum(1 for d in dist if d < 0.1) / len(dist), 3) if dist else None,
+        "first_pairs_breadth_first": f"{bf_ok}/{len(bf)}",
     }
     print(f"  {name}: {len(ctas)} CTAs on {nsm} SMs (up to {slots} an SM), span {span:.1f} us, "
           f"SM clock {ghz:.2f} GHz")
@@ -165,6 +189,10 @@ def kernel_report(name, ctas, nshow):
           + " ".join(str(x) for x in s["sm_end_us_pct_0_10_50_90_100"]))
     print("    a middle chunk (median us) by the kernel's CTAs on its SM: "
           + ", ".join(f"{k}: {v:.2f} (n={len(by_res[k])})" for k, v in s["middle_chunk_us_by_residency"].items()))
+    if dist:
+        print(f"    two CTAs an SM: a chunk top's distance from the other's nearest, in chunks: mean "
+              f"{mean(dist):.3f}, {100 * s['step_within_0p1']:.0f}% within 0.1 (uniform: 0.25, 20%; "
+              f"n={len(dist)}); each SM's first two CTAs at indices [0, n) and [n, 2n): {s['first_pairs_breadth_first']}")
     if nshow:
         print("    cta  sm  enter_us  exit_us  wait  prologue  chunks...")
         for c in sorted(ctas, key=lambda c: c["gt_enter"])[:nshow]:
