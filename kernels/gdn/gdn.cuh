@@ -717,50 +717,12 @@ __device__ __forceinline__ void cta_stagger(unsigned per_sm, unsigned long long 
   __syncthreads();
 }
 
-// HYMO_GDN_STAGGER_SM (session 47; default 0): cta_stagger by where the CTAs really land (run 235:
-// the block scheduler put each SM's first two CTAs at linear indices [0, n) and [n, 2n) on only
-// 44-64 of 132 SMs). Per SM (%smid) a word holds the time of the kernel's last CTA arrival there
-// (%globaltimer in 1.024-us units) and how many came within a window of it; a CTA arriving within
-// HYMO_GDN_STAGGER_SM_WINDOW units of the previous one on its SM is its k-th and waits k
-// ns_per_slot ns, one arriving later (a new launch, or a slot freed mid-kernel) counts from 0.
-// The words are a module global (zero at load); their order does not touch any result.
-#ifndef HYMO_GDN_STAGGER_SM
-#define HYMO_GDN_STAGGER_SM 0
-#endif
-#ifndef HYMO_GDN_STAGGER_SM_WINDOW
-#define HYMO_GDN_STAGGER_SM_WINDOW 8
-#endif
-#if HYMO_GDN_STAGGER_SM
-__device__ unsigned long long g_gdn_sm_arrivals[1024];
-__device__ __forceinline__ void cta_stagger_sm(unsigned per_sm, unsigned long long ns_per_slot) {
-  unsigned nsm;
-  asm volatile("mov.u32 %0, %%nsmid;\n" : "=r"(nsm));
-  if (gridDim.x * gridDim.y < 2 * per_sm * nsm) return;  // (as cta_stagger)
-  if (threadIdx.x == 0) {
-    unsigned sm;
-    unsigned long long now;
-    asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-    const unsigned long long tu = now >> 10;
-    unsigned long long* w = g_gdn_sm_arrivals + (sm & 1023u);
-    unsigned long long old = *reinterpret_cast<volatile unsigned long long*>(w), seen;
-    unsigned k;
-    for (;;) {
-      const unsigned long long t = old >> 8;
-      k = (t <= tu && tu - t <= HYMO_GDN_STAGGER_SM_WINDOW) ? unsigned(old & 255u) : 0u;
-      seen = atomicCAS(w, old, (tu << 8) | (k + 1 < 255 ? k + 1 : 255));
-      if (seen == old) break;
-      old = seen;
-    }
-    if (k > 0 && k < per_sm) {
-      unsigned long long t;
-      do {
-        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-      } while (t - now < k * ns_per_slot);
-    }
-  }
-  __syncthreads();
-}
+// HYMO_GDN_STAGGER_SM (session 47, run 236; removed, commit 87730cd has it): cta_stagger by where
+// the CTAs land (a per-SM word of the last arrival's %globaltimer and a count; a CTA arriving
+// within 8 us of the previous one on its SM waited) instead of by linear index. Against the
+// linear-index rule: the backward +0.6% at the default shape, +0.9% at H = 64, -0.8% at T = 2048.
+#if defined(HYMO_GDN_STAGGER_SM) && HYMO_GDN_STAGGER_SM
+#error "HYMO_GDN_STAGGER_SM was removed in session 47 (run 236: backward +0.6%); commit 87730cd has it"
 #endif
 
 // blockIdx.x read through volatile asm, which the compiler can neither hoist nor keep:

@@ -659,13 +659,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   if (c0 < c1) fetch_bc(c1 - 1);
   pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
   HYMO_GDN_CLK(clk.waited());
-  if constexpr (HYMO_GDN_BWD_STAGGER > 0) {  // (the two CTAs an SM out of step: above)
-#if HYMO_GDN_STAGGER_SM
-    if (c1 - c0 >= 4) cta_stagger_sm((S <= 32 && D <= 32) ? 2 : 1, HYMO_GDN_BWD_STAGGER);
-#else
+  if constexpr (HYMO_GDN_BWD_STAGGER > 0)  // (the two CTAs an SM out of step: above)
     if (c1 - c0 >= 4) cta_stagger((S <= 32 && D <= 32) ? 2 : 1, HYMO_GDN_BWD_STAGGER);
-#endif
-  }
   if (c0 < c1) {
     fetch_vo(c1 - 1);
     if (wid == 0) {
