@@ -9,6 +9,11 @@
 #        published table) and ncu's durations a kernel (about 150 s)
 #   219  the PyTorch and FLA baselines beside ours at the default shape and T = 256 (bench_gdn.py
 #        --quick; about 300 s)
+#   238  the clock stamps of a profiling build (-DHYMO_GDN_CLOCKS=1; prebuilt as A with
+#        GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 scripts/gdn-prebuild.sh, or built here in about 70 s):
+#        scripts/gdn-clocks.py's report, with the backward main kernel's phases (each warp's role,
+#        its wait at the roles' barrier, the staging and the tail; docs/kernels/gdn-bwd-plan.md
+#        measurement 1) and how far apart the two CTAs an SM run (about 20 s)
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
 # only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
@@ -17,9 +22,9 @@
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219) ;;
+  218 | 219 | 238) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218 or 219: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219 or 238: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -34,6 +39,9 @@ case "$CALL" in
     ;;
   219)
     OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 timeout 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
+    ;;
+  238)
+    OUT=$O GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 timeout 300 scripts/device-gdn.sh build clocks > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?

@@ -4,7 +4,7 @@ time goes: its wait for the kernel before it, its prologue, its first, middle an
 and how the CTAs fill the SMs over the kernel's span.
 
 The stamps come from `hymo_gdn_bench --clocks FILE` (records of 16 header words, then
-kernels x CTAs x 32 words; the words are gdn.cuh's ClkWord). Each kernel's stamps are those of
+kernels x CTAs x 32 or 128 words; the words are gdn.cuh's ClkWord). Each kernel's stamps are those of
 its last call in the benchmark: the state, training output, adjoint and backward main passes
 from the last forward + backward call, the plain output pass from the last plain forward.
 
@@ -20,6 +20,11 @@ from collections import Counter
 MAGIC = 0x31304B4C434E4447  # "GDNCLK01"
 NAMES = ["state pass", "output pass (plain)", "training output pass", "adjoint pass", "backward main"]
 W_GT_ENTER, W_GT_EXIT, W_WHERE, W_ENTER, W_WAITED, W_EXIT, W_NCH, W_CHUNK0 = 0, 1, 2, 3, 4, 5, 6, 8
+W_CHUNK_END = 32  # chunk stamps in words 8..31 (records of 32 words and more)
+# the backward main kernel's phases (records of 128 words, session 47): for its first 8 chunks,
+# thread 0 after the staging (W_STAGED + k), lane 0 of each of 8 warps at its role's end
+# (W_ROLE + 8 k + warp), thread 0 after the tail (W_TAIL + k)
+W_STAGED, W_ROLE, W_TAIL, PH_CHUNKS, PH_WARPS = 32, 40, 104, 8, 8
 
 
 def fail(msg):
@@ -193,6 +198,28 @@ def kernel_report(name, ctas, nshow):
         print(f"    two CTAs an SM: a chunk top's distance from the other's nearest, in chunks: mean "
               f"{mean(dist):.3f}, {100 * s['step_within_0p1']:.0f}% within 0.1 (uniform: 0.25, 20%; "
               f"n={len(dist)}); each SM's first two CTAs at indices [0, n) and [n, 2n): {s['first_pairs_breadth_first']}")
+    # the phases of a chunk (backward main, records with them): chunk top -> staged -> each warp's
+    # role end -> the last role end (the roles' barrier) -> the tail's end
+    ph = [(c["chunks"][k], st, roles, tl) for c in ctas for k, (st, roles, tl) in enumerate(c.get("phases", []))
+          if k < len(c["chunks"]) and st and tl and all(roles)]
+    if ph:
+        stag = [us(st - top) for top, st, _, _ in ph]
+        role = [[us(x - st) for x in roles] for _, st, roles, _ in ph]
+        idle = [[us(max(roles) - x) for x in roles] for _, _, roles, _ in ph]
+        tail = [us(tl - max(roles)) for _, _, roles, tl in ph]
+        nwp = len(role[0])
+        s["phases_us_median"] = {
+            "staging": round(median(stag), 3), "tail_after_roles": round(median(tail), 3),
+            "role_by_warp": [round(median([r[w] for r in role]), 3) for w in range(nwp)],
+            "wait_at_roles_barrier_by_warp": [round(median([d[w] for d in idle]), 3) for w in range(nwp)],
+            "last_warp_counts": [sum(1 for r in role if max(range(nwp), key=lambda w: r[w]) == w) for w in range(nwp)],
+        }
+        p_ = s["phases_us_median"]
+        print(f"    phases of a chunk (median us, n={len(ph)}): staging {p_['staging']:.3f}, tail after the roles' "
+              f"barrier {p_['tail_after_roles']:.3f}")
+        print("      role by warp (from the staging's end): " + " ".join(f"{x:.3f}" for x in p_["role_by_warp"]))
+        print("      wait at the roles' barrier by warp:     " + " ".join(f"{x:.3f}" for x in p_["wait_at_roles_barrier_by_warp"]))
+        print("      chunks where the warp ended its role last: " + " ".join(str(x) for x in p_["last_warp_counts"]))
     if nshow:
         print("    cta  sm  enter_us  exit_us  wait  prologue  chunks...")
         for c in sorted(ctas, key=lambda c: c["gt_enter"])[:nshow]:
@@ -221,9 +248,13 @@ def main():
                 if r[W_ENTER] == 0 or r[W_EXIT] == 0:
                     continue
                 nch = r[W_NCH]
-                ctas.append({"cta": i, "sm": r[W_WHERE] & 0xFFFF, "gt_enter": r[W_GT_ENTER], "gt_exit": r[W_GT_EXIT],
-                             "enter": r[W_ENTER], "waited": r[W_WAITED], "exit": r[W_EXIT], "nch": nch,
-                             "chunks": list(r[W_CHUNK0:W_CHUNK0 + min(nch, nw - W_CHUNK0)])})
+                c = {"cta": i, "sm": r[W_WHERE] & 0xFFFF, "gt_enter": r[W_GT_ENTER], "gt_exit": r[W_GT_EXIT],
+                     "enter": r[W_ENTER], "waited": r[W_WAITED], "exit": r[W_EXIT], "nch": nch,
+                     "chunks": list(r[W_CHUNK0:W_CHUNK0 + min(nch, min(nw, W_CHUNK_END) - W_CHUNK0)])}
+                if nw >= W_TAIL + PH_CHUNKS:
+                    c["phases"] = [(r[W_STAGED + k], list(r[W_ROLE + PH_WARPS * k:W_ROLE + PH_WARPS * (k + 1)]),
+                                    r[W_TAIL + k]) for k in range(min(nch, PH_CHUNKS))]
+                ctas.append(c)
             if not ctas:
                 continue
             s = kernel_report(NAMES[k] if k < len(NAMES) else f"kernel {k}", ctas, a.ctas)

@@ -622,6 +622,10 @@ __device__ __forceinline__ void pdl_release() {
 // order it walks them) and at its exit. One record of kClkWords words a CTA, kClkCtas
 // records a kernel, in the order of ClkKernel; the last call of each kernel stays. With the
 // switch off, Clk is empty and the kernels' code is that of a build without it.
+// The backward main kernel also stamps its phases in its first kClkPhChunks chunks (session 47,
+// docs/kernels/gdn-bwd-plan.md measurement 1): thread 0 after the staging's barrier (staged), lane
+// 0 of every warp where its role ends, before the roles' barrier (role: one word a warp), and
+// thread 0 after the decay-gradient tail (tail).
 #ifndef HYMO_GDN_CLOCKS
 #define HYMO_GDN_CLOCKS 0
 #endif
@@ -635,9 +639,13 @@ enum ClkWord : int {
   kClkExit = 5,     // ... at exit
   kClkNch = 6,      // chunks the CTA walked
   kClkChunk0 = 8,   // ... at the top of its k-th chunk, k < kClkChunks
-  kClkWords = 32
+  kClkChunkEnd = 32,
+  kClkStaged = 32,  // (backward main) + k: thread 0 after chunk k's staging, k < kClkPhChunks
+  kClkRole = 40,    // ... + 8 k + warp: lane 0 of each warp at the end of its role
+  kClkTail = 104,   // ... + k: thread 0 after chunk k's tail
+  kClkWords = 128
 };
-constexpr int kClkChunks = kClkWords - kClkChunk0, kClkCtas = 8192;
+constexpr int kClkChunks = kClkChunkEnd - kClkChunk0, kClkCtas = 8192, kClkPhChunks = 8, kClkPhWarps = 8;
 
 #if HYMO_GDN_CLOCKS
 // Keeps no per-CTA state across the kernel (the record's address is recomputed at each stamp
@@ -656,10 +664,10 @@ struct Clk {
     asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t)::"memory");
     return t;
   }
-  // this CTA's record when this thread writes it (thread 0), else null
-  __device__ __forceinline__ unsigned long long* rec() const {
+  // this CTA's record when this thread writes it (thread 0; any: every thread), else null
+  __device__ __forceinline__ unsigned long long* rec(bool any = false) const {
     const unsigned cta = blockIdx.y * gridDim.x + blockIdx.x;
-    if (!buf || threadIdx.x != 0 || cta >= unsigned(kClkCtas)) return nullptr;
+    if (!buf || (!any && threadIdx.x != 0) || cta >= unsigned(kClkCtas)) return nullptr;
     return buf + (size_t(kernel) * kClkCtas + cta) * kClkWords;
   }
   __device__ __forceinline__ Clk(unsigned long long* b, int k) : buf(b), kernel(k) {
@@ -673,6 +681,18 @@ struct Clk {
   }
   __device__ __forceinline__ void chunk(int k) const {
     if (unsigned long long* r = rec(); r && k < kClkChunks) r[kClkChunk0 + k] = clk();
+  }
+  // (the backward main kernel's phases: above)
+  __device__ __forceinline__ void staged(int k) const {
+    if (unsigned long long* r = rec(); r && k < kClkPhChunks) r[kClkStaged + k] = clk();
+  }
+  __device__ __forceinline__ void role(int k) const {  // every thread calls it; lane 0 writes
+    const unsigned wid = threadIdx.x >> 5;
+    if (unsigned long long* r = rec(true); r && (threadIdx.x & 31) == 0 && k < kClkPhChunks && wid < kClkPhWarps)
+      r[kClkRole + kClkPhWarps * k + wid] = clk();
+  }
+  __device__ __forceinline__ void tail(int k) const {
+    if (unsigned long long* r = rec(); r && k < kClkPhChunks) r[kClkTail + k] = clk();
   }
   __device__ __forceinline__ void exit(int nch) const {
     if (unsigned long long* r = rec()) {

@@ -799,6 +799,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       }
     }
     __syncthreads();
+    HYMO_GDN_CLK(clk.staged(c1 - 1 - ch));
 
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
@@ -1194,6 +1195,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           }
       }
     }
+    HYMO_GDN_CLK(clk.role(c1 - 1 - ch));
     __syncthreads();  // dc, db of every block are complete: v, dO, h0 and dh's tiles are dead
     if (role == 0) put_dh();
     if (ch > c0) fetch_vo(ch - 1);
@@ -1214,6 +1216,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
                                                          QO ? dpt : nullptr);
       }
     }
+    HYMO_GDN_CLK(clk.tail(c1 - 1 - ch));
   }
   pdl_release<HYMO_GDN_BWD_PDL_LATE>();  // (gdn.cuh)
   __syncthreads();
