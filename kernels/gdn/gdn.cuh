@@ -624,8 +624,8 @@ __device__ __forceinline__ void pdl_release() {
 // switch off, Clk is empty and the kernels' code is that of a build without it.
 // The backward main kernel also stamps its phases in its first kClkPhChunks chunks (session 47,
 // docs/kernels/gdn-bwd-plan.md measurement 1): thread 0 after the staging's barrier (staged), lane
-// 0 of every warp where its role ends, before the roles' barrier (role: one word a warp), and
-// thread 0 after the decay-gradient tail (tail).
+// 0 of every warp where its role ends (the query warps before their own barrier 2; role: one
+// word a warp), and thread 0 after the decay-gradient tail (tail).
 #ifndef HYMO_GDN_CLOCKS
 #define HYMO_GDN_CLOCKS 0
 #endif

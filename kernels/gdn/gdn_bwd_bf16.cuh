@@ -974,6 +974,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       // HYMO_GDN_BWD_BAL = 2: the query warps' own named barrier, so that every warp
       // executes as many barriers as the key warps (with 1, racecheck's bookkeeping
       // reported hazards across the CTA barriers; with 2 it reports none, run 58)
+      HYMO_GDN_CLK(clk.role(c1 - 1 - ch));  // (before the query warps' own barrier)
       if constexpr (HYMO_GDN_BWD_BAL == 2) asm volatile("bar.sync 2, %0;\n" ::"n"(32 * NW) : "memory");
     } else {
       // ---- db, rows (keys) of block w:
@@ -1194,8 +1195,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             }
           }
       }
+      HYMO_GDN_CLK(clk.role(c1 - 1 - ch));
     }
-    HYMO_GDN_CLK(clk.role(c1 - 1 - ch));
     __syncthreads();  // dc, db of every block are complete: v, dO, h0 and dh's tiles are dead
     if (role == 0) put_dh();
     if (ch > c0) fetch_vo(ch - 1);
