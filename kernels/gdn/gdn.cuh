@@ -177,9 +177,6 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // Session 47 added two more of the kind for the query warps (run 229): HYMO_GDN_DIAG_NO_QPAIRS
 // skips dc's off-diagonal pair products (query warp w's w products), HYMO_GDN_DIAG_NO_ADJUPD the
 // adjoint update's products over the chunk's row blocks (the adjoint only decays).
-#if defined(HYMO_GDN_OUT_STAGGER) && HYMO_GDN_OUT_STAGGER
-#error "HYMO_GDN_OUT_STAGGER was removed in session 47 (run 233: plain forward +2.4%); commit 66921bf has it"
-#endif
 #ifndef HYMO_GDN_DIAG_NO_QPAIRS
 #define HYMO_GDN_DIAG_NO_QPAIRS 0
 #endif
@@ -743,6 +740,9 @@ __device__ __forceinline__ void cta_stagger(unsigned per_sm, unsigned long long 
 // linear-index rule: the backward +0.6% at the default shape, +0.9% at H = 64, -0.8% at T = 2048.
 #if defined(HYMO_GDN_STAGGER_SM) && HYMO_GDN_STAGGER_SM
 #error "HYMO_GDN_STAGGER_SM was removed in session 47 (run 236: backward +0.6%); commit 87730cd has it"
+#endif
+#if defined(HYMO_GDN_OUT_STAGGER) && HYMO_GDN_OUT_STAGGER
+#error "HYMO_GDN_OUT_STAGGER was removed in session 47 (run 233: plain forward +2.4%); commit 66921bf has it"
 #endif
 
 // blockIdx.x read through volatile asm, which the compiler can neither hoist nor keep:

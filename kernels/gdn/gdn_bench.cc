@@ -258,8 +258,10 @@ int main(int argc, char** argv) {
   // before the first measurement, so that a path that cannot be written fails at once
   DevBuf clk_buf;
   FILE* clk_file = nullptr;
+  // the stamps' layout (gdn.cuh's ClkKernel and ClkWord): kernels, CTAs a kernel, words a CTA
+  constexpr unsigned long long kClkKernels = 5, kClkCtas = 8192, kClkWords = 128;
   if (clocks_path) {
-    if (gdn_clocks_bytes() != 5ull * 8192 * 128 * 8) {  // the record header below
+    if (gdn_clocks_bytes() != kClkKernels * kClkCtas * kClkWords * 8) {  // the record header below
       std::fprintf(stderr, "hymo_gdn_bench: --clocks: the library's stamp buffer is not the bench's layout\n");
       return 2;
     }
@@ -297,7 +299,7 @@ int main(int argc, char** argv) {
         std::vector<unsigned long long> rec(16 + gdn_clocks_bytes() / 8, 0ull);
         const unsigned long long hdr[10] = {0x31304b4c434e4447ull, (unsigned long long)s.B, (unsigned long long)s.T,
                                             (unsigned long long)s.H, (unsigned long long)s.D, (unsigned long long)s.S,
-                                            (unsigned long long)gdn_segments(s), 5, 8192, 128};
+                                            (unsigned long long)gdn_segments(s), kClkKernels, kClkCtas, kClkWords};
         std::copy(hdr, hdr + 10, rec.begin());
         GDN_CUDA(cudaMemcpy(rec.data() + 16, clk_buf.p, gdn_clocks_bytes(), cudaMemcpyDeviceToHost));
         if (std::fwrite(rec.data(), 8, rec.size(), clk_file) != rec.size() || std::fflush(clk_file) != 0) {
