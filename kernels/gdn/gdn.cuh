@@ -190,6 +190,18 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #define HYMO_GDN_DIAG_NO_KEYPAIRS 0
 #endif
 
+// HYMO_GDN_BWD_DOHI (session 48; default 0): the staged backward main kernel takes dO as one BF16
+// tile (the high part, i.e. dO rounded to BF16) instead of FP32-accurate high and low parts: the
+// low part's products (a third of dc's state term, half of each dP block on both roles, a third of
+// the adjoint update's) and its TMA copy are skipped, and the adjoint pass no longer writes the
+// low halves over o's rows (29 MB less written and read at the default shape). The adjoint pass
+// still forms the segments' local adjoints from both parts. A precision reading, not a timing-only
+// switch: the gradients keep their FP32 accumulation; what changes is one operand's rounding, as in
+// BF16 autograd (docs/kernels/gdn.md, "Parity").
+#ifndef HYMO_GDN_BWD_DOHI
+#define HYMO_GDN_BWD_DOHI 0
+#endif
+
 // HYMO_GDN_RB_VEC (session 28; default 1, 0 turns it off): the generic BF16 main kernel's
 // chunk-end <dh, h_next> (S or D = 64, the split path's blocks) with every item's h_next in flight
 // at once, 16 bytes a load, instead of scalar loads item by item (run 160: 6.8% of the main
