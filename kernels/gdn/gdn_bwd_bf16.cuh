@@ -556,7 +556,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float* dAx = rbp + 2 * S;
   float* misc = dAx + S;
   constexpr bool QO = HYMO_GDN_BWD_QOFF;
-  constexpr bool OH = HYMO_GDN_BWD_DOHI;  // (gdn.cuh) dO's high part only
   [[maybe_unused]] float* dpt = reinterpret_cast<float*>(sm + P::o_dpt);  // (QO) dP_tt
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
@@ -636,10 +635,10 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   auto fetch_vo = [&](int chn) {
 #if HYMO_GDN_TMA & 1
     if (tid == 0) {
-      mbar_expect_tx(mb + 1, ((OH ? 2u : 3u) * C + 2u * S) * LD * sizeof(bf16));
+      mbar_expect_tx(mb + 1, (3u * C + 2u * S) * LD * sizeof(bf16));
       tma_load_3d(sv, &tm.v, h * D, chn * C, bb, mb + 1);
       tma_load_3d(dOt, &tm.o, h * 2 * D, chn * C, bb, mb + 1);
-      if constexpr (!OH) tma_load_3d(dOt + LO, &tm.o, h * 2 * D + D, chn * C, bb, mb + 1);
+      tma_load_3d(dOt + LO, &tm.o, h * 2 * D + D, chn * C, bb, mb + 1);
       tma_load_3d(h0t, &tm.h0, 0, 0, bh * p.NC + chn, mb + 1);
       tma_load_3d(h0t + LH, &tm.h0, D, 0, bh * p.NC + chn, mb + 1);
     }
@@ -650,7 +649,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     load_rows_async<bf16, D, C, NTH>(sv, LD, reinterpret_cast<const bf16*>(p.v) + (tk * p.H + h) * D, size_t(p.H) * D, nn);
     const bf16* dsrc = dOsrc + (tk * p.H + h) * 2 * D;
     load_rows_async<bf16, D, C, NTH>(dOt, LD, dsrc, size_t(p.H) * 2 * D, nn);
-    if constexpr (!OH) load_rows_async<bf16, D, C, NTH>(dOt + LO, LD, dsrc + D, size_t(p.H) * 2 * D, nn);
+    load_rows_async<bf16, D, C, NTH>(dOt + LO, LD, dsrc + D, size_t(p.H) * 2 * D, nn);
     const bf16* hsrc = h0src + (size_t(bh) * p.NC + chn) * S * 2 * D;
     load_rows_async<bf16, D, S, NTH>(h0t, LD, hsrc, 2 * D, S);
     load_rows_async<bf16, D, S, NTH>(h0t + LH, LD, hsrc + D, 2 * D, S);
@@ -832,7 +831,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       float dcacc[NS][4];
       zero(dcacc);
       warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
-      if constexpr (!OH) warp_mm_nt<NS>(dcacc, D, dOt + LO + r0 * LD, LD, h0t, LD);
+      warp_mm_nt<NS>(dcacc, D, dOt + LO + r0 * LD, LD, h0t, LD);
       warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t + LH, LD);
       const float gr = w ? G[r0 - 1] : 0.f;
       if (w) {
@@ -846,7 +845,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
-        if constexpr (!OH) warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + 16 * j * LD, LD);
+        warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + 16 * j * LD, LD);
         uint32_t ah[4], alo[4];
         frag_split(dp, ah, alo);
         zero(tmp);
@@ -866,7 +865,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float dp[2][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
-        if constexpr (!OH) warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
+        warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
         if constexpr (QO) keep_diag(dp, dpt + r0);
         if constexpr (B8) diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD);
       } else {
@@ -876,7 +875,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           float dp[2][4], tmp[NS][4];
           zero(dp);
           warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
-          if constexpr (!OH) warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
+          warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
           if constexpr (QO) keep_diag(dp, dpt + r0);
           for_frag16([&](int nt, int e, int tl, int kl) {
             dpd[tl * LT + kl] = (QO ? kl < tl : kl <= tl) ? dp[nt][e] : 0.f;
@@ -949,7 +948,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             const bf16* o = dOt + 16 * i * LD + nb;
             warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o, LD);
             warp_mm_ldsm<NTW, true>(acc, 16, q + LQ, LS, o, LD);
-            if constexpr (!OH) warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o + LO, LD);
+            warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o + LO, LD);
             const float gi = i ? G[16 * i - 1] : 0.f;
             const float f0 = ex2f(gi * a0), f1 = ex2f(gi * a1);
 #pragma unroll
@@ -996,7 +995,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float dp[2][4], tmp[NS][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
-        if constexpr (!OH) warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + 16 * i * LD, LD);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + 16 * i * LD, LD);
         uint32_t ah[4], alo[4];
         frag_split(dp, ah, alo);
         zero(tmp);
@@ -1024,7 +1023,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float dp[2][4];
         zero(dp);
         warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
-        if constexpr (!OH) warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
         float sq[2][4];
         zero(sq);
         if constexpr (B8) {
@@ -1055,7 +1054,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           float dp[2][4], tmp[NS][4];
           zero(dp);
           warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
-          if constexpr (!OH) warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
+          warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
           for_frag16([&](int nt, int e, int kl, int tl) {
             dpd[kl * LT + tl] = (QO ? tl > kl : tl >= kl) ? dp[nt][e] : 0.f;
           });
@@ -1190,8 +1189,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           for (int hr = 0; hr < 2; ++hr) {
             const int t = rb + gq + hr * 8, d = nt * 8 + 2 * tq;
             if (t < n) {
-              const float2 o2 = OH ? bf16x2_f2(*reinterpret_cast<const uint32_t*>(dOt + t * LD + d))
-                                 : bf16x2_sum(dOt + t * LD + d, dOt + LO + t * LD + d);
+              const float2 o2 = bf16x2_sum(dOt + t * LD + d, dOt + LO + t * LD + d);
               st2(reinterpret_cast<bf16*>(p.dv) + ((tok0 + t) * p.H + h) * D + d,
                   fmaf(dsk, o2.x, dvacc[nt][2 * hr]), fmaf(dsk, o2.y, dvacc[nt][2 * hr + 1]));
             }

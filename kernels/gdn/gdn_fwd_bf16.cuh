@@ -2076,7 +2076,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
           bf16* row = reinterpret_cast<bf16*>(rowf);
           if constexpr (staged_bwd(S, D)) {
             *reinterpret_cast<uint4*>(row + d) = xh;
-            if constexpr (!HYMO_GDN_BWD_DOHI) *reinterpret_cast<uint4*>(row + D + d) = xl;
+            *reinterpret_cast<uint4*>(row + D + d) = xl;
           } else {
             *reinterpret_cast<float4*>(rowf + d) = make_float4(x[0], x[1], x[2], x[3]);
             *reinterpret_cast<float4*>(rowf + d + 4) = make_float4(x[4], x[5], x[6], x[7]);
@@ -2225,7 +2225,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
             bf16* row = reinterpret_cast<bf16*>(rowf);
             if constexpr (staged_bwd(S, D)) {
               *reinterpret_cast<uint32_t*>(row + d) = hi;
-              if constexpr (!HYMO_GDN_BWD_DOHI) *reinterpret_cast<uint32_t*>(row + D + d) = lo;
+              *reinterpret_cast<uint32_t*>(row + D + d) = lo;
             } else {
               *reinterpret_cast<float2*>(rowf + d) = make_float2(x0, x1);
             }
