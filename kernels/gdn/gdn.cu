@@ -1,12 +1,10 @@
 // hymo GDN launchers: shape checks, workspace layout, dispatch.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
 #include <mutex>
-#include <random>
 #include <string>
 #include <unordered_map>
 
@@ -35,18 +33,6 @@ int g_grid_slice = 0;      // gdn_set_grid_slice
 int g_state_pair = -1;     // gdn_set_state_pair
 int g_adj_pair = -1;       // gdn_set_adj_pair
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
-
-// HYMO_GDN_SCAN_LAST: the epoch a call's CTAs count themselves in with (gdn.cuh arrive_last).
-// New to each call: a process-wide count from a random 64-bit start, so that a word left in a
-// workspace by an earlier call, another process or a poisoned buffer does not read as this
-// call's (that needs the same low 44 bits).
-unsigned long long next_epoch() {
-  static std::atomic<unsigned long long> next{[] {
-    std::random_device rd;
-    return (static_cast<unsigned long long>(rd()) << 32) ^ rd();
-  }()};
-  return next.fetch_add(1, std::memory_order_relaxed);
-}
 
 #ifndef HYMO_GDN_CPS_LONG
 #define HYMO_GDN_CPS_LONG 1
@@ -102,7 +88,6 @@ struct Layout {
   int C, NC, cps, NSEG;  // NSEG segments a (b, h) of cps chunks, the last one shorter
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
   size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
-  size_t segcnt;  // HYMO_GDN_SCAN_LAST's arrival words (2 B H, 64-bit)
   size_t total;
 };
 
@@ -204,7 +189,6 @@ Layout layout(const Shape& s) {
   L.sp_dc = take(sp ? BTH * s.S * nv : 0);
   L.sp_db = take(sp ? BTH * s.S * nv : 0);
   L.sp_dg = take(sp ? BTH * nb : 0);
-  L.segcnt = take(HYMO_GDN_SCAN_LAST ? 4 * BH : 0);  // (floats: 2 B H words of 8 bytes)
   L.total = off;
   return L;
 }
@@ -232,8 +216,6 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.sp_db = reinterpret_cast<float*>(w + L.sp_db);
   p.sp_dg = reinterpret_cast<float*>(w + L.sp_dg);
   p.clocks = g_clocks;
-  p.segcnt = reinterpret_cast<unsigned long long*>(w + L.segcnt);
-  p.epoch = HYMO_GDN_SCAN_LAST ? next_epoch() : 0;
   return p;
 }
 
@@ -354,7 +336,7 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 int gdn_forward_launches(const Shape& s, bool save_for_backward) {
   (void)save_for_backward;  // (the training pass replaces the output pass: as many launches)
   if (split(s)) return dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 4 : 3;
-  return staged(s) && dev::seg_scan_fwd(s.S, s.D) && !dev::scan_last_fwd<dev::HeadMap<>>() ? 3 : 2;
+  return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
 }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
@@ -363,7 +345,7 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums, the
   // parameter reduction, recomputing with the training forward less its parts' sum.
   if (split(s)) return 5 + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
-  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) && !dev::scan_last_bwd<dev::HeadMap<>>(s.S, s.D) ? 4 : 3;
+  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
 }
 int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }
@@ -378,8 +360,6 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
   if (misaligned({a.v, a.b, a.c, a.z, a.out, workspace}))
     return fail("gdn_forward: expected 16-byte aligned v, b, c, z, out and workspace");
   const Layout L = layout(s);
-  if (HYMO_GDN_SCAN_LAST && L.NSEG >= (1 << 20))
-    return fail("gdn: 2^20 or more segments a (b, h), beyond HYMO_GDN_SCAN_LAST's count (set fewer with gdn_set_segments)");
   const dev::KParams p = make_params(s, L, a, workspace);
   const cudaError_t e = dispatch(s, save_for_backward ? 2 : 0, true, p, stream);
   note_forward(workspace, e == cudaSuccess && save_for_backward);
@@ -402,8 +382,6 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
     return fail("gdn_backward: states_from_forward=true needs the forward to run on this "
                 "workspace with save_for_backward=true (or pass states_from_forward=false)");
   const Layout L = layout(s);
-  if (HYMO_GDN_SCAN_LAST && L.NSEG >= (1 << 20))
-    return fail("gdn: 2^20 or more segments a (b, h), beyond HYMO_GDN_SCAN_LAST's count (set fewer with gdn_set_segments)");
   // the BF16 backward consumes the saved forward (dO over o, dv's parts over o's): a second one
   // needs another saving forward
   if (staged(s) || split(s)) note_forward(workspace, false);

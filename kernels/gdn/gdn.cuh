@@ -109,20 +109,15 @@
 #endif
 static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
               "HYMO_GDN_SEG_SCAN: bits 1 (the forward's scan) and 2 (the backward's)");
-
-// HYMO_GDN_SCAN_LAST (session 48; default 0): the segment scans without their kernels. Each CTA
-// of the pass before a scan (the state pass: bit 1; the adjoint pass: bit 2) counts itself in at
-// its (b, h)'s word (a head pair's where the pass runs over pairs) once its segment's entries are
-// written, and the last of the (b, h)'s NSEG CTAs runs the scan over that (b, h) in place, with
-// the scan kernel's arithmetic element for element (so the results are bitwise the same). No CTA
-// waits for another (session 46's STATE_SCAN / ADJ_SCAN waited for their predecessors, +5..8%):
-// the scans overlap the pass's other CTAs, and one launch boundary a direction goes. Only where
-// that scan is on (HYMO_GDN_SEG_SCAN) and the heads are the caller's (not the split path's).
-#ifndef HYMO_GDN_SCAN_LAST
-#define HYMO_GDN_SCAN_LAST 0
+// HYMO_GDN_SCAN_LAST (session 48, run 241): the last CTA of each (b, h) to finish the state pass
+// (bit 1) or the adjoint pass (bit 2) ran that (b, h)'s segment scan in place, no scan kernel, no
+// CTA waiting for another. The same bits (944 of 944, memcheck clean), but the forward +3.6% at the
+// default shape (+23% at B = 1) and the backward +0.8..+3.2%: a (b, h)'s segments end together, so
+// its scan lands at the pass's end on one CTA's threads, where the scan kernel spreads it over the
+// whole GPU. Removed; commit 189af5b has it.
+#if defined(HYMO_GDN_SCAN_LAST) && HYMO_GDN_SCAN_LAST
+#error "HYMO_GDN_SCAN_LAST was removed in session 48 (run 241: forward +3.6%); commit 189af5b has it"
 #endif
-static_assert(HYMO_GDN_SCAN_LAST >= 0 && HYMO_GDN_SCAN_LAST <= 3,
-              "HYMO_GDN_SCAN_LAST: bits 1 (the state pass scans) and 2 (the adjoint pass scans)");
 
 // HYMO_GDN_OUT4 (default on since run 45: forward -8.5% at the default shape;
 // -DHYMO_GDN_OUT4=0 turns it off): the plain BF16 output pass at S, D <= 32 in at most
@@ -819,27 +814,7 @@ struct KParams {
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
   float *sp_dc, *sp_db, *sp_dg;
-  // HYMO_GDN_SCAN_LAST: the arrival words ([2][BH]: the state pass's, the adjoint pass's) and
-  // this call's epoch (gdn.cu next_epoch)
-  unsigned long long* segcnt;
-  unsigned long long epoch;
 };
-
-// HYMO_GDN_SCAN_LAST: one CTA's arrival at its word; true for the n-th of this call. The word
-// holds the epoch's low 44 bits above a 20-bit count: a word left by another call (or never
-// written) reads as no arrivals, so the words need no clearing (a stale word matching needs the
-// same 44 bits). n < 2^20 (the launcher checks).
-__device__ __forceinline__ bool arrive_last(unsigned long long* word, unsigned long long epoch, int n) {
-  constexpr unsigned long long kCount = (1ull << 20) - 1;
-  const unsigned long long tag = (epoch << 20) & ~kCount;
-  unsigned long long cur = *reinterpret_cast<volatile unsigned long long*>(word);
-  for (;;) {
-    const unsigned long long next = (cur & ~kCount) == tag ? cur + 1 : tag + 1;
-    const unsigned long long seen = atomicCAS(word, cur, next);
-    if (seen == cur) return int(next & kCount) == n;
-    cur = seen;
-  }
-}
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
 // the split path of S or D = 128 (gdn_impl.cuh, run_fwd_split), blocks of the caller's heads:

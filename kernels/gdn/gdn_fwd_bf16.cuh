@@ -327,16 +327,6 @@ __host__ __device__ constexpr bool seg_scan_fwd(int, int) { return (HYMO_GDN_SEG
 __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return (HYMO_GDN_SEG_SCAN & 2) && staged_bwd(S, D);
 }
-// HYMO_GDN_SCAN_LAST (gdn.cuh): those scans run by the passes before them, not by their kernels
-// (the caller's heads; the split path keeps the kernel)
-template <class HM>
-__host__ __device__ constexpr bool scan_last_fwd() {
-  return (HYMO_GDN_SEG_SCAN & 1) && (HYMO_GDN_SCAN_LAST & 1) && !HM::split;
-}
-template <class HM>
-__host__ __device__ constexpr bool scan_last_bwd(int S, int D) {
-  return seg_scan_bwd(S, D) && (HYMO_GDN_SCAN_LAST & 2) && !HM::split;
-}
 
 // The gate of one chunk: one warp (warp 0) holds the raw values of C/32 tokens a lane in
 // registers (fetched ahead), then turns them into g and the inclusive within-chunk cumsum G
@@ -661,69 +651,6 @@ __device__ __forceinline__ float segment_local_state(
 #else
 #define HYMO_GDN_STATE_MAPS
 #endif
-// HYMO_GDN_SCAN_LAST: the segment scan (seg_scan_kernel's arithmetic, below) of M state
-// elements of one (b, h), element m at st0 + m * str of segment 0's entry (a segment's entries N
-// apart), in place; the loads bypass L1 (other CTAs of this grid wrote them)
-template <bool REVERSE, int M>
-__device__ __forceinline__ void scan_elements(float* st0, int str, const float* gsum, const float (&A)[M],
-                                              int NSEG, int N) {
-  constexpr int U = 8;
-  float run[M];
-#pragma unroll
-  for (int m = 0; m < M; ++m) run[m] = 0.f;
-  for (int k0 = 0; k0 < NSEG; k0 += U) {
-    float x[M][U], gj[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (k0 + u < NSEG) {
-        const int j = REVERSE ? NSEG - 1 - (k0 + u) : k0 + u;
-        gj[u] = __ldcg(gsum + j);
-#pragma unroll
-        for (int m = 0; m < M; ++m) x[m][u] = __ldcg(st0 + m * str + size_t(j) * N);
-      }
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-      if (k0 + u < NSEG) {
-        const int j = REVERSE ? NSEG - 1 - (k0 + u) : k0 + u;
-#pragma unroll
-        for (int m = 0; m < M; ++m) {
-          st0[m * str + size_t(j) * N] = run[m];
-          run[m] = fmaf(REVERSE ? expf(gj[u] * A[m]) : __expf(gj[u] * A[m]), run[m], x[m][u]);
-        }
-      }
-  }
-}
-
-// HYMO_GDN_SCAN_LAST: the end of a state pass (forward) or adjoint pass (REVERSE) CTA of HP heads,
-// every thread's entries of its segment written. The CTA counts itself in at its first head's
-// word; the last of the NSEG CTAs scans its heads' buffers (bh_of(k): head k's (b, h)), the
-// classic fence / count / fence order. NT: the CTA's threads.
-template <int S, int D, int NT, bool REVERSE, int HP, class BHOf>
-__device__ __forceinline__ void scan_if_last(const KParams& p, BHOf bh_of) {
-  constexpr int N = S * D, M = N % (4 * NT) == 0 ? 4 : 1;  // (4: the pass's registers kept)
-  static_assert(N % (M * NT) == 0 || M == 1, "the elements split evenly");
-  __threadfence();
-  __syncthreads();
-  int last = 0;
-  if (threadIdx.x == 0)
-    last = arrive_last(p.segcnt + (REVERSE ? size_t(p.B) * p.H : 0) + bh_of(0), p.epoch, p.NSEG);
-  if (!__syncthreads_or(last)) return;
-  __threadfence();
-  float* buf = REVERSE ? p.dHseg : p.segstate;
-#pragma unroll 1
-  for (int k = 0; k < HP; ++k) {
-    const int bh = bh_of(k), h = bh % p.H;
-#pragma unroll 1
-    for (int i0 = threadIdx.x; i0 < N; i0 += M * NT) {
-      float A[M];
-#pragma unroll
-      for (int m = 0; m < M; ++m) A[m] = -expf(__ldg(p.A_log + h * S + (i0 + m * NT) / D));
-      scan_elements<REVERSE, M>(buf + size_t(bh) * p.NSEG * N + i0, NT, p.seggsum + size_t(bh) * p.NSEG, A,
-                                p.NSEG, N);
-    }
-  }
-}
-
 // HYMO_GDN_STATE_PAIR: the (b, h) pair of head `half` (0 or 1) of the head pair that blockIdx.y
 // (+ p.bh0) names (H even)
 __device__ __forceinline__ int state_pair_bh(const KParams& p, int half) {
@@ -763,15 +690,9 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
-  // HYMO_GDN_SCAN_LAST: the CTA's exit (both heads' entries written: PAIR's threads are one CTA)
-  auto scan_exit = [&] {
-    if constexpr (scan_last_fwd<HM>())
-      scan_if_last<S, D, P::NTH * HP, false, HP>(p, [&](int k) { return PAIR ? state_pair_bh(p, k) : bh; });
-  };
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
     HYMO_GDN_CLK(clk.exit(0));
-    scan_exit();
     return;
   }
   for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
@@ -838,7 +759,6 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   }
   if (tid == 0) p.seggsum[so] = gseg;
   HYMO_GDN_CLK(clk.exit(c1 - c0));
-  scan_exit();
 }
 
 // Segment scans (HYMO_GDN_SEG_SCAN), in place over one [BH][NSEG][S][D] buffer:
@@ -2369,8 +2289,6 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
     if (tid == 0) p.dDpart[sgi] = dDacc[half];
   }
   HYMO_GDN_CLK(clk.exit(c1 - c0));
-  if constexpr (scan_last_bwd<HM>(S, D))  // (HYMO_GDN_SCAN_LAST)
-    scan_if_last<S, D, NTC, true, HP>(p, [&](int k) { return PAIR ? state_pair_bh(p, k) : bh; });
 }
 
 }  // namespace hymo::gdn::dev

@@ -258,7 +258,7 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
   }
-  if constexpr (seg_scan_fwd(S, D) && !scan_last_fwd<HM>())
+  if constexpr (seg_scan_fwd(S, D))
     HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, (S * D + 127) / 128));
   return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st);
 }
@@ -355,7 +355,7 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(b1, p, P::NTH, P::bytes_bprep, st, recompute));
   }
   if constexpr (staged_fwd<Tin, S, D>() && staged_bwd(S, D)) {
-    if constexpr (seg_scan_bwd(S, D) && !scan_last_bwd<HeadMap<>>(S, D))  // local adjoints -> the adjoints leaving each segment
+    if constexpr (seg_scan_bwd(S, D))  // local adjoints -> the adjoints leaving each segment
       HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, true>, p, 128, 0, st, true, (S * D + 127) / 128));
     using PB = PlanB<S, D, C>;
     auto b3 = bwd_bf16_kernel<S, D, C, FUSED>;
