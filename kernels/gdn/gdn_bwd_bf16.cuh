@@ -580,6 +580,34 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   const int r0 = 16 * w;
   auto pair = [&](int i, int j) { return dpair + (i * (i - 1) / 2 + j) * S; };
 
+  // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
+  // as soon as the chunk before (in walking order) is done with its tiles
+  // HYMO_GDN_TMA bit 1 (gdn.cuh): the same tiles by the TMA, a copy a tile by thread 0, each
+  // group completing on its mbarrier (mb[0]: b and c; mb[1]: v, dO, h0); the k-th chunk walked
+  // waits for each one's k-th phase
+  constexpr bool TM = (HYMO_GDN_TMA & 1) != 0;
+#if HYMO_GDN_TMA & 1
+  uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
+  tma_groups_init(mb, sm);
+#endif
+  auto fetch_bc = [&](int chn) {
+#if HYMO_GDN_TMA & 1
+    if (tid == 0) {
+      mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
+      tma_load_3d(sb, &tm.b, h * S, chn * C, bb, mb);
+      tma_load_3d(sc, &tm.c, h * S, chn * C, bb, mb);
+    }
+    return;
+#endif
+    const int nn = min(C, p.T - chn * C);
+    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
+    load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
+    load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
+    cp_async_commit();
+  };
+  // the walk's first b and c before the prologue's own loads (inputs: no wait for the kernel before)
+  if (c0 < c1) fetch_bc(c1 - 1);
+
   for (int s = tid; s < S; s += NTH) {
     const float A = -expf(p.A_log[h * S + s]);
     As[s] = A;
@@ -607,31 +635,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
 
-  // a chunk's tiles: v, dO and h0 (fetch_vo), b and c (fetch_bc); each batch is issued
-  // as soon as the chunk before (in walking order) is done with its tiles
-  // HYMO_GDN_TMA bit 1 (gdn.cuh): the same tiles by the TMA, a copy a tile by thread 0, each
-  // group completing on its mbarrier (mb[0]: b and c; mb[1]: v, dO, h0); the k-th chunk walked
-  // waits for each one's k-th phase
-  constexpr bool TM = (HYMO_GDN_TMA & 1) != 0;
-#if HYMO_GDN_TMA & 1
-  uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
-  tma_groups_init(mb, sm);
-#endif
-  auto fetch_bc = [&](int chn) {
-#if HYMO_GDN_TMA & 1
-    if (tid == 0) {
-      mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-      tma_load_3d(sb, &tm.b, h * S, chn * C, bb, mb);
-      tma_load_3d(sc, &tm.c, h * S, chn * C, bb, mb);
-    }
-    return;
-#endif
-    const int nn = min(C, p.T - chn * C);
-    const size_t tk = size_t(bb) * p.T + size_t(chn) * C;
-    load_rows_async<bf16, S, C, NTH>(sb, LS, reinterpret_cast<const bf16*>(p.b) + (tk * p.H + h) * S, tsS, nn);
-    load_rows_async<bf16, S, C, NTH>(sc, LS, reinterpret_cast<const bf16*>(p.c) + (tk * p.H + h) * S, tsS, nn);
-    cp_async_commit();
-  };
   auto fetch_vo = [&](int chn) {
 #if HYMO_GDN_TMA & 1
     if (tid == 0) {
@@ -656,11 +659,20 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     cp_async_commit();
   };
   float graw[C / 32];
-  if (c0 < c1) fetch_bc(c1 - 1);
   pdl_wait();  // dO, h0 (fetch_vo) and the later segments' adjoints come from this call
   HYMO_GDN_CLK(clk.waited());
   if constexpr (HYMO_GDN_BWD_STAGGER > 0)  // (the two CTAs an SM out of step: above)
     if (c1 - c0 >= 4) cta_stagger((S <= 32 && D <= 32) ? 2 : 1, HYMO_GDN_BWD_STAGGER);
+  // the adjoint leaving this segment (seg_scan_kernel<.., true> left it in dHseg): its loads in
+  // flight before warp 0's gate work
+  constexpr int NDH = (S * D + NTH - 1) / NTH;
+  [[maybe_unused]] float dhv[NDH];
+  if constexpr (seg_scan_bwd(S, D)) {
+    const float* src = p.dHseg + (size_t(bh) * p.NSEG + seg) * S * D;
+#pragma unroll
+    for (int k = 0; k < NDH; ++k)
+      if (tid + k * NTH < S * D) dhv[k] = src[tid + k * NTH];
+  }
   if (c0 < c1) {
     fetch_vo(c1 - 1);
     if (wid == 0) {
@@ -677,9 +689,12 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   float dh[IPW][NTW][4];
   {
     float* tmp = reinterpret_cast<float*>(sm + P::o_ke);
-    if constexpr (seg_scan_bwd(S, D)) {  // seg_scan_kernel<.., true> left it in dHseg
-      const float* src = p.dHseg + (size_t(bh) * p.NSEG + seg) * S * D;
-      for (int i = tid; i < S * D; i += NTH) tmp[(i / D) * (D + 4) + i % D] = src[i];
+    if constexpr (seg_scan_bwd(S, D)) {  // (dhv: above)
+#pragma unroll
+      for (int k = 0; k < NDH; ++k) {
+        const int i = tid + k * NTH;
+        if (i < S * D) tmp[(i / D) * (D + 4) + i % D] = dhv[k];
+      }
     } else {
       seg_combine<true, S, D, NTH, D + 4>(tmp, p.dHseg + size_t(bh) * p.NSEG * S * D,
                                           p.seggsum + size_t(bh) * p.NSEG, p.A_log, h, seg, p.NSEG);

@@ -1915,12 +1915,6 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
   const float dsk = EPI ? p.D_skip[h] : 0.f;
   const bf16* gate = reinterpret_cast<const bf16*>(p.gate);
   const int r0 = 16 * w;
-  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
-  for (int d = tid; d < D; d += P::NTH) {
-    sdw[d] = 0.f;
-    if (EPI && P::ROWS) swy[d] = p.w_y[d];
-  }
-  if (tid == 0) dDacc[half] = 0.0;
 
   // the offset of the CTA's first head's row at token tk in the D-wide tensors (o in dObuf, v, z,
   // dy) and in the S-wide one (c); the tiles' fetches and the L2 prefetches start there
@@ -1969,6 +1963,13 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
     fetch(c0);
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
+  // (after the first chunk's fetches: the inputs' loads in flight together)
+  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
+  for (int d = tid; d < D; d += P::NTH) {
+    sdw[d] = 0.f;
+    if (EPI && P::ROWS) swy[d] = p.w_y[d];
+  }
+  if (tid == 0) dDacc[half] = 0.0;
   // HYMO_GDN_ADJ_ROWS: the epilogue's lane owns columns cw0 .. cw0 + CW - 1 of its two
   // rows (NV 16-byte vectors a row); wy and dwl then hold those columns, pair nt = columns
   // cw0 + 2 nt, + 1
