@@ -519,11 +519,11 @@ __device__ __forceinline__ void state_update_regkeys(float (&acc)[NT][4], const 
 // h + 1 (its g, G, A2, g1, graw and acc); the arithmetic is the one-head walk's.
 template <int S, int D, int C, bool FUSED, int NTH, int NWT, int LS, int LD, class BBuf,
           class VBuf, bool KREG = false, bool KS = false, bool REV = false, class HMT = HeadMap<>, bool PK = false,
-          int HP = 1, int AI, int AN, class Init>
+          int HP = 1, int AI, int AN>
 __device__ __forceinline__ float segment_local_state(
     KParams p, float (&acc)[AI][AN][4], BBuf bbuf,
     VBuf vbuf, bf16* kh, bf16* kl, float* g, float* G, const float* A2, float (&graw)[C / 32],
-    int bb, int h, int c0, int c1, float dtb, Init init, float* g1 = nullptr, [[maybe_unused]] const TileMapsArg tmp = nullptr,
+    int bb, int h, int c0, int c1, float dtb, float* g1 = nullptr, [[maybe_unused]] const TileMapsArg tmp = nullptr,
     [[maybe_unused]] uint64_t* mb = nullptr HYMO_GDN_CLK(, const Clk* clk = nullptr)) {
   static_assert(!KS || (KREG && AI == 1 && AN == D / 8 && NWT % (S / 16) == 0 && C % (16 * NWT / (S / 16)) == 0),
                 "KS: KREG, acc [1][D / 8][4], the warps split evenly over row tiles and tokens");
@@ -566,7 +566,6 @@ __device__ __forceinline__ float segment_local_state(
   const int cf = REV ? c1 - 1 : c0;  // the first chunk walked
   fetch(cf, 0);
   if (wid == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(cf) * C) * HMT::HG(p.H) + HMT::hG(hg), tsG, min(C, p.T - cf * C));
-  init();  // the caller's shared values (A2), visible after the first chunk top's barrier
   float gseg = 0.f;
 
   for (int ch = cf; REV ? ch >= c0 : ch < c1; ch = nxt(ch, 1)) {
@@ -696,13 +695,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
     HYMO_GDN_CLK(clk.exit(0));
     return;
   }
-  // A2, written once the first chunk's fetches are issued (segment_local_state's init): its
-  // loads and theirs in flight together
-  static_assert(S <= P::NTH, "a thread an A2 value");
-  const float alog = tid < S ? p.A_log[HM::hS(h) * S + tid] : 0.f;
-  auto init_a2 = [&] {
-    if (tid < S) A2[tid] = -expf(alog) * 1.4426950408889634f;
-  };
+  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
 
   float graw[C / 32];
   constexpr bool KS = state_ksplit(S, D) && P::SR;
@@ -726,7 +719,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, LSX, LDX,
                                decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR, HP>(
-        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h - half, c0, c1, dtb, init_a2, P::SR ? A2 + S : nullptr, tmp,
+        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h - half, c0, c1, dtb, P::SR ? A2 + S : nullptr, tmp,
         mb HYMO_GDN_CLK(, &clk));
   pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
