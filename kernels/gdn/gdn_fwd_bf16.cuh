@@ -1963,11 +1963,15 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
     fetch(c0);
     if (w == 0) gate_fetch<C>(graw, gate + (size_t(bb) * p.T + size_t(c0) * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - c0 * C));
   }
-  // (after the first chunk's fetches: the inputs' loads in flight together)
-  for (int s = tid; s < S; s += P::NTH) A2[s] = -expf(p.A_log[HM::hS(h) * S + s]) * 1.4426950408889634f;
-  for (int d = tid; d < D; d += P::NTH) {
-    sdw[d] = 0.f;
-    if (EPI && P::ROWS) swy[d] = p.w_y[d];
+  // (after the first chunk's fetches: the inputs' loads in flight together; A_log's and w_y's
+  // both before either's shared store, which the compiler may not move a load across)
+  static_assert(S <= P::NTH && D <= P::NTH, "a thread an A2 and a w_y value");
+  const float alog = tid < S ? p.A_log[HM::hS(h) * S + tid] : 0.f;
+  const float wyd = EPI && P::ROWS && tid < D ? p.w_y[tid] : 0.f;
+  if (tid < S) A2[tid] = -expf(alog) * 1.4426950408889634f;
+  if (tid < D) {
+    sdw[tid] = 0.f;
+    if (EPI && P::ROWS) swy[tid] = wyd;
   }
   if (tid == 0) dDacc[half] = 0.0;
   // HYMO_GDN_ADJ_ROWS: the epilogue's lane owns columns cw0 .. cw0 + CW - 1 of its two
