@@ -17,8 +17,8 @@
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
 # only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
-# as run 229 (the query warps' parts skipped, timing only); session 48 ran 238 as run 238 and 218 as
-# run 243;
+# as run 229 (the query warps' parts skipped, timing only); session 48 ran 238 as runs 238 and 244 and
+# 218 as run 243;
 # docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
