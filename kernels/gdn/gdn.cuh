@@ -641,6 +641,13 @@ __device__ __forceinline__ void pdl_release() {
 // docs/kernels/gdn-bwd-plan.md measurement 1): thread 0 after the staging's barrier (staged), lane
 // 0 of every warp where its role ends (the query warps before their own barrier 2; role: one
 // word a warp), and thread 0 after the decay-gradient tail (tail).
+// The GPU's global timer (ns; the clock stamps' entry and exit times, cta_stagger's wait)
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+  return t;
+}
+
 #ifndef HYMO_GDN_CLOCKS
 #define HYMO_GDN_CLOCKS 0
 #endif
@@ -669,11 +676,7 @@ constexpr int kClkChunks = kClkChunkEnd - kClkChunk0, kClkCtas = 8192, kClkPhChu
 struct Clk {
   unsigned long long* buf;  // p.clocks
   int kernel;
-  static __device__ __forceinline__ unsigned long long gt() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-    return t;
-  }
+  static __device__ __forceinline__ unsigned long long gt() { return globaltimer_ns(); }
   static __device__ __forceinline__ unsigned long long clk() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t)::"memory");
@@ -743,11 +746,9 @@ __device__ __forceinline__ void cta_stagger(unsigned per_sm, unsigned long long 
   const unsigned k = (blockIdx.y * gridDim.x + blockIdx.x) / nsm;
   if (k == 0 || k >= per_sm) return;
   if (threadIdx.x == 0) {
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t0));
-    do {
-      asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-    } while (t - t0 < k * ns_per_slot);
+    const unsigned long long t0 = globaltimer_ns();
+    while (globaltimer_ns() - t0 < k * ns_per_slot) {
+    }
   }
   __syncthreads();
 }
