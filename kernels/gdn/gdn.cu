@@ -29,6 +29,7 @@ namespace {
 thread_local std::string g_err;
 int g_cps_override = 0;
 int g_nseg_override = 0;
+int g_tail_override = -1;  // gdn_set_tail_segments
 int g_grid_slice = 0;      // gdn_set_grid_slice
 int g_state_pair = -1;     // gdn_set_state_pair
 int g_adj_pair = -1;       // gdn_set_adj_pair
@@ -85,7 +86,9 @@ bool split(const Shape& s) { return dev::split_variant(s.dtype == DType::BF16, s
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
 struct Layout {
-  int C, NC, cps, NSEG;  // NSEG segments a (b, h) of cps chunks, the last one shorter
+  // NSEG segments a (b, h): nlong of cps chunks, then NSEG - nlong of cps2 (HYMO_GDN_TAIL), the
+  // last one shorter
+  int C, NC, cps, NSEG, nlong, cps2;
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
   size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
   size_t total;
@@ -161,6 +164,18 @@ Layout layout(const Shape& s) {
     L.cps = (L.NC + L.NSEG - 1) / L.NSEG;
     L.NSEG = (L.NC + L.cps - 1) / L.cps;
   }
+  // HYMO_GDN_TAIL (gdn.cuh): the last `tail` segments of each (b, h) split in halves, whose CTAs
+  // the kernels dispatch after every long segment's (cta_place), so that the passes' last waves
+  // hold short CTAs. The rule: none yet (gdn_set_tail_segments sets it).
+  L.nlong = L.NSEG;
+  L.cps2 = L.cps;
+  const int tail = g_tail_override >= 0 ? g_tail_override : 0;
+  if (HYMO_GDN_TAIL && tail > 0 && L.cps % 2 == 0) {
+    L.nlong = std::max(0, L.NSEG - tail);
+    L.cps2 = L.cps / 2;
+    const int rest = L.NC - L.nlong * L.cps;
+    L.NSEG = L.nlong + (rest + L.cps2 - 1) / L.cps2;
+  }
   size_t off = 0;
   auto take = [&](size_t floats) {
     const size_t o = off;
@@ -195,7 +210,7 @@ Layout layout(const Shape& s) {
 
 dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void* ws) {
   dev::KParams p{};
-  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.NSEG = L.NSEG; p.eps = s.eps;
+  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.NSEG = L.NSEG; p.nlong = L.nlong; p.cps2 = L.cps2; p.eps = s.eps;
   p.v = a.v; p.b = a.b; p.c = a.c; p.gate = a.gate; p.z = a.z;
   p.dt_bias = a.dt_bias; p.A_log = a.A_log; p.D_skip = a.D_skip; p.w_y = a.w_y;
   p.out = a.out;
@@ -286,6 +301,7 @@ const char* gdn_last_error() { return g_err.c_str(); }
 
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
+void gdn_set_tail_segments(int n) { g_tail_override = n < 0 ? -1 : n; }
 void gdn_set_grid_slice(int n) { g_grid_slice = n; }
 void gdn_set_state_pair(int mode) { g_state_pair = mode < 0 ? -1 : mode > 0; }
 bool gdn_state_pair() { return dev::state_pair_on(); }

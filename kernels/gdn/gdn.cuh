@@ -31,6 +31,7 @@
 
 #include "gdn_diag.h"
 #include "gdn_frag.h"
+#include "gdn_place.h"
 
 // Switches measured slower and removed in session 37 (docs/kernels/gdn-history.md, "Switches
 // measured slower"; commit 4157ffb has them): a build that still sets one stops here rather than
@@ -774,26 +775,71 @@ __device__ __forceinline__ int ctaid_x_fresh() {
   return x;
 }
 
-// The segments of a (b, h): cps chunks each, the last one shorter where cps does not divide NC.
-// The first chunk of segment seg < NSEG:
+// HYMO_GDN_TAIL (session 49; default 1): the segment kernels' CTAs read their segment and (b, h)
+// pair through the mapping below, which lets a layout end each (b, h) with shorter segments
+// (KParams::nlong, cps2; gdn.cu's layout(), gdn_set_tail_segments) and dispatches every long
+// segment's CTA before any short one's. The hardware places a grid's CTAs in the order of their
+// linear index as slots free, so the short CTAs fill the passes' last waves and the SMs end
+// closer together (run 244's clock stamps: 28 of 132 SMs idle for the last 40 of the backward main
+// kernel's 233 us, 26 of the training output pass's 142). 0: the mapping and segments of before
+// (blockIdx.x the segment, blockIdx.y the pair, every segment cps chunks).
+#ifndef HYMO_GDN_TAIL
+#define HYMO_GDN_TAIL 1
+#endif
+
+// The segments of a (b, h): nlong segments of cps chunks, then NSEG - nlong of cps2 (HYMO_GDN_TAIL;
+// else, and where nlong = NSEG, all of cps), the last one shorter where the lengths do not add up
+// to NC. The first chunk of segment seg < NSEG:
 template <class KP>
 __device__ __forceinline__ int seg_c0(const KP& p, int seg) {
+#if HYMO_GDN_TAIL
+  return tail_c0(seg, p.nlong, p.cps, p.cps2);  // (gdn_place.h)
+#else
   return seg * p.cps;
+#endif
 }
-// The end of the segment that starts at chunk c0 (seg_c0(p, seg + 1)).
+// The end of the segment that starts at chunk c0 (seg_c0(p, seg + 1), at most NC): the long
+// segments are the chunks before nlong cps.
 template <class KP>
 __device__ __forceinline__ int seg_c1(const KP& p, int c0) {
+#if HYMO_GDN_TAIL
+  return min(p.NC, c0 + (c0 < p.nlong * p.cps ? p.cps : p.cps2));
+#else
   return min(p.NC, c0 + p.cps);
+#endif
 }
-// A segment kernel's CTA: its segment and (b, h) pair (launch_bh's grid: segment x pair)
-__device__ __forceinline__ int cta_seg() { return blockIdx.x; }
+// A segment kernel's CTA: its segment and (b, h) pair (launch_bh's grid: NSEG x pairs; with
+// HYMO_GDN_TAIL, by the CTA's linear index: the pairs' long segments first, pair by pair, then
+// their short ones). x, y: blockIdx.x and .y.
 template <class KP>
-__device__ __forceinline__ int cta_bh(const KP& p) { return blockIdx.y + p.bh0; }
+__device__ __forceinline__ void cta_place(const KP& p, int x, int y, int& seg, int& bh) {
+#if HYMO_GDN_TAIL
+  int q;
+  tail_place(y * int(gridDim.x) + x, int(gridDim.y), p.NSEG, p.nlong, seg, q);  // (gdn_place.h)
+  bh = q + p.bh0;
+#else
+  seg = x;
+  bh = y + p.bh0;
+#endif
+}
+template <class KP>
+__device__ __forceinline__ int cta_seg(const KP& p) {
+  int seg, bh;
+  cta_place(p, blockIdx.x, blockIdx.y, seg, bh);
+  return seg;
+}
+template <class KP>
+__device__ __forceinline__ int cta_bh(const KP& p) {
+  int seg, bh;
+  cta_place(p, blockIdx.x, blockIdx.y, seg, bh);
+  return bh;
+}
 
 enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
 struct KParams {
   int B, T, H, NC, cps, NSEG;
+  int nlong, cps2;  // segments 0 .. nlong - 1 of cps chunks, the rest of cps2 (HYMO_GDN_TAIL, seg_c0)
   int bh0;  // (b, h) of blockIdx.y = 0: grids over more than 65535 pairs launch in slices
   float eps;
   const void *v, *b, *c, *gate, *z, *dout;
@@ -1860,7 +1906,7 @@ __global__ void __launch_bounds__(2 * C, (sizeof(Tin) == 2 && S <= 32 && D <= 32
   float* sdw = declast + 2 * P::NW * S + S;
 
   __shared__ double dDacc;  // dD_skip partial (FP64)
-  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(p), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsD = size_t(p.H) * D, tsS = size_t(p.H) * S, tsG = p.H;
@@ -2478,7 +2524,7 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
   float* dAx = declast + P::NW * S;
   float* Rb = dAx + S;
 
-  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(p), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int rw = w % P::NW;                       // the warp's 16-row block
   const bool kw = R == 1 || w < P::NW, qw = R == 1 || w >= P::NW;  // key role, query role

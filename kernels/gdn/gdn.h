@@ -87,6 +87,11 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
 // nseg) chunks a segment, the last one shorter). Each changes gdn_workspace_bytes.
 void gdn_set_chunks_per_segment(int cps);
 void gdn_set_segments(int nseg);
+// Tuning (HYMO_GDN_TAIL, docs/kernels/gdn.md): the last n segments of each (b, h), as the two
+// calls above set them, split in halves (where their length is even), the CTAs of every (b, h)'s
+// long segments dispatched before any short one's; -1 (the default): the layout's rule. Changes
+// gdn_segments and gdn_workspace_bytes; the results are those of the same segment boundaries.
+void gdn_set_tail_segments(int n);
 // Test hook: the kernels over (segment, (b, h)) grids launch in slices of at most n (b, h) pairs
 // (0 = the grid's limit, 65535), as more pairs than that launch anyway; lets a small case cover
 // the slices' offsets.

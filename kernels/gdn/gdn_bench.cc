@@ -152,11 +152,14 @@ int main(int argc, char** argv) {
       "  in turn for every (cps, nseg) setting (gdn_set_state_pair; default: the build's); the\n"
       "  JSON's \"state_pair\" is what the calls used (0 where the shape has no head pairs);\n"
       "  --adj-pair M1,M2,...: likewise the backward's adjoint pass (gdn_set_adj_pair; each with\n"
-      "  every --state-pair mode; the JSON's \"adj_pair\")\n";
+      "  every --state-pair mode; the JSON's \"adj_pair\");\n"
+      "  --tail N1,N2,...: the last N segments of each (b, h) in halves, dispatched last\n"
+      "  (gdn_set_tail_segments; -1: the layout's rule, the default; each with every mode above;\n"
+      "  the JSON's \"tail\" is the setting, \"segments\" the count)\n";
   bool json = false, quick = false;
   int iters = 50;
   double decay_scale = 1.0;
-  std::vector<int> cps_list, nseg_list, pair_list, adj_list;
+  std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list;
   std::vector<Shape> shapes;
   const char* clocks_path = nullptr;
   auto mk = [](int B, int T, int H, int D, int S) {
@@ -169,7 +172,8 @@ int main(int argc, char** argv) {
     const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
                        !std::strcmp(argv[i], "--nseg") || !std::strcmp(argv[i], "--clocks") ||
                        !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale") ||
-                       !std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair");
+                       !std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair") ||
+                       !std::strcmp(argv[i], "--tail");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
       return 2;
@@ -194,6 +198,16 @@ int main(int argc, char** argv) {
           return 2;
         }
         nseg_list.push_back(x);
+      }
+    } else if (!std::strcmp(argv[i], "--tail")) {
+      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
+        char* end = nullptr;
+        const long x = std::strtol(t, &end, 10);
+        if (end == t || *end != '\0' || x < -1 || x > 1024) {
+          std::fprintf(stderr, "hymo_gdn_bench: --tail expects counts >= -1, got '%s'\n", t);
+          return 2;
+        }
+        tail_list.push_back(int(x));
       }
     } else if (!std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair")) {
       const char* opt = argv[i];
@@ -239,17 +253,20 @@ int main(int argc, char** argv) {
       for (int D : {64, 128}) shapes.push_back(mk(4, 4096, 28, D, D));
     }
   }
-  // (cps, nseg, state pair, adjoint pair) settings: the --cps list, then the --nseg list, each
-  // with every --state-pair mode, each of those with every --adj-pair mode (-1: the build's)
+  // (cps, nseg, state pair, adjoint pair, tail) settings: the --cps list, then the --nseg list,
+  // each with every --state-pair mode, each of those with every --adj-pair mode (-1: the
+  // build's), each of those with every --tail count (-1: the layout's rule)
   struct Setting {
-    int cps, nseg, pair, adj;
+    int cps, nseg, pair, adj, tail;
   };
   if (pair_list.empty()) pair_list.push_back(-1);
   if (adj_list.empty()) adj_list.push_back(-1);
+  if (tail_list.empty()) tail_list.push_back(-1);
   std::vector<Setting> settings;
   auto add = [&](int c, int n) {
     for (int m : pair_list)
-      for (int a : adj_list) settings.push_back({c, n, m, a});
+      for (int a : adj_list)
+        for (int t : tail_list) settings.push_back({c, n, m, a, t});
   };
   for (int c : cps_list) add(c, 0);
   for (int n : nseg_list) add(0, n);
@@ -282,9 +299,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", m);
       return 1;
     }
-    for (const auto& [cps, nseg, pair, adj] : settings) {
+    for (const auto& [cps, nseg, pair, adj, tail] : settings) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
+      gdn_set_tail_segments(tail);
       gdn_set_state_pair(pair);
       gdn_set_adj_pair(adj);
       // the state and adjoint passes' layouts these calls use: head pairs where this build's
@@ -319,16 +337,16 @@ int main(int argc, char** argv) {
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
-            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d}\n",
+            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share,
-            pair_used, adj_used);
+            pair_used, adj_used, tail);
       else
-        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d (%d segments)%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
+        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d (%d segments)%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
                     "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)\n",
-                    s.B, s.T, s.H, s.D, s.S, cps, nseg, gdn_segments(s), pair_used ? " state pass: head pairs" : "",
+                    s.B, s.T, s.H, s.D, s.S, cps, nseg, tail, gdn_segments(s), pair_used ? " state pass: head pairs" : "",
                     adj_used ? " adjoint pass: head pairs" : "",
                     r.fwd_ms, floor_f, r.fwd_ms / floor_f, r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb,
                     r.fwd_train_ms, decay_scale, 100 * r.diag_share, 100 * r.diag8_share);

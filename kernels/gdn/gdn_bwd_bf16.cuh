@@ -559,7 +559,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   [[maybe_unused]] float* dpt = reinterpret_cast<float*>(sm + P::o_dpt);  // (QO) dP_tt
   constexpr int LQ = C * LS, LO = C * LD, LH = S * LD;  // high-to-low distances
 
-  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(p), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   // the row block and this warp's role in it (roles alternating by warp, so that each
   // scheduler ran one role's code, was 2% slower: run 36)

@@ -685,7 +685,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   float* A2 = G + C;
 
   // this thread's (b, h) pair (PAIR: blockIdx.y a head pair), b and h
-  const int seg = cta_seg(), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(p), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p), bb = bh / p.H, h = bh % p.H;
   // tid, w: the thread and warp within its head's 2 C threads
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
@@ -880,7 +880,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cc = q * 8;
   };
 
-  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(p), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
@@ -1031,10 +1031,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   };
   put_state();
 
-  // the segment's end chunk, c1, recomputed from blockIdx at each use (ctaid_x_fresh: cta_seg's
-  // value, not kept in a register across the loop): seg_c1's value as the next segment's start
-  // (its own form, c0 + cps, gave this pass other machine code throughout)
+  // the segment's end chunk, c1, recomputed at each use rather than kept in a register across
+  // the loop: with HYMO_GDN_TAIL from c0, which the loop keeps anyway (k = ch - c0; the
+  // placement's division recomputed from blockIdx cost the training pass 8 bytes of spills);
+  // without it from blockIdx (ctaid_x_fresh: cta_seg's value) as the next segment's start (the
+  // form c0 + cps gave this pass other machine code throughout)
+#if HYMO_GDN_TAIL
+  const auto c1_now = [&]() { return seg_c1(p, c0); };
+#else
   const auto c1_now = [&]() { return min(p.NC, seg_c0(p, ctaid_x_fresh() + 1)); };
+#endif
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
   // HYMO_GDN_DIAG8 (the plain pass with TRI4 and SEL; gdn.cuh)
@@ -1905,7 +1911,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
 
   // this thread's (b, h) pair (PAIR: blockIdx.y a head pair); tid, w: the thread and warp within
   // its head's NTH threads
-  const int seg = cta_seg(), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(p), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2,
             tq = lane & 3;
   const int h0 = h - half;  // the CTA's first head (the tiles' rows start there)

@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
   static_assert(TPR >= 4 && TPR <= 32 && D2 % 4 == 0, "whole pieces, a row within a warp");
   __shared__ float red[RPB][D];
   __shared__ double dred[8];
-  const int seg = cta_seg(), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(p), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const int tb0 = c0 * C, tb1 = min(p.T, c1 * C);
   const int r = threadIdx.x / TPR, d = (threadIdx.x % TPR) * 4, dg = d / D2, dc = d % D2;

@@ -170,6 +170,9 @@ struct Case {
   int nseg = 0;
   // the segment grids' slices (gdn_set_grid_slice; 0: only where the grid's limit needs them)
   int slice = 0;
+  // the last segments of each (b, h) split in halves and dispatched last (gdn_set_tail_segments,
+  // HYMO_GDN_TAIL; -1: the layout's rule)
+  int tail = -1;
 };
 
 // A case's inputs and output gradient, drawn from its seed (rounded to the dtype's I/O).
@@ -236,15 +239,17 @@ static void run_case(const Case& k, uint64_t seed) {
     std::snprintf(alog_desc, sizeof alog_desc, "mixed");
   else
     std::snprintf(alog_desc, sizeof alog_desc, "U(0,%.2f)", k.alog_max);
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s\n", k.B,
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s%s\n", k.B,
               k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean, alog_desc,
               k.cps ? std::to_string(k.cps).c_str() : "auto",
               (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
               (k.slice ? " slices of " + std::to_string(k.slice) : std::string()).c_str(),
+              (k.tail >= 0 ? " tail=" + std::to_string(k.tail) : std::string()).c_str(),
               k.recompute ? " (bwd recomputes states)" : "");
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
   gdn_set_grid_slice(k.slice);
+  gdn_set_tail_segments(k.tail);
   gdn_set_state_pair(g_state_pair);
   gdn_set_adj_pair(g_adj_pair);
   CpuShape cs;
@@ -620,6 +625,21 @@ int main(int argc, char** argv) {
       // 8 (b, h) pairs, 5 segments, S = 32 and 16
       {2, 300, 4, 32, 32, DType::BF16, true, 0, lg, false, 1, 0, 6},
       {2, 300, 4, 32, 16, DType::BF16, false, 0, 5.0, true, 1, 0, 3},
+      // (appended in session 49) HYMO_GDN_TAIL's split last segments, dispatched after the long
+      // ones (gdn_set_tail_segments): 4 segments of 4 chunks with the last in 2 of 2; 13 chunks
+      // (4, 4 | 2, 2, 1) over head pairs, the states recomputed; 65 chunks (6 of 8 | 4, 4, 4, 4,
+      // 1) at S = 16, unfused; more split than there are segments (5 of 1, D = 16); in slices
+      // of 2 pairs (H odd) and of 6 (H even: the pair passes' slices of 3); the FP32 generic
+      // kernels; the split path (D = S = 128, C = 32: 4 of 2 | 1, 1); D = S = 64 (32 of 4 | 1)
+      {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0, 0, 1},
+      {2, 777, 4, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 4, 0, 0, 2},
+      {1, 4097, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 8, 0, 0, 3},
+      {2, 300, 2, 16, 32, DType::BF16, true, 0, lg, false, 2, 0, 0, 9},
+      {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 2, 0, 2, 1},
+      {2, 300, 4, 32, 32, DType::BF16, false, 0, 5.0, false, 2, 0, 6, 2},
+      {1, 1000, 2, 32, 32, DType::F32, true, 0, lg, false, 4, 0, 0, 2},
+      {1, 300, 2, 128, 128, DType::BF16, true, 0, lg, false, 2, 0, 0, 1},
+      {1, 4097, 2, 64, 64, DType::BF16, true, 0, lg, true, 4, 0, 0, 1},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());

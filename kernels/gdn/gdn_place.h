@@ -1,0 +1,38 @@
+// hymo GDN: which segment and (b, h) pair each CTA of a segment kernel takes, and where its
+// segment starts (HYMO_GDN_TAIL, gdn.cuh: cta_place, seg_c0). Host code sees the same
+// functions: gdn_place_test.cc checks that every (segment, pair) of a grid is taken exactly once
+// and that every long segment's CTA comes before any short one's.
+#pragma once
+
+#if defined(__CUDACC__)
+#define HYMO_GDN_PLACE_FN __host__ __device__ __forceinline__
+#else
+#define HYMO_GDN_PLACE_FN inline
+#endif
+
+namespace hymo::gdn {
+
+// The CTA of linear index lid in a grid of nseg x npairs CTAs, where segments 0 .. nlong - 1 of
+// each pair are long and the rest short (0 <= nlong <= nseg): the pairs' long segments first,
+// pair by pair (lid < nlong npairs), then their short ones, pair by pair. With nlong = nseg it is
+// the grid's own order (seg = lid % nseg, q = lid / nseg). seg: the CTA's segment; q: its pair
+// (counted from the grid's first).
+HYMO_GDN_PLACE_FN void tail_place(int lid, int npairs, int nseg, int nlong, int& seg, int& q) {
+  const int nl = nlong * npairs;
+  if (lid < nl) {
+    q = lid / nlong;
+    seg = lid - q * nlong;
+  } else {
+    const int ns = nseg - nlong, j = lid - nl;
+    q = j / ns;
+    seg = nlong + j - q * ns;
+  }
+}
+
+// The first chunk of segment seg: nlong segments of cps chunks, then segments of cps2 (the
+// caller bounds the last one by the sequence's chunks).
+HYMO_GDN_PLACE_FN int tail_c0(int seg, int nlong, int cps, int cps2) {
+  return seg < nlong ? seg * cps : nlong * cps + (seg - nlong) * cps2;
+}
+
+}  // namespace hymo::gdn

@@ -1,0 +1,85 @@
+// gdn_place.h's CTA placement (HYMO_GDN_TAIL) on the CPU: over grids of several shapes, every
+// (segment, pair) is taken by exactly one CTA, every long segment's CTA has a lower linear index
+// than every short one's (the hardware places CTAs in that order), a grid with no short segments
+// keeps its own order, and the segments' first chunks follow one another by their lengths.
+// A last check places with a wrong split and must see it fail. Host code only; no GPU.
+#include <cstdio>
+#include <vector>
+
+#include "gdn_place.h"
+
+using namespace hymo::gdn;
+
+namespace {
+
+int g_fail = 0;
+
+// The faults of the placement of an nseg x npairs grid whose first nlong segments are long, as
+// tail_place gives it; 0 when it is sound.
+int faults(int npairs, int nseg, int nlong) {
+  int bad = 0;
+  std::vector<int> taken(size_t(nseg) * npairs, -1);
+  int last_long = -1, first_short = nseg * npairs;
+  for (int lid = 0; lid < nseg * npairs; ++lid) {
+    int seg = -1, q = -1;
+    tail_place(lid, npairs, nseg, nlong, seg, q);
+    if (seg < 0 || seg >= nseg || q < 0 || q >= npairs) {
+      ++bad;
+      continue;
+    }
+    int& t = taken[size_t(q) * nseg + seg];
+    bad += t >= 0;  // taken twice
+    t = lid;
+    if (seg < nlong)
+      last_long = lid;
+    else if (first_short == nseg * npairs)
+      first_short = lid;
+    if (nlong == nseg) bad += seg != lid % nseg || q != lid / nseg;
+  }
+  for (int t : taken) bad += t < 0;  // never taken
+  bad += last_long >= first_short;
+  return bad;
+}
+
+void check(int npairs, int nseg, int nlong) {
+  const int f = faults(npairs, nseg, nlong);
+  std::printf("  %-4s %d pairs, %d segments, %d long\n", f ? "FAIL" : "ok", npairs, nseg, nlong);
+  g_fail += f != 0;
+}
+
+}  // namespace
+
+int main() {
+  std::printf("tail_place: each (segment, pair) once, the long segments' CTAs first\n");
+  for (int npairs : {1, 2, 3, 56, 112})
+    for (int nseg : {1, 2, 5, 9, 17})
+      for (int nlong : {0, 1, nseg / 2, nseg - 1, nseg})
+        if (nlong >= 0 && nlong <= nseg) check(npairs, nseg, nlong);
+  std::printf("tail_c0: 7 segments of 8 chunks, then segments of 4\n");
+  {
+    const int want[10] = {0, 8, 16, 24, 32, 40, 48, 56, 60, 64};
+    int bad = 0;
+    for (int seg = 0; seg < 10; ++seg) bad += tail_c0(seg, 7, 8, 4) != want[seg];
+    std::printf("  %-4s first chunks 0, 8, .., 56, 60, 64\n", bad ? "FAIL" : "ok");
+    g_fail += bad != 0;
+  }
+  // the checks can fail: the long CTAs' pair count taken one too small must break the map
+  {
+    int bad = 0;
+    std::vector<int> taken(size_t(9) * 4, 0);
+    for (int lid = 0; lid < 36; ++lid) {
+      int seg = -1, q = -1;
+      tail_place(lid, 3, 9, 7, seg, q);  // (a grid of 4 pairs placed as one of 3)
+      if (seg >= 0 && seg < 9 && q >= 0 && q < 4) ++taken[size_t(q) * 9 + seg];
+    }
+    for (int t : taken) bad += t != 1;
+    std::printf("  %-4s a wrong pair count is caught (%d cells off)\n", bad ? "ok" : "FAIL", bad);
+    g_fail += bad == 0;
+  }
+  if (g_fail) {
+    std::printf("%d check(s) FAILED\n", g_fail);
+    return 1;
+  }
+  std::printf("all placement checks passed\n");
+  return 0;
+}
