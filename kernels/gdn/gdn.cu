@@ -87,8 +87,8 @@ bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
 struct Layout {
   // NSEG segments a (b, h): nlong of cps chunks, then NSEG - nlong of cps2 (HYMO_GDN_TAIL), the
-  // last one shorter
-  int C, NC, cps, NSEG, nlong, cps2;
+  // last one shorter; NSEG_plain: the count without the split (the staged plain forward's)
+  int C, NC, cps, NSEG, nlong, cps2, NSEG_plain;
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
   size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
   size_t total;
@@ -166,7 +166,12 @@ Layout layout(const Shape& s) {
   }
   // HYMO_GDN_TAIL (gdn.cuh): the last `tail` segments of each (b, h) split in halves, whose CTAs
   // the kernels dispatch after every long segment's (cta_place), so that the passes' last waves
-  // hold short CTAs. The rule: none yet (gdn_set_tail_segments sets it).
+  // hold short CTAs. The rule: none yet (gdn_set_tail_segments sets it). Where the calls are
+  // staged and not split (S, D <= 64), the plain forward keeps the segments unsplit (gdn_forward;
+  // session 21's run 126 measured it 1.5-2.5% slower at every split count: its passes run 4
+  // CTAs an SM, whose waves the split does not fill); its backward needs a saving forward, which
+  // splits them as the backward does.
+  L.NSEG_plain = L.NSEG;
   L.nlong = L.NSEG;
   L.cps2 = L.cps;
   const int tail = g_tail_override >= 0 ? g_tail_override : 0;
@@ -210,7 +215,8 @@ Layout layout(const Shape& s) {
 
 dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void* ws) {
   dev::KParams p{};
-  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.NSEG = L.NSEG; p.nlong = L.nlong; p.cps2 = L.cps2; p.eps = s.eps;
+  p.B = s.B; p.T = s.T; p.H = s.H; p.NC = L.NC; p.cps = L.cps; p.NSEG = L.NSEG; p.eps = s.eps;
+  p.nlong = L.nlong; p.cps2 = L.cps2;
   p.v = a.v; p.b = a.b; p.c = a.c; p.gate = a.gate; p.z = a.z;
   p.dt_bias = a.dt_bias; p.A_log = a.A_log; p.D_skip = a.D_skip; p.w_y = a.w_y;
   p.out = a.out;
@@ -302,6 +308,7 @@ const char* gdn_last_error() { return g_err.c_str(); }
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
 void gdn_set_tail_segments(int n) { g_tail_override = n < 0 ? -1 : n; }
+bool gdn_tail_segments_built() { return HYMO_GDN_TAIL != 0; }
 void gdn_set_grid_slice(int n) { g_grid_slice = n; }
 void gdn_set_state_pair(int mode) { g_state_pair = mode < 0 ? -1 : mode > 0; }
 bool gdn_state_pair() { return dev::state_pair_on(); }
@@ -376,7 +383,12 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
   if (misaligned({a.v, a.b, a.c, a.z, a.out, workspace}))
     return fail("gdn_forward: expected 16-byte aligned v, b, c, z, out and workspace");
   const Layout L = layout(s);
-  const dev::KParams p = make_params(s, L, a, workspace);
+  dev::KParams p = make_params(s, L, a, workspace);
+  if (!save_for_backward && staged(s) && !split(s)) {  // (unsplit: layout())
+    p.NSEG = L.NSEG_plain;
+    p.nlong = L.NSEG_plain;
+    p.cps2 = L.cps;
+  }
   const cudaError_t e = dispatch(s, save_for_backward ? 2 : 0, true, p, stream);
   note_forward(workspace, e == cudaSuccess && save_for_backward);
   return e;

@@ -775,16 +775,21 @@ __device__ __forceinline__ int ctaid_x_fresh() {
   return x;
 }
 
-// HYMO_GDN_TAIL (session 49; default 1): the segment kernels' CTAs read their segment and (b, h)
-// pair through the mapping below, which lets a layout end each (b, h) with shorter segments
-// (KParams::nlong, cps2; gdn.cu's layout(), gdn_set_tail_segments) and dispatches every long
-// segment's CTA before any short one's. The hardware places a grid's CTAs in the order of their
-// linear index as slots free, so the short CTAs fill the passes' last waves and the SMs end
-// closer together (run 244's clock stamps: 28 of 132 SMs idle for the last 40 of the backward main
-// kernel's 233 us, 26 of the training output pass's 142). 0: the mapping and segments of before
-// (blockIdx.x the segment, blockIdx.y the pair, every segment cps chunks).
+// HYMO_GDN_TAIL (session 49; default 0 until measured): the segment kernels' CTAs read their
+// segment and (b, h) pair through the mapping below, which lets a layout end each (b, h) with
+// shorter segments (KParams::nlong, cps2; gdn.cu's layout(), gdn_set_tail_segments) and
+// dispatches every long segment's CTA before any short one's. The hardware places a grid's CTAs
+// in the order of their linear index as slots free, so the short CTAs fill the passes' last
+// waves and the SMs end closer together (run 244's clock stamps at the default shape: 28 of 132
+// SMs idle for the last 40 us of the backward main kernel's 233, and for the last 26 of the
+// training output pass's 142). Session 21's HYMO_GDN_SEG_TAIL (run 126; removed in session 37)
+// did the same with grids turned to (b, h) x segment: forward + backward -2.0% at the default
+// shape with one segment split, the plain forward +1.5..2.5%, other shapes slower; this form
+// leaves the plain forward unsplit (gdn.cu) and the rule to a measurement (the queue's call 246).
+// 0: blockIdx.x the segment, blockIdx.y the pair, every segment cps chunks (the default kernels'
+// code unchanged).
 #ifndef HYMO_GDN_TAIL
-#define HYMO_GDN_TAIL 1
+#define HYMO_GDN_TAIL 0
 #endif
 
 // The segments of a (b, h): nlong segments of cps chunks, then NSEG - nlong of cps2 (HYMO_GDN_TAIL;
@@ -839,7 +844,6 @@ enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
 struct KParams {
   int B, T, H, NC, cps, NSEG;
-  int nlong, cps2;  // segments 0 .. nlong - 1 of cps chunks, the rest of cps2 (HYMO_GDN_TAIL, seg_c0)
   int bh0;  // (b, h) of blockIdx.y = 0: grids over more than 65535 pairs launch in slices
   float eps;
   const void *v, *b, *c, *gate, *z, *dout;
@@ -861,6 +865,9 @@ struct KParams {
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
   float *sp_dc, *sp_db, *sp_dg;
+  // segments 0 .. nlong - 1 of cps chunks, the rest of cps2 (HYMO_GDN_TAIL: seg_c0; last, so that
+  // the fields above keep their offsets in the kernels' parameter space)
+  int nlong, cps2;
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for

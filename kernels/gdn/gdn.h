@@ -87,11 +87,14 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
 // nseg) chunks a segment, the last one shorter). Each changes gdn_workspace_bytes.
 void gdn_set_chunks_per_segment(int cps);
 void gdn_set_segments(int nseg);
-// Tuning (HYMO_GDN_TAIL, docs/kernels/gdn.md): the last n segments of each (b, h), as the two
-// calls above set them, split in halves (where their length is even), the CTAs of every (b, h)'s
-// long segments dispatched before any short one's; -1 (the default): the layout's rule. Changes
-// gdn_segments and gdn_workspace_bytes; the results are those of the same segment boundaries.
+// Tuning (HYMO_GDN_TAIL, docs/kernels/gdn.md; a build with -DHYMO_GDN_TAIL=1, else no effect):
+// the last n segments of each (b, h), as the two calls above set them, split in halves (where
+// their length is even), the CTAs of every (b, h)'s long segments dispatched before any short
+// one's; -1 (the default): the layout's rule. Where S, D <= 64 in BF16 the plain forward (no
+// save_for_backward) keeps its segments unsplit. Changes gdn_segments (the split count) and
+// gdn_workspace_bytes. gdn_tail_segments_built: whether this build has the switch.
 void gdn_set_tail_segments(int n);
+bool gdn_tail_segments_built();
 // Test hook: the kernels over (segment, (b, h)) grids launch in slices of at most n (b, h) pairs
 // (0 = the grid's limit, 65535), as more pairs than that launch anyway; lets a small case cover
 // the slices' offsets.
