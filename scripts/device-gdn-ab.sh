@@ -15,7 +15,7 @@
 # prebuilt here with the same flags (scripts/gdn-prebuild.sh with GDN_AB_FLAGS, carried
 # as .gdn-prebuilt, under any name there) is not rebuilt.
 # The log ends with scripts/gdn-ab-summary.py's table (each arm's median against A's), also
-# in $OUT/ab-summary.txt.
+# in $OUT/ab-summary.txt; $OUT/variant-dirs.txt names the variants' build folders, a line each.
 # Usage (repo root, on the device): OUT=/some/dir GDN_AB_FLAGS="..." scripts/device-gdn-ab.sh
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
@@ -30,6 +30,7 @@ BINS=("$A_BENCH")
 NAMES=(A)
 build_variants "$OUT/ab.log" || { echo "device-gdn-ab: a variant's build failed" >&2; exit 1; }
 DIRS=("${VARIANT_DIRS[@]}")
+printf '%s\n' "${DIRS[@]}" > "$OUT/variant-dirs.txt"  # (B1's folder first: for a caller's own steps)
 i=0
 for BB in "${DIRS[@]}"; do
   i=$((i + 1))

@@ -18,8 +18,8 @@
 #        GDN_AB_FLAGS=-DHYMO_GDN_TAIL=1 scripts/gdn-prebuild.sh, or built here): its full test, an
 #        A/B against the default at --tail 0 (the placement's own cost), its benchmark at --tail
 #        0,1,2,3 on six shapes, two rounds (scripts/gdn-ab-summary.py --arm-by tail: each split
-#        count against none), and memcheck and racecheck on the test's split cases with T <= 320
-#        (about 250 s)
+#        count against none), and memcheck and racecheck on the test's split cases (91 on) with T
+#        <= 320 (about 250 s; at most 270 + 12 x 15 + 2 x 60 = 570 s); the exit is the worst step's
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
 # only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
@@ -51,23 +51,29 @@ case "$CALL" in
     OUT=$O GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 timeout 300 scripts/device-gdn.sh build clocks > "$O/console.log" 2>&1
     ;;
   246)
-    {
-      OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_TAIL=1 GDN_AB_TEST=full GDN_AB_ROUNDS=3 GDN_AB_BENCH_ARGS="--tail 0" \
-        GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" timeout 300 scripts/device-gdn-ab.sh
-      BB=$(find /tmp/gdn-prebuilt/B1 build-dev-b1 -name hymo_gdn_bench -type f 2> /dev/null | head -1)
+    (
+      worst=0
+      OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_TAIL=1 GDN_AB_TEST=full GDN_AB_TEST_TIMEOUT=150 GDN_AB_ROUNDS=3 \
+        GDN_AB_BENCH_ARGS="--tail 0" GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" timeout 270 scripts/device-gdn-ab.sh
+      rc=$?; [ $rc -gt $worst ] && worst=$rc
+      BB=$(head -1 "$O/ab/variant-dirs.txt" 2> /dev/null)
+      BB=$(find "${BB:-/nonexistent}" -name hymo_gdn_bench -type f 2> /dev/null | head -1)
+      [ -x "$BB" ] || { echo "device-gdn-queue: B1's benchmark not found"; exit 1; }
       echo "== the split counts with $BB"
       for r in 1 2; do
         for sh in 4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 1,4096,28,32,32 4,4096,16,32,32; do
-          timeout 30 "$BB" --json --shape "$sh" --tail 0,1,2,3 | grep '^{' >> "$O/tail.log"
+          timeout 15 "$BB" --json --shape "$sh" --tail 0,1,2,3 | grep '^{' >> "$O/tail.log"
         done
       done
       python3 scripts/gdn-ab-summary.py "$O/tail.log" --arm-by tail | tee "$O/tail-summary.txt"
       T=$(dirname "$BB")/hymo_gdn_test
-      for tool in memcheck racecheck; do
-        timeout 100 compute-sanitizer --tool $tool "$T" --from 91 --max-t 320 --no-repro > "$O/$tool.log" 2>&1
-        echo "$tool (exit $?): $(tail -1 "$O/$tool.log")"
+      for tool in memcheck racecheck; do  # (the split cases, 91 on, with T <= 320)
+        timeout 60 compute-sanitizer --tool $tool "$T" --from 91 --max-t 320 --no-repro > "$O/$tool.log" 2>&1
+        rc=$?; [ $rc -gt $worst ] && worst=$rc
+        echo "$tool (exit $rc): $(tail -1 "$O/$tool.log")"
       done
-    } > "$O/console.log" 2>&1
+      exit $worst
+    ) > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?

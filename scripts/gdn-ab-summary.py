@@ -17,7 +17,7 @@ run's calls), the backward's share, for variants that change only backward kerne
 where its FIELD is 0, else B<FIELD> (e.g. --arm-by state_pair: the one-head state pass against
 the head-pair one of `hymo_gdn_bench --state-pair 0,1`, both in one process). Rows are by shape
 and segment count, except with --arm-by tail (`hymo_gdn_bench --tail 0,1,..`, whose arms differ in
-their counts by design): by shape and the --nseg asked ("nseg=0": the automatic rule).
+their counts by design): by shape and the --cps and --nseg asked ("cps=0 nseg=0": the automatic rule).
 
 Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms] [--arm-by FIELD]
 LOG: ab.log, or the directory holding it (the call's $OUT, unpacked)
@@ -73,7 +73,7 @@ def main():
                     legend.setdefault(arm, f'{args.arm_by} {k}')
                 shape = ','.join(str(j[k]) for k in ('B', 'T', 'H', 'D', 'S'))
                 if args.arm_by == 'tail':  # (the arms' own counts differ: rows by the --nseg asked)
-                    shape += f' nseg={j.get("nseg", 0)}'
+                    shape += f' cps={j.get("cps", 0)} nseg={j.get("nseg", 0)}'
                 elif 'segments' in j:  # (a --nseg sweep: each count its own row)
                     shape += f' seg={j["segments"]}'
             except (ValueError, KeyError) as e:

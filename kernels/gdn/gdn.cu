@@ -67,17 +67,39 @@ int sm_count() {
 // What the last forward on each workspace left for the backward (set when the
 // forward is enqueued): the staged BF16 variants' backward, and the split path's (S or D =
 // 128), read o (the split path's: its blocks' parts) and the chunk states from the workspace,
-// which only a forward with save_for_backward writes.
+// which only a forward with save_for_backward writes. Every backward that reads the forward's
+// workspace also reads its segments' states or gate sums, laid out by the forward's segments: a
+// tuning call between the two (gdn_set_chunks_per_segment, gdn_set_segments,
+// gdn_set_tail_segments) would have it read them at other strides, so the segments are noted too.
+struct SegKey {
+  int NC, cps, NSEG, nlong, cps2;
+  bool operator==(const SegKey& o) const {
+    return NC == o.NC && cps == o.cps && NSEG == o.NSEG && nlong == o.nlong && cps2 == o.cps2;
+  }
+};
+SegKey seg_key(const dev::KParams& p) { return {p.NC, p.cps, p.NSEG, p.nlong, p.cps2}; }
+struct WsNote {
+  bool saved;
+  SegKey key;
+};
 std::mutex g_ws_mu;
-std::unordered_map<const void*, bool> g_ws_saved;
-void note_forward(const void* ws, bool saved) {
+std::unordered_map<const void*, WsNote> g_ws_note;
+void note_forward(const void* ws, bool saved, const SegKey& key) {
   std::lock_guard<std::mutex> lk(g_ws_mu);
-  g_ws_saved[ws] = saved;
+  g_ws_note[ws] = {saved, key};
 }
-bool forward_saved(const void* ws) {
+void note_consumed(const void* ws) {  // (the BF16 backward used up the saved forward)
   std::lock_guard<std::mutex> lk(g_ws_mu);
-  auto it = g_ws_saved.find(ws);
-  return it != g_ws_saved.end() && it->second;
+  auto it = g_ws_note.find(ws);
+  if (it != g_ws_note.end()) it->second.saved = false;
+}
+// the last forward's note on ws; false where none ran on it
+bool forward_note(const void* ws, WsNote& n) {
+  std::lock_guard<std::mutex> lk(g_ws_mu);
+  auto it = g_ws_note.find(ws);
+  if (it == g_ws_note.end()) return false;
+  n = it->second;
+  return true;
 }
 bool staged(const Shape& s) { return dev::staged_variant(s.dtype == DType::BF16, s.S, s.D); }
 // S or D = 128 in BF16: the staged forward passes on blocks of the state (gdn_split.cuh)
@@ -390,7 +412,7 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
     p.cps2 = L.cps;
   }
   const cudaError_t e = dispatch(s, save_for_backward ? 2 : 0, true, p, stream);
-  note_forward(workspace, e == cudaSuccess && save_for_backward);
+  note_forward(workspace, e == cudaSuccess && save_for_backward, seg_key(p));
   return e;
 }
 
@@ -406,14 +428,20 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
     return fail("gdn_backward: null pointer argument");
   if (misaligned({in.v, in.b, in.c, in.z, workspace, a.dout, a.dv, a.db, a.dc, a.dz}))
     return fail("gdn_backward: expected 16-byte aligned v, b, c, z, dout, dv, db, dc, dz and workspace");
-  if (states_from_forward && (staged(s) || split(s)) && !forward_saved(workspace))
+  const Layout L = layout(s);
+  dev::KParams p = make_params(s, L, in, workspace);
+  WsNote fw{};
+  const bool noted = forward_note(workspace, fw);
+  if (states_from_forward && (staged(s) || split(s)) && !(noted && fw.saved))
     return fail("gdn_backward: states_from_forward=true needs the forward to run on this "
                 "workspace with save_for_backward=true (or pass states_from_forward=false)");
-  const Layout L = layout(s);
+  if (states_from_forward && noted && !(fw.key == seg_key(p)))
+    return fail("gdn_backward: the segments changed since this workspace's forward "
+                "(gdn_set_chunks_per_segment, gdn_set_segments or gdn_set_tail_segments between "
+                "the calls): run the forward again, or pass states_from_forward=false");
   // the BF16 backward consumes the saved forward (dO over o, dv's parts over o's): a second one
   // needs another saving forward
-  if (staged(s) || split(s)) note_forward(workspace, false);
-  dev::KParams p = make_params(s, L, in, workspace);
+  if (staged(s) || split(s)) note_consumed(workspace);
   p.dout = a.dout; p.dv = a.dv; p.db = a.db; p.dc = a.dc; p.dgate = a.dgate; p.dz = a.dz;
   p.ddt_bias = a.ddt_bias; p.dA_log = a.dA_log; p.dD_skip = a.dD_skip; p.dw_y = a.dw_y;
   return dispatch(s, 1, !states_from_forward, p, stream);

@@ -1,7 +1,8 @@
 // hymo GDN: which segment and (b, h) pair each CTA of a segment kernel takes, and where its
-// segment starts (HYMO_GDN_TAIL, gdn.cuh: cta_place, seg_c0). Host code sees the same
-// functions: gdn_place_test.cc checks that every (segment, pair) of a grid is taken exactly once
-// and that every long segment's CTA comes before any short one's.
+// segment starts and ends (HYMO_GDN_TAIL, gdn.cuh: cta_place, seg_c0, seg_c1). Host code sees the same
+// functions: gdn_place_test.cc checks that every (segment, pair) of a grid is taken exactly once,
+// that every long segment's CTA comes before any short one's, and that the segments tile the
+// sequence.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -33,6 +34,14 @@ HYMO_GDN_PLACE_FN void tail_place(int lid, int npairs, int nseg, int nlong, int&
 // caller bounds the last one by the sequence's chunks).
 HYMO_GDN_PLACE_FN int tail_c0(int seg, int nlong, int cps, int cps2) {
   return seg < nlong ? seg * cps : nlong * cps + (seg - nlong) * cps2;
+}
+
+// The end of the segment that starts at chunk c0, of a sequence of nc chunks: tail_c0 of the
+// next segment, at most nc. The long segments are the chunks before nlong cps, so no segment
+// index is needed (the output passes recompute it in their chunk loop).
+HYMO_GDN_PLACE_FN int tail_c1(int c0, int nc, int nlong, int cps, int cps2) {
+  const int e = c0 + (c0 < nlong * cps ? cps : cps2);
+  return e < nc ? e : nc;
 }
 
 }  // namespace hymo::gdn

@@ -63,6 +63,30 @@ int main() {
     std::printf("  %-4s first chunks 0, 8, .., 56, 60, 64\n", bad ? "FAIL" : "ok");
     g_fail += bad != 0;
   }
+  // the segments tile the sequence: segment s ends where s + 1 starts (the last at nc), none
+  // empty, for the layouts gdn.cu's layout() makes (nlong long of cps, the rest of cps2 = cps / 2)
+  std::printf("tail_c1: the segments tile the chunks\n");
+  {
+    int bad = 0, layouts = 0;
+    for (int nc : {1, 5, 13, 64, 65, 129})
+      for (int cps : {2, 4, 8})
+        for (int tail : {0, 1, 2, 3, 100}) {
+          const int nseg_u = (nc + cps - 1) / cps;
+          const int nlong = tail ? (nseg_u - tail > 0 ? nseg_u - tail : 0) : nseg_u;
+          const int cps2 = tail ? cps / 2 : cps;
+          const int nseg = nlong + (nc - nlong * cps + cps2 - 1) / cps2;
+          ++layouts;
+          int c = 0;
+          for (int seg = 0; seg < nseg; ++seg) {
+            const int c0 = tail_c0(seg, nlong, cps, cps2), c1 = tail_c1(c0, nc, nlong, cps, cps2);
+            bad += c0 != c || c1 <= c0 || c1 > nc || (seg + 1 < nseg && c1 != tail_c0(seg + 1, nlong, cps, cps2));
+            c = c1;
+          }
+          bad += c != nc;
+        }
+    std::printf("  %-4s %d layouts (%d faults)\n", bad ? "FAIL" : "ok", layouts, bad);
+    g_fail += bad != 0;
+  }
   // the checks can fail: the long CTAs' pair count taken one too small must break the map
   {
     int bad = 0;

@@ -626,20 +626,23 @@ int main(int argc, char** argv) {
       {2, 300, 4, 32, 32, DType::BF16, true, 0, lg, false, 1, 0, 6},
       {2, 300, 4, 32, 16, DType::BF16, false, 0, 5.0, true, 1, 0, 3},
       // (appended in session 49) HYMO_GDN_TAIL's split last segments, dispatched after the long
-      // ones (gdn_set_tail_segments): 4 segments of 4 chunks with the last in 2 of 2; 13 chunks
-      // (4, 4 | 2, 2, 1) over head pairs, the states recomputed; 65 chunks (6 of 8 | 4, 4, 4, 4,
-      // 1) at S = 16, unfused; more split than there are segments (5 of 1, D = 16); in slices
-      // of 2 pairs (H odd) and of 6 (H even: the pair passes' slices of 3); the FP32 generic
-      // kernels; the split path (D = S = 128, C = 32: 4 of 2 | 1, 1); D = S = 64 (32 of 4 | 1)
+      // ones (gdn_set_tail_segments; in a build without the switch, plain layouts): 4 segments
+      // of 4 chunks with the last in 2 of 2; 13 chunks (4, 4 | 2, 2, 1) over head pairs, the
+      // states recomputed; 65 chunks (6 of 8 | 4, 4, 4, 4, 1) at S = 16, unfused; more split
+      // than there are segments (5 of 1, D = 16); 5 chunks (2 | 1, 1, 1) in slices of 2 pairs (H
+      // odd) and of 6 (H even: the pair passes' slices of 3); the FP32 generic kernels (16
+      // chunks: 4, 4 | 2, 2, 2, 2; and 5 at T = 300: 2 | 1, 1, 1); the split path (D = S = 128,
+      // C = 32: 4 of 2 | 1, 1), its plain forward too (recomputing); D = S = 64 (31 of 4 | 2, 2, 1)
       {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0, 0, 1},
       {2, 777, 4, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 4, 0, 0, 2},
       {1, 4097, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 8, 0, 0, 3},
       {2, 300, 2, 16, 32, DType::BF16, true, 0, lg, false, 2, 0, 0, 9},
-      {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 2, 0, 2, 1},
+      {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 2, 0, 2, 2},
       {2, 300, 4, 32, 32, DType::BF16, false, 0, 5.0, false, 2, 0, 6, 2},
       {1, 1000, 2, 32, 32, DType::F32, true, 0, lg, false, 4, 0, 0, 2},
-      {1, 300, 2, 128, 128, DType::BF16, true, 0, lg, false, 2, 0, 0, 1},
-      {1, 4097, 2, 64, 64, DType::BF16, true, 0, lg, true, 4, 0, 0, 1},
+      {1, 300, 2, 128, 128, DType::BF16, true, 0, lg, true, 2, 0, 0, 1},
+      {1, 4097, 2, 64, 64, DType::BF16, true, 0, lg, true, 4, 0, 0, 2},
+      {1, 300, 2, 32, 32, DType::F32, false, 0, 5.0, false, 2, 0, 0, 2},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
@@ -718,6 +721,41 @@ int main(int argc, char** argv) {
                 ok3 ? "ok" : "FAIL", gdn_last_error());
     g_checks += 3;
     g_fail += !ok1 + !ok2 + !ok3;
+    // ... and one whose segments a tuning call changed after the saving forward (4 chunks: one
+    // segment of 4, then 4 of 1) is refused too: it would read the segments' gate sums at other
+    // strides
+    {
+      Shape s4 = s;
+      s4.T = 256;
+      const size_t n4 = size_t(256) * 32;
+      DevBuf v4(n4, true), b4(n4, true), c4(n4, true), g4(256, true), z4(n4, true), o4(n4, true),
+          dO4(n4, true), dv4(n4, true), db4(n4, true), dc4(n4, true), dg4(256, true), dz4(n4, true);
+      for (DevBuf* x : {&v4, &b4, &c4, &g4, &z4, &dO4}) x->upload(std::vector<double>(x->n, 0.5));
+      gdn_set_chunks_per_segment(1);
+      const size_t wsb = gdn_workspace_bytes(s4);  // (the more segments, the larger)
+      void* ws4 = nullptr;
+      GDN_CUDA(cudaMalloc(&ws4, wsb));
+      FwdArgs f4 = fa;
+      f4.v = v4.p; f4.b = b4.p; f4.c = c4.p; f4.gate = g4.p; f4.z = z4.p; f4.out = o4.p;
+      BwdArgs b4a = ba;
+      b4a.in = f4;
+      b4a.dout = dO4.p; b4a.dv = dv4.p; b4a.db = db4.p; b4a.dc = dc4.p; b4a.dgate = dg4.p; b4a.dz = dz4.p;
+      gdn_set_chunks_per_segment(4);
+      GDN_CUDA(gdn_forward(s4, f4, ws4, 0, /*save_for_backward=*/true));
+      gdn_set_chunks_per_segment(1);
+      const cudaError_t e4 = gdn_backward(s4, b4a, ws4, true, 0);
+      const bool ok4 = e4 == cudaErrorInvalidValue && std::strstr(gdn_last_error(), "segments changed");
+      std::printf("%-4s a backward after the segments changed refused: \"%s\"\n", ok4 ? "ok" : "FAIL",
+                  gdn_last_error());
+      gdn_set_chunks_per_segment(4);
+      const cudaError_t e5 = gdn_backward(s4, b4a, ws4, true, 0);
+      const bool ok5 = e5 == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
+      std::printf("%-4s ... and with the forward's segments back, it runs\n", ok5 ? "ok" : "FAIL");
+      gdn_set_chunks_per_segment(0);
+      GDN_CUDA(cudaFree(ws4));
+      g_checks += 2;
+      g_fail += !ok4 + !ok5;
+    }
     // clock stamps (gdn_clocks_arm): a build without HYMO_GDN_CLOCKS refuses to arm and names
     // the flag; a profiling build fills one record a CTA (one CTA a kernel here: one chunk)
     {
