@@ -20,6 +20,10 @@
 #        0,1,2,3 on six shapes, two rounds (scripts/gdn-ab-summary.py --arm-by tail: each split
 #        count against none), and memcheck and racecheck on the test's split cases (91 on) with T
 #        <= 320 (about 250 s; at most 270 + 12 x 15 + 2 x 60 = 570 s); the exit is the worst step's
+#   247  the clock stamps of that build at the default shape, unsplit and with one segment split
+#        (--tail 0,1; -DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1, prebuilt as a variant with GDN_AB_FLAGS
+#        "-DHYMO_GDN_TAIL=1;-DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1", or built here in about 70 s):
+#        whether the passes' SMs end closer together, and what the short CTAs cost (about 30 s)
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
 # only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
@@ -29,9 +33,9 @@
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 246) ;;
+  218 | 219 | 238 | 246 | 247) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238 or 246: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 246 or 247: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -49,6 +53,11 @@ case "$CALL" in
     ;;
   238)
     OUT=$O GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 timeout 300 scripts/device-gdn.sh build clocks > "$O/console.log" 2>&1
+    ;;
+  247)
+    OUT=$O GDN_CUDA_FLAGS="-DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1" \
+      GDN_CLOCKS_ARGS="--shape 4,4096,28,32,32 --tail 0,1 --iters 30" timeout 300 scripts/device-gdn.sh build clocks \
+      > "$O/console.log" 2>&1
     ;;
   246)
     (
