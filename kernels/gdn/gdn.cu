@@ -30,6 +30,7 @@ thread_local std::string g_err;
 int g_cps_override = 0;
 int g_nseg_override = 0;
 int g_tail_override = -1;  // gdn_set_tail_segments
+bool g_tail_plain = false;  // ... its second argument
 int g_grid_slice = 0;      // gdn_set_grid_slice
 int g_state_pair = -1;     // gdn_set_state_pair
 int g_adj_pair = -1;       // gdn_set_adj_pair
@@ -189,10 +190,10 @@ Layout layout(const Shape& s) {
   // HYMO_GDN_TAIL (gdn.cuh): the last `tail` segments of each (b, h) split in halves, whose CTAs
   // the kernels dispatch after every long segment's (cta_place), so that the passes' last waves
   // hold short CTAs. The rule: none yet (gdn_set_tail_segments sets it). Where the calls are
-  // staged and not split (S, D <= 64), the plain forward keeps the segments unsplit (gdn_forward;
-  // session 21's run 126 measured it 1.5-2.5% slower at every split count: its passes run 4
-  // CTAs an SM, whose waves the split does not fill); its backward needs a saving forward, which
-  // splits them as the backward does.
+  // staged and not split (S, D <= 64), the plain forward keeps the segments unsplit unless asked
+  // (gdn_forward; session 21's run 126 measured it 1.5-2.5% slower at every split count, with the
+  // grids turned segment-major, which this placement does not do); its backward needs a saving
+  // forward, which splits them as the backward does.
   L.NSEG_plain = L.NSEG;
   L.nlong = L.NSEG;
   L.cps2 = L.cps;
@@ -329,7 +330,10 @@ const char* gdn_last_error() { return g_err.c_str(); }
 
 void gdn_set_chunks_per_segment(int cps) { g_cps_override = cps; }
 void gdn_set_segments(int nseg) { g_nseg_override = nseg; }
-void gdn_set_tail_segments(int n) { g_tail_override = n < 0 ? -1 : n; }
+void gdn_set_tail_segments(int n, bool plain_too) {
+  g_tail_override = n < 0 ? -1 : n;
+  g_tail_plain = plain_too;
+}
 bool gdn_tail_segments_built() { return HYMO_GDN_TAIL != 0; }
 void gdn_set_grid_slice(int n) { g_grid_slice = n; }
 void gdn_set_state_pair(int mode) { g_state_pair = mode < 0 ? -1 : mode > 0; }
@@ -406,7 +410,7 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
     return fail("gdn_forward: expected 16-byte aligned v, b, c, z, out and workspace");
   const Layout L = layout(s);
   dev::KParams p = make_params(s, L, a, workspace);
-  if (!save_for_backward && staged(s) && !split(s)) {  // (unsplit: layout())
+  if (!save_for_backward && staged(s) && !split(s) && !g_tail_plain) {  // (unsplit: layout())
     p.NSEG = L.NSEG_plain;
     p.nlong = L.NSEG_plain;
     p.cps2 = L.cps;

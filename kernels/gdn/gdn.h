@@ -91,9 +91,10 @@ void gdn_set_segments(int nseg);
 // the last n segments of each (b, h), as the two calls above set them, split in halves (where
 // their length is even), the CTAs of every (b, h)'s long segments dispatched before any short
 // one's; -1 (the default): the layout's rule. Where S, D <= 64 in BF16 the plain forward (no
-// save_for_backward) keeps its segments unsplit. Changes gdn_segments (the split count) and
-// gdn_workspace_bytes. gdn_tail_segments_built: whether this build has the switch.
-void gdn_set_tail_segments(int n);
+// save_for_backward) keeps its segments unsplit, unless plain_too. Changes gdn_segments (the
+// split count) and gdn_workspace_bytes. gdn_tail_segments_built: whether this build has the
+// switch.
+void gdn_set_tail_segments(int n, bool plain_too = false);
 bool gdn_tail_segments_built();
 // Test hook: the kernels over (segment, (b, h)) grids launch in slices of at most n (b, h) pairs
 // (0 = the grid's limit, 65535), as more pairs than that launch anyway; lets a small case cover

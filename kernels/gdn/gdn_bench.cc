@@ -139,7 +139,8 @@ Res bench(const Shape& s, int iters, double decay_scale) {
 int main(int argc, char** argv) {
   const char* usage =
       "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--nseg N1,N2,...]\n"
-      "                      [--shape B,T,H,D,S]... [--decay-scale F]\n"
+      "                      [--shape B,T,H,D,S]... [--decay-scale F] [--clocks FILE]\n"
+      "                      [--state-pair M,...] [--adj-pair M,...] [--tail N,...] [--tail-plain]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
       "  --cps: segment lengths in chunks (0 = the automatic rule); --nseg: segments a (b, h)\n"
       "  instead (gdn_set_segments; each list is run in turn; the JSON's \"segments\" is the\n"
@@ -155,8 +156,9 @@ int main(int argc, char** argv) {
       "  every --state-pair mode; the JSON's \"adj_pair\");\n"
       "  --tail N1,N2,...: the last N segments of each (b, h) in halves, dispatched last\n"
       "  (gdn_set_tail_segments; -1: the layout's rule, the default; each with every mode above;\n"
-      "  the JSON's \"tail\" is the setting, \"segments\" the count)\n";
-  bool json = false, quick = false;
+      "  the JSON's \"tail\" is the setting, \"segments\" the count); --tail-plain: the plain forward\n"
+      "  split too (at S, D <= 64 it keeps its segments otherwise; the JSON's \"tail_plain\")\n";
+  bool json = false, quick = false, tail_plain = false;
   int iters = 50;
   double decay_scale = 1.0;
   std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list;
@@ -185,6 +187,8 @@ int main(int argc, char** argv) {
       json = true;
     } else if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
+    } else if (!std::strcmp(argv[i], "--tail-plain")) {
+      tail_plain = true;
     } else if (!std::strcmp(argv[i], "--iters")) {
       iters = std::atoi(argv[++i]);
     } else if (!std::strcmp(argv[i], "--cps")) {
@@ -302,7 +306,7 @@ int main(int argc, char** argv) {
     for (const auto& [cps, nseg, pair, adj, tail] : settings) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
-      gdn_set_tail_segments(tail);
+      gdn_set_tail_segments(tail, tail_plain);
       gdn_set_state_pair(pair);
       gdn_set_adj_pair(adj);
       // the state and adjoint passes' layouts these calls use: head pairs where this build's
@@ -337,11 +341,11 @@ int main(int argc, char** argv) {
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
-            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d}\n",
+            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share,
-            pair_used, adj_used, tail);
+            pair_used, adj_used, tail, int(tail_plain));
       else
         std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d (%d segments)%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "

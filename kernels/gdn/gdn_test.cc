@@ -171,8 +171,9 @@ struct Case {
   // the segment grids' slices (gdn_set_grid_slice; 0: only where the grid's limit needs them)
   int slice = 0;
   // the last segments of each (b, h) split in halves and dispatched last (gdn_set_tail_segments,
-  // HYMO_GDN_TAIL; -1: the layout's rule)
+  // HYMO_GDN_TAIL; -1: the layout's rule), and whether the plain forward splits them too
   int tail = -1;
+  bool tail_plain = false;
 };
 
 // A case's inputs and output gradient, drawn from its seed (rounded to the dtype's I/O).
@@ -244,12 +245,13 @@ static void run_case(const Case& k, uint64_t seed) {
               k.cps ? std::to_string(k.cps).c_str() : "auto",
               (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
               (k.slice ? " slices of " + std::to_string(k.slice) : std::string()).c_str(),
-              (k.tail >= 0 ? " tail=" + std::to_string(k.tail) : std::string()).c_str(),
+              (k.tail >= 0 ? " tail=" + std::to_string(k.tail) + (k.tail_plain ? " (plain too)" : "")
+                           : std::string()).c_str(),
               k.recompute ? " (bwd recomputes states)" : "");
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
   gdn_set_grid_slice(k.slice);
-  gdn_set_tail_segments(k.tail);
+  gdn_set_tail_segments(k.tail, k.tail_plain);
   gdn_set_state_pair(g_state_pair);
   gdn_set_adj_pair(g_adj_pair);
   CpuShape cs;
@@ -632,12 +634,13 @@ int main(int argc, char** argv) {
       // than there are segments (5 of 1, D = 16); 5 chunks (2 | 1, 1, 1) in slices of 2 pairs (H
       // odd) and of 6 (H even: the pair passes' slices of 3); the FP32 generic kernels (16
       // chunks: 4, 4 | 2, 2, 2, 2; and 5 at T = 300: 2 | 1, 1, 1); the split path (D = S = 128,
-      // C = 32: 4 of 2 | 1, 1), its plain forward too (recomputing); D = S = 64 (31 of 4 | 2, 2, 1)
+      // C = 32: 4 of 2 | 1, 1), its plain forward too (recomputing); D = S = 64 (31 of 4 | 2, 2, 1);
+      // the staged plain forward split too (the recomputing cases 92 and 95: the last flag)
       {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, false, 4, 0, 0, 1},
-      {2, 777, 4, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 4, 0, 0, 2},
+      {2, 777, 4, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 4, 0, 0, 2, true},
       {1, 4097, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 8, 0, 0, 3},
       {2, 300, 2, 16, 32, DType::BF16, true, 0, lg, false, 2, 0, 0, 9},
-      {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 2, 0, 2, 2},
+      {2, 300, 3, 32, 32, DType::BF16, true, 0, lg, true, 2, 0, 2, 2, true},
       {2, 300, 4, 32, 32, DType::BF16, false, 0, 5.0, false, 2, 0, 6, 2},
       {1, 1000, 2, 32, 32, DType::F32, true, 0, lg, false, 4, 0, 0, 2},
       {1, 300, 2, 128, 128, DType::BF16, true, 0, lg, true, 2, 0, 0, 1},
