@@ -18,14 +18,15 @@
 #        GDN_AB_FLAGS=-DHYMO_GDN_TAIL=1 scripts/gdn-prebuild.sh, or built here): its full test, an
 #        A/B against the default at --tail 0 (the placement's own cost), its benchmark at --tail
 #        0,1,2,3 on six shapes and, with the plain forward split too (--tail-plain), at 0,1,2 on
-#        three, two rounds each (scripts/gdn-ab-summary.py --arm-by tail: each split count against
-#        none) (about 250 s; at most 240 + 12 x 15 + 6 x 15 = 510 s); the exit is the worst step's
+#        two, two rounds each (scripts/gdn-ab-summary.py --arm-by tail: each split count against
+#        none) (about 300 s; every step bounded so that all end by 540 s); the exit is the worst
+#        step's
 #   247  the clock stamps of that build at the default shape, unsplit and with one segment split
 #        (--tail 0,1; -DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1, prebuilt as a variant with GDN_AB_FLAGS
 #        "-DHYMO_GDN_TAIL=1;-DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1", or built here in about 70 s):
 #        whether the passes' SMs end closer together, and what the short CTAs cost; then memcheck
 #        and racecheck of the -DHYMO_GDN_TAIL=1 build on the test's split cases (91 on) with T <=
-#        320 (about 150 s; at most 240 + 60 + 2 x 100 = 500 s)
+#        320 (about 150 s; bounded as 246)
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
 # only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
@@ -46,6 +47,13 @@ esac
 O=/tmp/gdn-queue-$CALL
 rm -rf "$O"
 mkdir -p "$O" "$OUT"
+# lim N: N seconds, or fewer so that the call's steps end by 540 s after its start (the archive
+# below must still be written within the tool's 600 s); 1 once the time is up
+T0=$(date +%s)
+lim() {
+  local left=$((T0 + 540 - $(date +%s)))
+  [ "$left" -lt "$1" ] && echo $((left > 1 ? left : 1)) || echo "$1"
+}
 case "$CALL" in
   218)
     OUT=$O timeout 400 scripts/device-gdn.sh build test bench ncut > "$O/console.log" 2>&1
@@ -60,12 +68,12 @@ case "$CALL" in
     (
       worst=0
       OUT=$O/clk GDN_CUDA_FLAGS="-DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1" \
-        GDN_CLOCKS_ARGS="--shape 4,4096,28,32,32 --tail 0,1 --iters 30" timeout 240 scripts/device-gdn.sh build clocks
+        GDN_CLOCKS_ARGS="--shape 4,4096,28,32,32 --tail 0,1 --iters 30" timeout "$(lim 240)" scripts/device-gdn.sh build clocks
       rc=$?; [ $rc -gt $worst ] && worst=$rc
-      OUT=$O/b1 GDN_CUDA_FLAGS=-DHYMO_GDN_TAIL=1 timeout 60 scripts/device-gdn.sh build
+      OUT=$O/b1 GDN_CUDA_FLAGS=-DHYMO_GDN_TAIL=1 timeout "$(lim 120)" scripts/device-gdn.sh build
       T=$(cat /tmp/gdn-gdir)/hymo_gdn_test
       for tool in memcheck racecheck; do  # (the split cases, 91 on, with T <= 320)
-        timeout 100 compute-sanitizer --tool $tool "$T" --from 91 --max-t 320 --no-repro > "$O/$tool.log" 2>&1
+        timeout "$(lim 100)" compute-sanitizer --tool $tool "$T" --from 91 --max-t 320 --no-repro > "$O/$tool.log" 2>&1
         rc=$?; [ $rc -gt $worst ] && worst=$rc
         echo "$tool (exit $rc): $(tail -1 "$O/$tool.log")"
       done
@@ -76,7 +84,7 @@ case "$CALL" in
     (
       worst=0
       OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_TAIL=1 GDN_AB_TEST=full GDN_AB_TEST_TIMEOUT=150 GDN_AB_ROUNDS=3 \
-        GDN_AB_BENCH_ARGS="--tail 0" GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" timeout 240 scripts/device-gdn-ab.sh
+        GDN_AB_BENCH_ARGS="--tail 0" GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" timeout "$(lim 240)" scripts/device-gdn-ab.sh
       rc=$?; [ $rc -gt $worst ] && worst=$rc
       BB=$(head -1 "$O/ab/variant-dirs.txt" 2> /dev/null)
       BB=$(find "${BB:-/nonexistent}" -name hymo_gdn_bench -type f 2> /dev/null | head -1)
@@ -84,10 +92,10 @@ case "$CALL" in
       echo "== the split counts with $BB"
       for r in 1 2; do
         for sh in 4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 1,4096,28,32,32 4,4096,16,32,32; do
-          timeout 15 "$BB" --json --shape "$sh" --tail 0,1,2,3 | grep '^{' >> "$O/tail.log"
+          timeout "$(lim 40)" "$BB" --json --shape "$sh" --tail 0,1,2,3 | grep '^{' >> "$O/tail.log"
         done
-        for sh in 4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32; do
-          timeout 15 "$BB" --json --shape "$sh" --tail 0,1,2 --tail-plain | grep '^{' >> "$O/tail-plain.log"
+        for sh in 4,4096,28,32,32 4,2048,28,32,32; do
+          timeout "$(lim 40)" "$BB" --json --shape "$sh" --tail 0,1,2 --tail-plain | grep '^{' >> "$O/tail-plain.log"
         done
       done
       python3 scripts/gdn-ab-summary.py "$O/tail.log" --arm-by tail | tee "$O/tail-summary.txt"
