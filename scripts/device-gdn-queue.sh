@@ -19,8 +19,8 @@
 #        A/B against the default at --tail 0 (the placement's own cost), its benchmark at --tail
 #        0,1,2,3 on six shapes and, with the plain forward split too (--tail-plain), at 0,1,2 on
 #        two, two rounds each (scripts/gdn-ab-summary.py --arm-by tail: each split count against
-#        none) (about 300 s; every step bounded so that all end by 540 s); the exit is the worst
-#        step's
+#        none) (about 300 s; every step bounded so that all end by 540 s); the exit printed is the
+#        worst step's
 #   247  the clock stamps of that build at the default shape, unsplit and with one segment split
 #        (--tail 0,1; -DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1, prebuilt as a variant with GDN_AB_FLAGS
 #        "-DHYMO_GDN_TAIL=1;-DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1", or built here in about 70 s):
@@ -47,13 +47,23 @@ esac
 O=/tmp/gdn-queue-$CALL
 rm -rf "$O"
 mkdir -p "$O" "$OUT"
-# lim N: N seconds, or fewer so that the call's steps end by 540 s after its start (the archive
-# below must still be written within the tool's 600 s); 1 once the time is up
+# bounded N CMD...: CMD under timeout, N seconds or fewer, so that the call's steps end by 540 s
+# after its start (the archive below must still be written within the tool's 600 s); once the
+# time is up, CMD is skipped (exit 124, as a timeout)
 T0=$(date +%s)
-lim() {
-  local left=$((T0 + 540 - $(date +%s)))
-  [ "$left" -lt "$1" ] && echo $((left > 1 ? left : 1)) || echo "$1"
+bounded() {
+  local n=$1 left=$((T0 + 540 - $(date +%s)))
+  shift
+  [ "$left" -lt "$n" ] && n=$left
+  if [ "$n" -le 0 ]; then
+    echo "device-gdn-queue: skipped, the call's time is up: $*"
+    return 124
+  fi
+  timeout -k 5 "$n" "$@"
 }
+# the default build's folder (/tmp/gdn-gdir, which device-gdn-ab.sh takes as its A): the calls
+# that build a variant through device-gdn.sh put it back afterwards
+GDIR_SAVED=$(cat /tmp/gdn-gdir 2> /dev/null || true)
 case "$CALL" in
   218)
     OUT=$O timeout 400 scripts/device-gdn.sh build test bench ncut > "$O/console.log" 2>&1
@@ -67,46 +77,65 @@ case "$CALL" in
   247)
     (
       worst=0
+      note() { [ "$1" -gt "$worst" ] && worst=$1; }
       OUT=$O/clk GDN_CUDA_FLAGS="-DHYMO_GDN_TAIL=1 -DHYMO_GDN_CLOCKS=1" \
-        GDN_CLOCKS_ARGS="--shape 4,4096,28,32,32 --tail 0,1 --iters 30" timeout "$(lim 240)" scripts/device-gdn.sh build clocks
-      rc=$?; [ $rc -gt $worst ] && worst=$rc
-      OUT=$O/b1 GDN_CUDA_FLAGS=-DHYMO_GDN_TAIL=1 timeout "$(lim 120)" scripts/device-gdn.sh build
-      T=$(cat /tmp/gdn-gdir)/hymo_gdn_test
-      for tool in memcheck racecheck; do  # (the split cases, 91 on, with T <= 320)
-        timeout "$(lim 100)" compute-sanitizer --tool $tool "$T" --from 91 --max-t 320 --no-repro > "$O/$tool.log" 2>&1
-        rc=$?; [ $rc -gt $worst ] && worst=$rc
-        echo "$tool (exit $rc): $(tail -1 "$O/$tool.log")"
-      done
+        GDN_CLOCKS_ARGS="--shape 4,4096,28,32,32 --tail 0,1 --iters 30" bounded 240 scripts/device-gdn.sh build clocks
+      note $?
+      rm -f /tmp/gdn-gdir
+      OUT=$O/b1 GDN_CUDA_FLAGS=-DHYMO_GDN_TAIL=1 bounded 120 scripts/device-gdn.sh build
+      rc=$?
+      note $rc
+      T=$(cat /tmp/gdn-gdir 2> /dev/null)/hymo_gdn_test
+      if [ "$rc" != 0 ] || [ ! -x "$T" ]; then
+        echo "device-gdn-queue: the -DHYMO_GDN_TAIL=1 build failed (exit $rc): no sanitizer runs"
+        note 1
+      else
+        for tool in memcheck racecheck; do  # (the split cases, 91 on, with T <= 320)
+          bounded 100 compute-sanitizer --tool $tool "$T" --from 91 --max-t 320 --no-repro > "$O/$tool.log" 2>&1
+          rc=$?
+          note $rc
+          echo "$tool (exit $rc): $(tail -1 "$O/$tool.log")"
+        done
+      fi
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
   246)
     (
       worst=0
+      note() { [ "$1" -gt "$worst" ] && worst=$1; }
       OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_TAIL=1 GDN_AB_TEST=full GDN_AB_TEST_TIMEOUT=150 GDN_AB_ROUNDS=3 \
-        GDN_AB_BENCH_ARGS="--tail 0" GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" timeout "$(lim 240)" scripts/device-gdn-ab.sh
-      rc=$?; [ $rc -gt $worst ] && worst=$rc
+        GDN_AB_BENCH_ARGS="--tail 0" GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" bounded 240 scripts/device-gdn-ab.sh
+      note $?
       BB=$(head -1 "$O/ab/variant-dirs.txt" 2> /dev/null)
       BB=$(find "${BB:-/nonexistent}" -name hymo_gdn_bench -type f 2> /dev/null | head -1)
       [ -x "$BB" ] || { echo "device-gdn-queue: B1's benchmark not found"; exit 1; }
       echo "== the split counts with $BB"
       for r in 1 2; do
         for sh in 4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 1,4096,28,32,32 4,4096,16,32,32; do
-          timeout "$(lim 40)" "$BB" --json --shape "$sh" --tail 0,1,2,3 | grep '^{' >> "$O/tail.log"
+          bounded 40 "$BB" --json --shape "$sh" --tail 0,1,2,3 | grep '^{' >> "$O/tail.log"
+          note "${PIPESTATUS[0]}"
         done
         for sh in 4,4096,28,32,32 4,2048,28,32,32; do
-          timeout "$(lim 40)" "$BB" --json --shape "$sh" --tail 0,1,2 --tail-plain | grep '^{' >> "$O/tail-plain.log"
+          bounded 40 "$BB" --json --shape "$sh" --tail 0,1,2 --tail-plain | grep '^{' >> "$O/tail-plain.log"
+          note "${PIPESTATUS[0]}"
         done
       done
-      python3 scripts/gdn-ab-summary.py "$O/tail.log" --arm-by tail | tee "$O/tail-summary.txt"
+      bounded 20 python3 scripts/gdn-ab-summary.py "$O/tail.log" --arm-by tail | tee "$O/tail-summary.txt"
       echo "== the plain forward split too (--tail-plain)"
-      python3 scripts/gdn-ab-summary.py "$O/tail-plain.log" --arm-by tail --fields fwd_ms | tee "$O/tail-plain-summary.txt"
+      bounded 20 python3 scripts/gdn-ab-summary.py "$O/tail-plain.log" --arm-by tail --fields fwd_ms |
+        tee "$O/tail-plain-summary.txt"
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?
+case "$CALL" in
+  238 | 247)  # (their builds took /tmp/gdn-gdir)
+    if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
+    ;;
+esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (last step's exit $rc); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 246 and 247 the worst of theirs); $OUT/run$CALL.tar.xz"
 tail -30 "$O/console.log"
 exit 0

@@ -785,8 +785,8 @@ __device__ __forceinline__ int ctaid_x_fresh() {
 // training output pass's 142). Session 21's HYMO_GDN_SEG_TAIL (run 126; removed in session 37)
 // did the same with grids turned to (b, h) x segment: forward + backward -2.0% at the default
 // shape with one segment split, the plain forward +1.5..2.5%, other shapes slower; this form
-// leaves the staged plain forward (S, D <= 64 in BF16) unsplit (gdn.cu) and the rule to a
-// measurement (the queue's call 246).
+// leaves the staged plain forward (S, D <= 64 in BF16) unsplit unless asked (gdn.cu) and the
+// rule to a measurement (the queue's calls 246 and 247).
 // 0: blockIdx.x the segment, blockIdx.y the pair, every segment cps chunks (the default kernels'
 // code unchanged).
 #ifndef HYMO_GDN_TAIL

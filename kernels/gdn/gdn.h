@@ -72,9 +72,11 @@ const char* gdn_last_error();
 // spares the backward recomputing o); the backward reuses it when states_from_forward is
 // true (same inputs, untouched workspace, a forward with save_for_backward just
 // before; without such a forward on that workspace the backward returns
-// cudaErrorInvalidValue and says so), else recomputes it. The BF16 backward consumes what
-// it reuses (it writes dO over o), so a second backward needs another such forward first
-// (or states_from_forward = false).
+// cudaErrorInvalidValue and says so; so it does where the segment settings below,
+// gdn_set_chunks_per_segment, gdn_set_segments or gdn_set_tail_segments, changed the forward's
+// segments in between), else recomputes it. The BF16 backward consumes what it reuses (it
+// writes dO over o), so a second backward needs another such forward first (or
+// states_from_forward = false).
 size_t gdn_workspace_bytes(const Shape& s);
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace,
