@@ -72,7 +72,7 @@ def main():
                     arm = 'A' if k == 0 else f'B{k}'
                     legend.setdefault(arm, f'{args.arm_by} {k}')
                 shape = ','.join(str(j[k]) for k in ('B', 'T', 'H', 'D', 'S'))
-                if args.arm_by == 'tail':  # (the arms' own counts differ: rows by the --nseg asked)
+                if args.arm_by == 'tail':  # (the arms' own counts differ: rows by the --cps and --nseg asked)
                     shape += f' cps={j.get("cps", 0)} nseg={j.get("nseg", 0)}'
                 elif 'segments' in j:  # (a --nseg sweep: each count its own row)
                     shape += f' seg={j["segments"]}'

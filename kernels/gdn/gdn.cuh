@@ -816,28 +816,29 @@ __device__ __forceinline__ int seg_c1(const KP& p, int c0) {
 }
 // A segment kernel's CTA: its segment and (b, h) pair (launch_bh's grid: NSEG x pairs; with
 // HYMO_GDN_TAIL, by the CTA's linear index: the pairs' long segments first, pair by pair, then
-// their short ones). x, y: blockIdx.x and .y.
+// their short ones).
 template <class KP>
-__device__ __forceinline__ void cta_place(const KP& p, int x, int y, int& seg, int& bh) {
+__device__ __forceinline__ void cta_place(const KP& p, int& seg, int& bh) {
 #if HYMO_GDN_TAIL
-  int q;
-  tail_place(y * int(gridDim.x) + x, int(gridDim.y), p.NSEG, p.nlong, seg, q);  // (gdn_place.h)
+  const int x = blockIdx.x, y = blockIdx.y;
+  int q;  // (gdn_place.h)
+  tail_place(y * int(gridDim.x) + x, int(gridDim.y), p.NSEG, p.nlong, seg, q);
   bh = q + p.bh0;
 #else
-  seg = x;
-  bh = y + p.bh0;
+  seg = blockIdx.x;
+  bh = blockIdx.y + p.bh0;
 #endif
 }
 template <class KP>
 __device__ __forceinline__ int cta_seg(const KP& p) {
   int seg, bh;
-  cta_place(p, blockIdx.x, blockIdx.y, seg, bh);
+  cta_place(p, seg, bh);
   return seg;
 }
 template <class KP>
 __device__ __forceinline__ int cta_bh(const KP& p) {
   int seg, bh;
-  cta_place(p, blockIdx.x, blockIdx.y, seg, bh);
+  cta_place(p, seg, bh);
   return bh;
 }
 

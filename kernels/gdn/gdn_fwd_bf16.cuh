@@ -1034,9 +1034,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // the segment's end chunk, c1, recomputed at each use rather than kept in a register across
   // the loop: with HYMO_GDN_TAIL from c0, which the loop keeps anyway (k = ch - c0; the
   // placement's division recomputed from blockIdx cost the training pass 8 bytes of spills, this
-  // form 4);
-  // without it from blockIdx (ctaid_x_fresh: cta_seg's value) as the next segment's start (the
-  // form c0 + cps gave this pass other machine code throughout)
+  // form 4); without it from blockIdx (ctaid_x_fresh: cta_seg's value) as the next segment's
+  // start (the form c0 + cps gave this pass other machine code throughout)
 #if HYMO_GDN_TAIL
   const auto c1_now = [&]() { return seg_c1(p, c0); };
 #else
