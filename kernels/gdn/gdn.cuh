@@ -846,6 +846,15 @@ enum Mode { MODE_STATE = 0, MODE_OUT = 1, MODE_BPREP = 2 };
 
 struct KParams {
   int B, T, H, NC, cps, NSEG;
+  // segments 0 .. nlong - 1 of cps chunks, the rest of cps2 (HYMO_GDN_TAIL: seg_c0). Where they
+  // sit changes the kernels' register allocation: with the switch, here (beside the other
+  // segment fields; placed last, its training output pass spilled 16 bytes rather than 4:
+  // -Xptxas -v, the S = 32 unit); without it, last (here, the default kernels' code changed
+  // throughout; last, only the parameters' offsets: GDN_SAME_PARAMS=1 scripts/gdn-sass-same.sh).
+  // One build's host and device code see the same layout.
+#if HYMO_GDN_TAIL
+  int nlong, cps2;
+#endif
   int bh0;  // (b, h) of blockIdx.y = 0: grids over more than 65535 pairs launch in slices
   float eps;
   const void *v, *b, *c, *gate, *z, *dout;
@@ -867,9 +876,9 @@ struct KParams {
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
   float *sp_dc, *sp_db, *sp_dg;
-  // segments 0 .. nlong - 1 of cps chunks, the rest of cps2 (HYMO_GDN_TAIL: seg_c0; last, so that
-  // the fields above keep their offsets in the kernels' parameter space)
-  int nlong, cps2;
+#if !HYMO_GDN_TAIL
+  int nlong, cps2;  // (above)
+#endif
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
