@@ -3,10 +3,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <initializer_list>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "gdn.h"
 #include "gdn_impl.cuh"
@@ -108,6 +110,60 @@ bool split(const Shape& s) { return dev::split_variant(s.dtype == DType::BF16, s
 
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
+// HYMO_GDN_TAIL's rule: how many segments of each (b, h) to split in halves. The passes whose
+// last waves it fills are modelled as lists of CTAs placed in order on the first free slot (as
+// the hardware places a grid's CTAs), each CTA taking o + c microseconds a chunk (run 247's clock
+// stamps at the default shape on an H100: medians of the wait and prologue, and of a middle
+// chunk): the backward main kernel (2 CTAs an SM; o 5.0, c 6.8), the training output pass (3 an
+// SM; 3.6, 6.0) and the adjoint pass (2 an SM, over head pairs; 6.9, 6.6). The split count of 0
+// to 3 with the shortest sum of the three spans wins where it is at least 2% shorter than none
+// (the placement's own cost with no split: forward + backward +0.4%, training forward +1.0%, run
+// 246). Run 246 (H100, two rounds, forward + backward against no split; the model's pick in
+// brackets): B=4 T=4096 H=28 1 -3.1% [1], 2 -2.4%, 3 -2.1%; S = 16 1 -4.8% [1]; T = 2048 1 -3.2% [1];
+// B = 1 2 -3.2% [2], 3 -6.0%; H = 16 2 -3.1% [2]; H = 64 (4 segments) 1 +0.2%, 2 +0.4%, 3 +1.8% [0].
+double tail_span(long n_long, long n_short, long slots, double o, double c, int cps, int cps2) {
+  std::vector<double> free_at(size_t(std::max(1L, slots)), 0.0);  // a min-heap of the slots' ends
+  double end = 0;
+  const auto later = std::greater<double>();
+  for (long i = 0; i < n_long + n_short; ++i) {
+    std::pop_heap(free_at.begin(), free_at.end(), later);
+    const double t = free_at.back() + o + c * (i < n_long ? cps : cps2);
+    free_at.back() = t;
+    std::push_heap(free_at.begin(), free_at.end(), later);
+    end = std::max(end, t);
+  }
+  return end;
+}
+int tail_rule(long BH, int NC, int cps, int NSEG, int sms) {
+  if (!HYMO_GDN_TAIL || cps % 2 != 0 || NSEG < 2) return 0;
+  static std::mutex mu;
+  static std::unordered_map<std::string, int> picked;
+  const std::string key = std::to_string(BH) + ' ' + std::to_string(NC) + ' ' + std::to_string(cps) +
+                          ' ' + std::to_string(NSEG) + ' ' + std::to_string(sms);
+  std::lock_guard<std::mutex> lk(mu);
+  if (auto it = picked.find(key); it != picked.end()) return it->second;
+  auto spans = [&](int k) {
+    const int nlong = std::max(0, NSEG - k), cps2 = cps / 2;
+    const int nshort = k ? (NC - nlong * cps + cps2 - 1) / cps2 : 0;
+    return tail_span(BH * nlong, BH * nshort, 2L * sms, 5.0, 6.8, cps, cps2) +
+           tail_span(BH * nlong, BH * nshort, 3L * sms, 3.6, 6.0, cps, cps2) +
+           tail_span((BH + 1) / 2 * nlong, (BH + 1) / 2 * nshort, 2L * sms, 6.9, 6.6, cps, cps2);
+  };
+  const double none = spans(0);
+  int best = 0;
+  double best_span = none;
+  for (int k = 1; k <= std::min(3, NSEG); ++k) {
+    const double t = spans(k);
+    if (t < best_span) best = k, best_span = t;
+  }
+  if (best_span > 0.98 * none) best = 0;
+  picked.emplace(key, best);
+  return best;
+}
+// Where the rule applies: the staged BF16 backward main kernel at 2 CTAs an SM (S <= 32), with
+// D = 32, the shapes run 246 measured (D = 16 keeps its shorter segments, HYMO_GDN_CPS_LONG).
+bool tail_rule_applies(const Shape& s) { return staged(s) && !split(s) && s.S <= 32 && s.D == 32; }
+
 struct Layout {
   // NSEG segments a (b, h): nlong of cps chunks, then NSEG - nlong of cps2 (HYMO_GDN_TAIL), the
   // last one shorter; NSEG_plain: the count without the split (the staged plain forward's)
@@ -189,7 +245,9 @@ Layout layout(const Shape& s) {
   }
   // HYMO_GDN_TAIL (gdn.cuh): the last `tail` segments of each (b, h) split in halves, whose CTAs
   // the kernels dispatch after every long segment's (cta_place), so that the passes' last waves
-  // hold short CTAs. The rule: none yet (gdn_set_tail_segments sets it). Where the calls are
+  // hold short CTAs. The rule (tail_rule, above): where the segment count is the automatic one
+  // and the backward main kernel is the staged one of S <= 32, D = 32, the count of 0 to 3 whose
+  // modelled spans are shortest (unless gdn_set_tail_segments sets it). Where the calls are
   // staged and not split (S, D <= 64), the plain forward keeps the segments unsplit unless asked
   // (gdn_forward; session 21's run 126 measured it 1.5-2.5% slower at every split count, with the
   // grids turned segment-major, which this placement does not do); its backward needs a saving
@@ -197,7 +255,10 @@ Layout layout(const Shape& s) {
   L.NSEG_plain = L.NSEG;
   L.nlong = L.NSEG;
   L.cps2 = L.cps;
-  const int tail = g_tail_override >= 0 ? g_tail_override : 0;
+  const bool automatic = g_cps_override <= 0 && g_nseg_override <= 0;
+  const int tail = g_tail_override >= 0 ? g_tail_override
+                   : automatic && tail_rule_applies(s) ? tail_rule(BH, L.NC, L.cps, L.NSEG, sm_count())
+                                                        : 0;
   if (HYMO_GDN_TAIL && tail > 0 && L.cps % 2 == 0) {
     L.nlong = std::max(0, L.NSEG - tail);
     L.cps2 = L.cps / 2;

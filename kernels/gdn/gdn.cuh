@@ -790,7 +790,7 @@ __device__ __forceinline__ int ctaid_x_fresh() {
 // 0: blockIdx.x the segment, blockIdx.y the pair, every segment cps chunks (the default kernels'
 // code unchanged).
 #ifndef HYMO_GDN_TAIL
-#define HYMO_GDN_TAIL 0
+#define HYMO_GDN_TAIL 1
 #endif
 
 // The segments of a (b, h): nlong segments of cps chunks, then NSEG - nlong of cps2 (HYMO_GDN_TAIL;
@@ -821,6 +821,11 @@ template <class KP>
 __device__ __forceinline__ void cta_place(const KP& p, int& seg, int& bh) {
 #if HYMO_GDN_TAIL
   const int x = blockIdx.x, y = blockIdx.y;
+  if (p.nlong == p.NSEG) {  // no split (the plain forward, and shapes the rule leaves): the grid's order
+    seg = x;
+    bh = y + p.bh0;
+    return;
+  }
   int q;  // (gdn_place.h)
   tail_place(y * int(gridDim.x) + x, int(gridDim.y), p.NSEG, p.nlong, seg, q);
   bh = q + p.bh0;

@@ -31,7 +31,8 @@ int main() {
   if (cudaGetDevice(&dev) == cudaSuccess)
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   cudaGetLastError();
-  // the automatic rule (NC = T / 64 chunks a (b, h))
+  // the automatic rule (NC = T / 64 chunks a (b, h)), no segment split in halves (below)
+  gdn_set_tail_segments(0);
   expect("default shape: 8 chunks", mk(4, 4096, 28, 32, 32), 8);
   expect("H = 64: 16 chunks", mk(4, 4096, 64, 32, 32), 4);
   expect("H = 32: 8 chunks", mk(4, 4096, 32, 32, 32), 8);
@@ -83,6 +84,34 @@ int main() {
     gdn_set_tail_segments(100);
     expect("tail past the segments: 16 of 4", mk(4, 4096, 28, 32, 32), tb ? 16 : 8);
     gdn_set_tail_segments(-1);
+  }
+  // HYMO_GDN_TAIL's rule (gdn.cu's tail_rule: the count of 0 to 3 whose modelled spans of the
+  // backward main kernel, the training output pass and the adjoint pass are shortest, at least 2%
+  // below none), where S <= 32, D = 32 and the segment count is automatic; the picks of run 246's
+  // shapes are its best or near it (docs/kernels/gdn.md, "Segment length")
+  if (gdn_tail_segments_built() && sms == 132) {
+    expect("split rule: default shape, 1 of 8", mk(4, 4096, 28, 32, 32), 9);
+    expect("split rule: S = 16, 1 of 8", mk(4, 4096, 28, 32, 16), 9);
+    expect("split rule: T = 2048, 1 of 8", mk(4, 2048, 28, 32, 32), 9);
+    expect("split rule: B = 1, 2 of 16", mk(1, 4096, 28, 32, 32), 18);
+    expect("split rule: H = 16, 2 of 8", mk(4, 4096, 16, 32, 32), 10);
+    expect("split rule: H = 64, none of 4", mk(4, 4096, 64, 32, 32), 4);
+    expect("split rule: H = 32, none of 8", mk(4, 4096, 32, 32, 32), 8);
+    expect("split rule: T = 512, none (odd length)", mk(4, 512, 28, 32, 32), 4);
+    expect("split rule: D = 16, none", mk(4, 4096, 16, 16, 32), 16);
+    gdn_set_tail_segments(0);
+    const int d64 = gdn_segments(mk(4, 4096, 28, 64, 64));
+    gdn_set_tail_segments(-1);
+    expect("split rule: D = 64, none", mk(4, 4096, 28, 64, 64), d64);
+    gdn_set_segments(8);
+    expect("split rule: none with gdn_set_segments", mk(4, 4096, 28, 32, 32), 8);
+    gdn_set_segments(0);
+    gdn_set_tail_segments(2);
+    expect("gdn_set_tail_segments overrides the rule", mk(4, 4096, 64, 32, 32), 6);
+    gdn_set_tail_segments(-1);
+  } else {
+    std::printf("  skip the split rule's cases: %s\n",
+                gdn_tail_segments_built() ? "this device has another SM count than 132" : "a build without HYMO_GDN_TAIL");
   }
   expect("a rejected shape: 0", mk(1, 64, 2, 24, 32), 0);
   // gdn_saved_o: inside the workspace for the staged BF16 kernels, none elsewhere
