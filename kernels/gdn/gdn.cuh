@@ -775,7 +775,7 @@ __device__ __forceinline__ int ctaid_x_fresh() {
   return x;
 }
 
-// HYMO_GDN_TAIL (session 49; default 0 until measured): the segment kernels' CTAs read their
+// HYMO_GDN_TAIL (session 49; on by default since session 50): the segment kernels' CTAs read their
 // segment and (b, h) pair through the mapping below, which lets a layout end each (b, h) with
 // shorter segments (KParams::nlong, cps2; gdn.cu's layout(), gdn_set_tail_segments) and
 // dispatches every long segment's CTA before any short one's. The hardware places a grid's CTAs
@@ -785,42 +785,50 @@ __device__ __forceinline__ int ctaid_x_fresh() {
 // training output pass's 142). Session 21's HYMO_GDN_SEG_TAIL (run 126; removed in session 37)
 // did the same with grids turned to (b, h) x segment: forward + backward -2.0% at the default
 // shape with one segment split, the plain forward +1.5..2.5%, other shapes slower; this form
-// leaves the staged plain forward (S, D <= 64 in BF16) unsplit unless asked (gdn.cu) and the
-// rule to a measurement (the queue's calls 246 and 247).
-// 0: blockIdx.x the segment, blockIdx.y the pair, every segment cps chunks (the default kernels'
-// code unchanged).
+// leaves the staged plain forward (S, D <= 64 in BF16) unsplit unless asked (gdn.cu). Run 246
+// (H100): one segment split at the default shape, forward + backward -3.1% against none, the
+// training forward -0.8%; gdn.cu's tail_rule picks the count per shape (docs/kernels/gdn.md,
+// "Segment length"). 0: blockIdx.x the segment, blockIdx.y the pair, every segment cps chunks
+// (the kernels' code before session 49).
 #ifndef HYMO_GDN_TAIL
 #define HYMO_GDN_TAIL 1
 #endif
 
 // The segments of a (b, h): nlong segments of cps chunks, then NSEG - nlong of cps2 (HYMO_GDN_TAIL;
 // else, and where nlong = NSEG, all of cps), the last one shorter where the lengths do not add up
-// to NC. The first chunk of segment seg < NSEG:
-template <class KP>
+// to NC. GRID: a kernel that only runs unsplit layouts (the plain forward's state pass with
+// HYMO_GDN_PK2, which run_fwd_staged launches only where nlong = NSEG): the grid's order and
+// cps-chunk segments, as without the switch (with it that pass took 73 registers instead of 64,
+// 3 CTAs an SM instead of 4: the forward +7% at H = 32, the A/B of session 50). The first chunk
+// of segment seg < NSEG:
+template <bool GRID = false, class KP>
 __device__ __forceinline__ int seg_c0(const KP& p, int seg) {
 #if HYMO_GDN_TAIL
-  return tail_c0(seg, p.nlong, p.cps, p.cps2);  // (gdn_place.h)
-#else
-  return seg * p.cps;
+  if constexpr (!GRID) return tail_c0(seg, p.nlong, p.cps, p.cps2);  // (gdn_place.h)
 #endif
+  return seg * p.cps;
 }
 // The end of the segment that starts at chunk c0 (seg_c0(p, seg + 1), at most NC): the long
 // segments are the chunks before nlong cps.
-template <class KP>
+template <bool GRID = false, class KP>
 __device__ __forceinline__ int seg_c1(const KP& p, int c0) {
 #if HYMO_GDN_TAIL
-  return tail_c1(c0, p.NC, p.nlong, p.cps, p.cps2);  // (gdn_place.h)
-#else
-  return min(p.NC, c0 + p.cps);
+  if constexpr (!GRID) return tail_c1(c0, p.NC, p.nlong, p.cps, p.cps2);  // (gdn_place.h)
 #endif
+  return min(p.NC, c0 + p.cps);
 }
 // A segment kernel's CTA: its segment and (b, h) pair (launch_bh's grid: NSEG x pairs; with
 // HYMO_GDN_TAIL, by the CTA's linear index: the pairs' long segments first, pair by pair, then
 // their short ones).
-template <class KP>
+template <bool GRID = false, class KP>
 __device__ __forceinline__ void cta_place(const KP& p, int& seg, int& bh) {
 #if HYMO_GDN_TAIL
   const int x = blockIdx.x, y = blockIdx.y;
+  if constexpr (GRID) {
+    seg = x;
+    bh = y + p.bh0;
+    return;
+  }
   if (p.nlong == p.NSEG) {  // no split (the plain forward, and shapes the rule leaves): the grid's order
     seg = x;
     bh = y + p.bh0;
@@ -834,16 +842,16 @@ __device__ __forceinline__ void cta_place(const KP& p, int& seg, int& bh) {
   bh = blockIdx.y + p.bh0;
 #endif
 }
-template <class KP>
+template <bool GRID = false, class KP>
 __device__ __forceinline__ int cta_seg(const KP& p) {
   int seg, bh;
-  cta_place(p, seg, bh);
+  cta_place<GRID>(p, seg, bh);
   return seg;
 }
-template <class KP>
+template <bool GRID = false, class KP>
 __device__ __forceinline__ int cta_bh(const KP& p) {
   int seg, bh;
-  cta_place(p, seg, bh);
+  cta_place<GRID>(p, seg, bh);
   return bh;
 }
 

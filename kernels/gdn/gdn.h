@@ -89,10 +89,11 @@ cudaError_t gdn_backward(const Shape& s, const BwdArgs& a, void* workspace,
 // nseg) chunks a segment, the last one shorter). Each changes gdn_workspace_bytes.
 void gdn_set_chunks_per_segment(int cps);
 void gdn_set_segments(int nseg);
-// Tuning (HYMO_GDN_TAIL, docs/kernels/gdn.md; a build with -DHYMO_GDN_TAIL=1, else no effect):
-// the last n segments of each (b, h), as the two calls above set them, split in halves (where
+// Tuning (HYMO_GDN_TAIL, docs/kernels/gdn.md; on by default, a build with -DHYMO_GDN_TAIL=0 ignores
+// it): the last n segments of each (b, h), as the two calls above set them, split in halves (where
 // their length is even), the CTAs of every (b, h)'s long segments dispatched before any short
-// one's; -1 (the default): the layout's rule. Where S, D <= 64 in BF16 the plain forward (no
+// one's; -1 (the default): the layout's rule (0 to 3 where S <= 32, D = 32 and the segment count
+// is automatic, else none). Where S, D <= 64 in BF16 the plain forward (no
 // save_for_backward) keeps its segments unsplit, unless plain_too. Changes gdn_segments (the
 // split count) and gdn_workspace_bytes. gdn_tail_segments_built: whether this build has the
 // switch.

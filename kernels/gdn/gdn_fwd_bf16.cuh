@@ -653,8 +653,9 @@ __device__ __forceinline__ float segment_local_state(
 #endif
 // HYMO_GDN_STATE_PAIR: the (b, h) pair of head `half` (0 or 1) of the head pair that blockIdx.y
 // (+ p.bh0) names (H even)
+template <bool GRID = false>
 __device__ __forceinline__ int state_pair_bh(const KParams& p, int half) {
-  const int bp = cta_bh(p), hp = p.H / 2;
+  const int bp = cta_bh<GRID>(p), hp = p.H / 2;
   return (bp / hp) * p.H + 2 * (bp % hp) + half;
 }
 
@@ -685,10 +686,11 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   float* A2 = G + C;
 
   // this thread's (b, h) pair (PAIR: blockIdx.y a head pair), b and h
-  const int seg = cta_seg(p), bh = PAIR ? state_pair_bh(p, half) : cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  // (PK: the plain forward's, launched only on unsplit layouts: the grid's order, seg_c0's GRID)
+  const int seg = cta_seg<PK>(p), bh = PAIR ? state_pair_bh<PK>(p, half) : cta_bh<PK>(p), bb = bh / p.H, h = bh % p.H;
   // tid, w: the thread and warp within its head's 2 C threads
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5;
-  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
+  const int c0 = seg_c0<PK>(p, seg), c1 = seg_c1<PK>(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;

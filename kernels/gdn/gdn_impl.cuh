@@ -232,12 +232,16 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
 template <int S, int D, bool FUSED, class HM = HeadMap<>>
 cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
+  // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only (the training
+  // forward's entering states, and so o, must stay FP32-accurate); it runs the grid's order, so
+  // only unsplit layouts (HYMO_GDN_TAIL: a plain forward split on request takes the other)
+  const bool pk = !train && pk2_at(S) && HYMO_GDN_PK2_STATE && p.nlong == p.NSEG;
   // HYMO_GDN_STATE_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
   bool paired = false;
   if constexpr (state_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
     if (p.H % 2 == 0 && state_pair_on()) {
       using PF = PlanF<S, D, C>;
-      auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false, true>
+      auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false, true>
                                                          : state_bf16_kernel<S, D, C, FUSED, HM, true, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_state2));
       HYMO_GDN_TRY(launch_pairs(k, p, 2 * PF::NTH, PF::bytes_state2, st));
@@ -245,10 +249,8 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     }
   }
   if (!paired) {
-    // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only; the training
-    // forward's entering states (and so o) must stay FP32-accurate
     using PF = PlanF<S, D, C>;
-    auto k = train || !(pk2_at(S) && HYMO_GDN_PK2_STATE) ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
+    auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
