@@ -15,7 +15,8 @@
 # prebuilt here with the same flags (scripts/gdn-prebuild.sh with GDN_AB_FLAGS, carried
 # as .gdn-prebuilt, under any name there) is not rebuilt.
 # The log ends with scripts/gdn-ab-summary.py's table (each arm's median against A's), also
-# in $OUT/ab-summary.txt; $OUT/variant-dirs.txt names the variants' build folders, a line each.
+# in $OUT/ab-summary.txt (GDN_AB_SUMMARY_ARGS: its arguments, e.g. --by-asked where the arms'
+# segment rules differ); $OUT/variant-dirs.txt names the variants' build folders, a line each.
 # Usage (repo root, on the device): OUT=/some/dir GDN_AB_FLAGS="..." scripts/device-gdn-ab.sh
 set -o pipefail
 OUT=${OUT:-/tmp/gdn-out}
@@ -58,4 +59,4 @@ for r in $(seq "${GDN_AB_ROUNDS:-3}"); do
 done
 # medians against A's (scripts/gdn-ab-summary.py; also runs here on a fetched ab.log)
 echo "== summary (median of each arm against A's)" | tee -a "$OUT/ab.log"
-python3 "$ROOT/scripts/gdn-ab-summary.py" "$OUT/ab.log" | tee "$OUT/ab-summary.txt" | tee -a "$OUT/ab.log"
+python3 "$ROOT/scripts/gdn-ab-summary.py" "$OUT/ab.log" ${GDN_AB_SUMMARY_ARGS:-} | tee "$OUT/ab-summary.txt" | tee -a "$OUT/ab.log"

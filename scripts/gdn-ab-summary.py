@@ -18,8 +18,10 @@ where its FIELD is 0, else B<FIELD> (e.g. --arm-by state_pair: the one-head stat
 the head-pair one of `hymo_gdn_bench --state-pair 0,1`, both in one process). Rows are by shape
 and segment count, except with --arm-by tail (`hymo_gdn_bench --tail 0,1,..`, whose arms differ in
 their counts by design): by shape and the --cps and --nseg asked ("cps=0 nseg=0": the automatic rule).
+--by-asked rows an A/B log the same way, for arms whose layouts differ (a change of the segment
+rule: A's automatic count 9 against B1's 8 would otherwise sit in two rows, neither compared).
 
-Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms] [--arm-by FIELD]
+Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms] [--arm-by FIELD] [--by-asked]
 LOG: ab.log, or the directory holding it (the call's $OUT, unpacked)
 """
 import argparse
@@ -44,6 +46,8 @@ def main():
                     help='comma-separated time fields of the JSON objects (bwd_ms: derived)')
     ap.add_argument('--arm-by', metavar='FIELD',
                     help='plain benchmark lines: arm A where FIELD is 0, else B<FIELD>')
+    ap.add_argument('--by-asked', action='store_true',
+                    help='rows by shape and the --cps and --nseg asked, not the segment count')
     args = ap.parse_args()
     fields = [f for f in args.fields.split(',') if f]
     runs = collections.defaultdict(lambda: collections.defaultdict(list))  # shape -> (arm, field) -> values
@@ -72,7 +76,7 @@ def main():
                     arm = 'A' if k == 0 else f'B{k}'
                     legend.setdefault(arm, f'{args.arm_by} {k}')
                 shape = ','.join(str(j[k]) for k in ('B', 'T', 'H', 'D', 'S'))
-                if args.arm_by == 'tail':  # (the arms' own counts differ: rows by the --cps and --nseg asked)
+                if args.arm_by == 'tail' or args.by_asked:  # (the arms' own counts differ: rows by the --cps and --nseg asked)
                     shape += f' cps={j.get("cps", 0)} nseg={j.get("nseg", 0)}'
                 elif 'segments' in j:  # (a --nseg sweep: each count its own row)
                     shape += f' seg={j["segments"]}'
