@@ -74,6 +74,10 @@ case "$CALL" in
       note() { [ "$1" -gt "$worst" ] && worst=$1; }
       OUT=$O/t GDN_SAN_TOOLS=memcheck GDN_SAN_TIMEOUT=120 bounded 250 scripts/device-gdn.sh build test san
       note $?
+      # (device-gdn.sh exits non-zero only where its build fails: the test's and memcheck's own
+      # verdicts are in their logs)
+      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
+      grep -q "^exit 0" "$O/t/san-memcheck.log" 2> /dev/null || { echo "device-gdn-queue: memcheck did not pass"; note 1; }
       OUT=$O/ab GDN_AB_FLAGS=@7514cba GDN_AB_TEST=0 GDN_AB_ROUNDS=3 GDN_AB_SUMMARY_ARGS=--by-asked \
         GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 1,4096,28,32,32 4,4096,16,32,32 4,4096,24,32,32 4,4096,20,32,32 4,4096,32,32,32" \
         bounded 280 scripts/device-gdn-ab.sh

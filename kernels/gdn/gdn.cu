@@ -256,15 +256,25 @@ Layout layout(const Shape& s) {
   L.nlong = L.NSEG;
   L.cps2 = L.cps;
   const bool automatic = g_cps_override <= 0 && g_nseg_override <= 0;
+  const bool ruled = g_tail_override < 0 && automatic && tail_rule_applies(s);
   const int tail = g_tail_override >= 0 ? g_tail_override
-                   : automatic && tail_rule_applies(s) ? tail_rule(BH, L.NC, L.cps, L.NSEG, sm_count())
-                                                        : 0;
-  if (HYMO_GDN_TAIL && tail > 0 && L.cps % 2 == 0) {
+                   : ruled ? tail_rule(BH, L.NC, L.cps, L.NSEG, sm_count())
+                           : 0;
+  // the segment count of `k` split segments (cps / 2 chunks each, where cps is even)
+  auto split_count = [&](int k) {
+    if (!HYMO_GDN_TAIL || k <= 0 || L.cps % 2 != 0) return L.NSEG_plain;
+    const int nlong = std::max(0, L.NSEG_plain - k), cps2 = L.cps / 2;
+    return nlong + (L.NC - nlong * L.cps + cps2 - 1) / cps2;
+  };
+  if (split_count(tail) != L.NSEG_plain) {
     L.nlong = std::max(0, L.NSEG - tail);
     L.cps2 = L.cps / 2;
-    const int rest = L.NC - L.nlong * L.cps;
-    L.NSEG = L.nlong + (rest + L.cps2 - 1) / L.cps2;
+    L.NSEG = split_count(tail);
   }
+  // The per-segment buffers hold the rule's largest count (3), not only its pick: the pick
+  // depends on the SM count, and a workspace sized on one device must not run short on another
+  // for the rule's sake (HYMO_GDN_CPS_FILL's lengths still depend on it: gdn_workspace_bytes)
+  const size_t NSEGb = size_t(std::max(L.NSEG, ruled ? split_count(3) : L.NSEG));
   size_t off = 0;
   auto take = [&](size_t floats) {
     const size_t o = off;
@@ -278,17 +288,17 @@ Layout layout(const Shape& s) {
   // sp_gsum
   const bool sp = split(s);
   const size_t ns = sp ? dev::split_ns(s.S) : 1, nv = sp ? dev::split_nv(s.D) : 1, nb = ns * nv;
-  L.segstate = take(sp ? 0 : BH * L.NSEG * SD);
-  L.seggsum = take(sp ? 0 : BH * L.NSEG);
+  L.segstate = take(sp ? 0 : BH * NSEGb * SD);
+  L.seggsum = take(sp ? 0 : BH * NSEGb);
   L.h0buf = take(BH * L.NC * SD);
   L.dObuf = take(BTH * s.D);
-  L.dHseg = take(BH * L.NSEG * SD);
-  L.dApart = take(BH * L.NSEG * s.S * nv);
-  L.dwpart = take(BH * L.NSEG * s.D);
-  L.dDpart = take(2 * BH * L.NSEG);  // doubles
-  L.ddtpart = take(BH * L.NSEG * nb);
-  L.sp_state = take(sp ? BH * L.NSEG * SD : 0);
-  L.sp_gsum = take(sp ? nb * BH * L.NSEG : 0);
+  L.dHseg = take(BH * NSEGb * SD);
+  L.dApart = take(BH * NSEGb * s.S * nv);
+  L.dwpart = take(BH * NSEGb * s.D);
+  L.dDpart = take(2 * BH * NSEGb);  // doubles
+  L.ddtpart = take(BH * NSEGb * nb);
+  L.sp_state = take(sp ? BH * NSEGb * SD : 0);
+  L.sp_gsum = take(sp ? nb * BH * NSEGb : 0);
   L.sp_o = take(sp ? BTH * s.D * ns : 0);
   L.sp_dc = take(sp ? BTH * s.S * nv : 0);
   L.sp_db = take(sp ? BTH * s.S * nv : 0);

@@ -76,7 +76,8 @@ const char* gdn_last_error();
 // gdn_set_chunks_per_segment, gdn_set_segments or gdn_set_tail_segments, changed the forward's
 // segments in between), else recomputes it. The BF16 backward consumes what it reuses (it
 // writes dO over o), so a second backward needs another such forward first (or
-// states_from_forward = false).
+// states_from_forward = false). The size is the current device's: the automatic segment
+// lengths depend on its SM count (HYMO_GDN_CPS_FILL), so size a workspace on the device that uses it.
 size_t gdn_workspace_bytes(const Shape& s);
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace,

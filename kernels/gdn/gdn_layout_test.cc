@@ -97,8 +97,10 @@ int main() {
     expect("split rule: H = 16, 2 of 8", mk(4, 4096, 16, 32, 32), 10);
     expect("split rule: H = 64, none of 4", mk(4, 4096, 64, 32, 32), 4);
     expect("split rule: H = 32, none of 8", mk(4, 4096, 32, 32, 32), 8);
-    expect("split rule: T = 512, none (odd length)", mk(4, 512, 28, 32, 32), 4);
-    expect("split rule: D = 16, none", mk(4, 4096, 16, 16, 32), 16);
+    expect("split rule: T = 512, none (one wave)", mk(4, 512, 28, 32, 32), 4);
+    // D = 16 (B=1 H=28: 16 segments of 4 chunks), where the model without the rule's D = 32 gate
+    // would pick 2
+    expect("split rule: D = 16, none", mk(1, 4096, 28, 16, 32), 16);
     gdn_set_tail_segments(0);
     const int d64 = gdn_segments(mk(4, 4096, 28, 64, 64));
     gdn_set_tail_segments(-1);
@@ -108,6 +110,16 @@ int main() {
     gdn_set_segments(0);
     gdn_set_tail_segments(2);
     expect("gdn_set_tail_segments overrides the rule", mk(4, 4096, 64, 32, 32), 6);
+    // the workspace holds the rule's largest count (3 split), whatever it picks on this device
+    for (const Shape& w : {mk(4, 4096, 28, 32, 32), mk(4, 4096, 64, 32, 32)}) {
+      gdn_set_tail_segments(3);
+      const size_t three = gdn_workspace_bytes(w);
+      gdn_set_tail_segments(-1);
+      const size_t ruled = gdn_workspace_bytes(w);
+      std::printf("  %-4s workspace under the rule, H = %d: %zu bytes (3 split: %zu)\n", ruled == three ? "ok" : "FAIL",
+                  w.H, ruled, three);
+      g_fail += ruled != three;
+    }
     gdn_set_tail_segments(-1);
   } else {
     std::printf("  skip the split rule's cases: %s\n",
