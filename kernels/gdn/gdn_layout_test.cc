@@ -90,17 +90,24 @@ int main() {
   // below none), where S <= 32, D = 32 and the segment count is automatic; the picks of run 246's
   // shapes are its best or near it (docs/kernels/gdn.md, "Segment length")
   if (gdn_tail_segments_built() && sms == 132) {
-    expect("split rule: default shape, 1 of 8", mk(4, 4096, 28, 32, 32), 9);
-    expect("split rule: S = 16, 1 of 8", mk(4, 4096, 28, 32, 16), 9);
-    expect("split rule: T = 2048, 1 of 8", mk(4, 2048, 28, 32, 32), 9);
-    expect("split rule: B = 1, 2 of 16", mk(1, 4096, 28, 32, 32), 18);
-    expect("split rule: H = 16, 2 of 8", mk(4, 4096, 16, 32, 32), 10);
-    expect("split rule: H = 64, none of 4", mk(4, 4096, 64, 32, 32), 4);
-    expect("split rule: H = 32, none of 8", mk(4, 4096, 32, 32, 32), 8);
-    expect("split rule: T = 512, none (one wave)", mk(4, 512, 28, 32, 32), 4);
-    // D = 16 (B=1 H=28: 16 segments of 4 chunks), where the model without the rule's D = 32 gate
-    // would pick 2
-    expect("split rule: D = 16, none", mk(1, 4096, 28, 16, 32), 16);
+    // {what, B, T, H, D, S, segments}; D = 16 at B=1 H=28 (16 segments of 4 chunks), where the
+    // model without the rule's D = 32 gate would pick 2
+    struct Pick {
+      const char* what;
+      int B, T, H, D, S, want;
+    };
+    static const Pick picks[] = {
+        {"split rule: default shape, 1 of 8", 4, 4096, 28, 32, 32, 9},
+        {"split rule: S = 16, 1 of 8", 4, 4096, 28, 32, 16, 9},
+        {"split rule: T = 2048, 1 of 8", 4, 2048, 28, 32, 32, 9},
+        {"split rule: B = 1, 2 of 16", 1, 4096, 28, 32, 32, 18},
+        {"split rule: H = 16, 2 of 8", 4, 4096, 16, 32, 32, 10},
+        {"split rule: H = 64, none of 4", 4, 4096, 64, 32, 32, 4},
+        {"split rule: H = 32, none of 8", 4, 4096, 32, 32, 32, 8},
+        {"split rule: T = 512, none (one wave)", 4, 512, 28, 32, 32, 4},
+        {"split rule: D = 16, none", 1, 4096, 28, 16, 32, 16},
+    };
+    for (const Pick& k : picks) expect(k.what, mk(k.B, k.T, k.H, k.D, k.S), k.want);
     gdn_set_tail_segments(0);
     const int d64 = gdn_segments(mk(4, 4096, 28, 64, 64));
     gdn_set_tail_segments(-1);
