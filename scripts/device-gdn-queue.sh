@@ -19,20 +19,26 @@
 #        GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh; the device cannot build it) on nine shapes,
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 180 s)
+#   252  HYMO_GDN_STATE_GRID (session 50): the training forward's state pass in the grid's order
+#        where the rule splits nothing, against the default: B1's full test, then an A/B on four
+#        shapes (H = 32 and 64, where nothing is split; the default shape, where it is, so the
+#        switch changes nothing; D = S = 64, outside the rule), three rounds (about 150 s).
+#        Prebuilt with 250's set in one: GDN_AB_FLAGS="@7514cba;-DHYMO_GDN_STATE_GRID=1"
+#        scripts/gdn-prebuild.sh
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
 # only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
 # as run 229 (the query warps' parts skipped, timing only); session 48 ran 238 as runs 238 and 244 and
 # 218 as run 243; session 49 got no device and queued 246 and 247; session 50 ran them as runs 246
 # and 247 (the switch on by default since, with its rule; the calls removed, commit 815fa8c has them)
-# and queued 250 after runs 248 and 249;
+# and queued 250 after runs 248 and 249, and 252;
 # docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250) ;;
+  218 | 219 | 238 | 250 | 252) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238 or 250: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 252: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -84,6 +90,11 @@ case "$CALL" in
       note $?
       exit $worst
     ) > "$O/console.log" 2>&1
+    ;;
+  252)
+    OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_STATE_GRID=1 GDN_AB_TEST=full GDN_AB_TEST_TIMEOUT=150 GDN_AB_ROUNDS=3 \
+      GDN_AB_SHAPES="4,4096,32,32,32 4,4096,64,32,32 4,4096,28,32,32 4,4096,28,64,64" \
+      bounded 480 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?

@@ -1051,6 +1051,14 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #endif
 // HYMO_GDN_PK2_STATE (session 31; 0 turns it off): PK2's part in the plain forward's state pass
 // (the keys as BF16 only, one product); with 0 PK2 covers the output pass alone
+// HYMO_GDN_STATE_GRID (session 50; 0 by default, queued as call 252): the training forward's
+// state pass (no PK2) on unsplit layouts (HYMO_GDN_TAIL's rule picks none) launched as an
+// instantiation with the grid's order, as the plain forward's is: with the placement that pass
+// takes 80 registers instead of 74 at S = D = 32 (74 instead of 64 unfused, 3 CTAs an SM instead
+// of 4; -Xptxas -v), part of the 0.3-0.5% the placement costs where nothing is split (run 249).
+#ifndef HYMO_GDN_STATE_GRID
+#define HYMO_GDN_STATE_GRID 0
+#endif
 #ifndef HYMO_GDN_PK2_STATE
 #define HYMO_GDN_PK2_STATE 1
 #endif

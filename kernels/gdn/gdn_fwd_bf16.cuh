@@ -660,8 +660,11 @@ __device__ __forceinline__ int state_pair_bh(const KParams& p, int half) {
 }
 
 // PAIR (HYMO_GDN_STATE_PAIR; run_fwd_staged launches it where H is even): two adjacent heads a
-// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head.
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false>
+// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head. GRID: the grid's order and
+// cps-chunk segments (gdn.cuh's seg_c0), for unsplit layouts only: the PK pass always (the plain
+// forward's), the others with HYMO_GDN_STATE_GRID (gdn.cuh).
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false,
+          bool GRID = PK>
 __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
@@ -686,11 +689,11 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   float* A2 = G + C;
 
   // this thread's (b, h) pair (PAIR: blockIdx.y a head pair), b and h
-  // (PK: the plain forward's, launched only on unsplit layouts: the grid's order, seg_c0's GRID)
-  const int seg = cta_seg<PK>(p), bh = PAIR ? state_pair_bh<PK>(p, half) : cta_bh<PK>(p), bb = bh / p.H, h = bh % p.H;
+  // (GRID: launched only on unsplit layouts: the grid's order, seg_c0's GRID)
+  const int seg = cta_seg<GRID>(p), bh = PAIR ? state_pair_bh<GRID>(p, half) : cta_bh<GRID>(p), bb = bh / p.H, h = bh % p.H;
   // tid, w: the thread and warp within its head's 2 C threads
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5;
-  const int c0 = seg_c0<PK>(p, seg), c1 = seg_c1<PK>(p, c0);
+  const int c0 = seg_c0<GRID>(p, seg), c1 = seg_c1<GRID>(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;

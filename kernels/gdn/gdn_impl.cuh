@@ -236,13 +236,16 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   // forward's entering states, and so o, must stay FP32-accurate); it runs the grid's order, so
   // only unsplit layouts (HYMO_GDN_TAIL: a plain forward split on request takes the other)
   const bool pk = !train && pk2_at(S) && HYMO_GDN_PK2_STATE && p.nlong == p.NSEG;
+  // HYMO_GDN_STATE_GRID (gdn.cuh): the other passes' form in the grid's order where unsplit
+  const bool grid = HYMO_GDN_STATE_GRID && !pk && p.nlong == p.NSEG;
   // HYMO_GDN_STATE_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
   bool paired = false;
   if constexpr (state_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
     if (p.H % 2 == 0 && state_pair_on()) {
       using PF = PlanF<S, D, C>;
-      auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false, true>
-                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, true>;
+      auto k = pk     ? state_bf16_kernel<S, D, C, FUSED, HM, true, true>
+               : grid ? state_bf16_kernel<S, D, C, FUSED, HM, false, true, HYMO_GDN_STATE_GRID != 0>
+                      : state_bf16_kernel<S, D, C, FUSED, HM, false, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_state2));
       HYMO_GDN_TRY(launch_pairs(k, p, 2 * PF::NTH, PF::bytes_state2, st));
       paired = true;
@@ -250,7 +253,9 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   }
   if (!paired) {
     using PF = PlanF<S, D, C>;
-    auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
+    auto k = pk     ? state_bf16_kernel<S, D, C, FUSED, HM, true>
+             : grid ? state_bf16_kernel<S, D, C, FUSED, HM, false, false, HYMO_GDN_STATE_GRID != 0>
+                    : state_bf16_kernel<S, D, C, FUSED, HM, false>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
