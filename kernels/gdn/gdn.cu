@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -136,10 +138,10 @@ double tail_span(long n_long, long n_short, long slots, double o, double c, int 
 }
 int tail_rule(long BH, int NC, int cps, int NSEG, int sms) {
   if (!HYMO_GDN_TAIL || cps % 2 != 0 || NSEG < 2) return 0;
+  // (layout() runs on every call: the picks are kept by their inputs)
   static std::mutex mu;
-  static std::unordered_map<std::string, int> picked;
-  const std::string key = std::to_string(BH) + ' ' + std::to_string(NC) + ' ' + std::to_string(cps) +
-                          ' ' + std::to_string(NSEG) + ' ' + std::to_string(sms);
+  static std::map<std::tuple<long, int, int, int, int>, int> picked;
+  const auto key = std::make_tuple(BH, NC, cps, NSEG, sms);
   std::lock_guard<std::mutex> lk(mu);
   if (auto it = picked.find(key); it != picked.end()) return it->second;
   auto spans = [&](int k) {
@@ -260,14 +262,16 @@ Layout layout(const Shape& s) {
   const int tail = g_tail_override >= 0 ? g_tail_override
                    : ruled ? tail_rule(BH, L.NC, L.cps, L.NSEG, sm_count())
                            : 0;
-  // the segment count of `k` split segments (cps / 2 chunks each, where cps is even)
+  // the segment count with the last k split (nlong(k) long ones, then cps / 2 chunks each, where
+  // cps is even)
+  auto nlong = [&](int k) { return std::max(0, L.NSEG_plain - k); };
   auto split_count = [&](int k) {
     if (!HYMO_GDN_TAIL || k <= 0 || L.cps % 2 != 0) return L.NSEG_plain;
-    const int nlong = std::max(0, L.NSEG_plain - k), cps2 = L.cps / 2;
-    return nlong + (L.NC - nlong * L.cps + cps2 - 1) / cps2;
+    const int cps2 = L.cps / 2;
+    return nlong(k) + (L.NC - nlong(k) * L.cps + cps2 - 1) / cps2;
   };
   if (split_count(tail) != L.NSEG_plain) {
-    L.nlong = std::max(0, L.NSEG - tail);
+    L.nlong = nlong(tail);
     L.cps2 = L.cps / 2;
     L.NSEG = split_count(tail);
   }
