@@ -46,6 +46,16 @@
 #define HYMO_GDN_BWD_LOOP
 #define HYMO_GDN_BWD_UNROLL _Pragma("unroll")
 #endif
+// HYMO_GDN_BWD_PAIR2 (session 51; default 0, a bit mask): the off-diagonal pair loops unrolled by
+// two instead of rolled, so that two pairs' independent product chains can interleave (docs/kernels/
+// gdn-bwd-plan.md C3: the roles stall mostly on dependent mma chains, 'wait'): bit 1 the query
+// warps' dc pairs, bit 2 the key warps' db pairs, bit 4 their dv pairs. The same arithmetic in the
+// same order (the same bits). Registers of the fused S = 32 kernel (-Xptxas -v; 121 without): 6 (the
+// key warps' loops) 127, 4 (dv) 125, no spill; 7 spills 8 bytes, 2 at S = 16 unfused 4 bytes.
+// Queued as call 253 (scripts/device-gdn-queue.sh).
+#ifndef HYMO_GDN_BWD_PAIR2
+#define HYMO_GDN_BWD_PAIR2 0
+#endif
 
 // HYMO_GDN_BWD_BAL (session 8; default 2 since run 58, 0 turns it off): the key warps' dv
 // goes to block NW-1-w, so that every key warp does the same number of off-diagonal
@@ -855,7 +865,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
       }
+#if HYMO_GDN_BWD_PAIR2 & 1
+      #pragma unroll 2
+#else
       HYMO_GDN_BWD_LOOP
+#endif
       for (int j = 0; j < (HYMO_GDN_DIAG_NO_QPAIRS ? 0 : w); ++j) {  // (NO_QPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -1005,7 +1019,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
       }
+#if HYMO_GDN_BWD_PAIR2 & 2
+      #pragma unroll 2
+#else
       HYMO_GDN_BWD_LOOP
+#endif
       for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : w + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -1159,7 +1177,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         const float* pdb = pd + (wb - w) * 16 * LTP;  // block wb's key warp's pd
         float dvacc[ND][4];
         zero(dvacc);
+#if HYMO_GDN_BWD_PAIR2 & 4
+        #pragma unroll 2
+#else
         HYMO_GDN_BWD_LOOP
+#endif
         for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : wb + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
           float pt[2][4];
           zero(pt);
