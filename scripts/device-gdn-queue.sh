@@ -25,18 +25,18 @@
 #        switch changes nothing; D = S = 64, outside the rule), three rounds (about 150 s).
 #        Prebuilt with 250's set in one: GDN_AB_FLAGS="@7514cba;-DHYMO_GDN_STATE_GRID=1"
 #        scripts/gdn-prebuild.sh
-#   253  session 51's switches against the default, in one call (no device came for 252 alone): B1 =
-#        HYMO_GDN_STATE_GRID (as 252), B2 = HYMO_GDN_BWD_PAIR2=6 (the key warps' pair loops unrolled
-#        by two): each arm's quick test, then an A/B on the default shape, H = 64 and H = 32, three
-#        rounds (about 150 s). Prebuilt with (a third arm takes the set past the tool's 64 MiB)
-#        GDN_AB_FLAGS="-DHYMO_GDN_STATE_GRID=1;-DHYMO_GDN_BWD_PAIR2=6" scripts/gdn-prebuild.sh
+#   253  HYMO_GDN_BWD_PAIR2 (session 51): the backward main kernel's loops unrolled by two, B1 = 6 (the
+#        key warps' db and dv pair loops), B2 = 14 (and the query warps' adjoint update) against
+#        the default: each arm's quick test, then an A/B on the default shape, H = 64 and T = 2048,
+#        three rounds (about 150 s). Prebuilt with (a third arm takes the set past the tool's
+#        64 MiB) GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14" scripts/gdn-prebuild.sh
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
 # only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
 # as run 229 (the query warps' parts skipped, timing only); session 48 ran 238 as runs 238 and 244 and
 # 218 as run 243; session 49 got no device and queued 246 and 247; session 50 ran them as runs 246
 # and 247 (the switch on by default since, with its rule; the calls removed, commit 815fa8c has them)
-# and queued 250 after runs 248 and 249, and 252;
+# and queued 250 after runs 248 and 249, and 252; session 51 got no device and queued 253;
 # docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
@@ -102,8 +102,8 @@ case "$CALL" in
       bounded 480 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
     ;;
   253)
-    OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_STATE_GRID=1;-DHYMO_GDN_BWD_PAIR2=6" GDN_AB_TEST_TIMEOUT=120 \
-      GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,4096,32,32,32" \
+    OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14" GDN_AB_TEST_TIMEOUT=120 \
+      GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32" \
       bounded 480 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
     ;;
 esac

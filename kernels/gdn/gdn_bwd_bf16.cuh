@@ -49,10 +49,12 @@
 // HYMO_GDN_BWD_PAIR2 (session 51; default 0, a bit mask): the off-diagonal pair loops unrolled by
 // two instead of rolled, so that two pairs' independent product chains can interleave (docs/kernels/
 // gdn-bwd-plan.md C3: the roles stall mostly on dependent mma chains, 'wait'): bit 1 the query
-// warps' dc pairs, bit 2 the key warps' db pairs, bit 4 their dv pairs. The same arithmetic in the
+// warps' dc pairs, bit 2 the key warps' db pairs, bit 4 their dv pairs, bit 8 the query warps'
+// adjoint update over the row blocks (its steps' products). The same arithmetic in the
 // same order (the same bits). Registers of the fused S = 32 kernel (-Xptxas -v; 121 without): 6 (the
-// key warps' loops) 127, 4 (dv) 125, no spill; 7 spills 8 bytes, 2 at S = 16 unfused 4 bytes.
-// Queued as call 253 (scripts/device-gdn-queue.sh).
+// key warps' loops) 127, 14 (6 and the adjoint update) 127, 8 121, 4 (dv) 125, no spill; 7 spills 8
+// bytes; 2 and 14 spill 4 bytes in the unfused S = 32 kernel. Queued as call 253
+// (scripts/device-gdn-queue.sh): 6 and 14.
 #ifndef HYMO_GDN_BWD_PAIR2
 #define HYMO_GDN_BWD_PAIR2 0
 #endif
@@ -969,7 +971,11 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
           const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
           scale_rows(dh[it], d0, d1);
+#if HYMO_GDN_BWD_PAIR2 & 8
+          #pragma unroll 2
+#else
           HYMO_GDN_BWD_UNROLL  // the adjoint update over the row blocks
+#endif
           for (int i = 0; i < (HYMO_GDN_DIAG_NO_ADJUPD ? 0 : NW); ++i) {  // (NO_ADJUPD: timing only)
             float acc[NTW][4];
             zero(acc);
