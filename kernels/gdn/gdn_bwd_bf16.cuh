@@ -58,6 +58,27 @@
 #ifndef HYMO_GDN_BWD_PAIR2
 #define HYMO_GDN_BWD_PAIR2 0
 #endif
+// each loop's pragma: unroll 2 where its bit is set, else the loop's own (rolled with BWD_ROLL)
+#if HYMO_GDN_BWD_PAIR2 & 1
+#define HYMO_GDN_BWD_LOOP_DC _Pragma("unroll 2")
+#else
+#define HYMO_GDN_BWD_LOOP_DC HYMO_GDN_BWD_LOOP
+#endif
+#if HYMO_GDN_BWD_PAIR2 & 2
+#define HYMO_GDN_BWD_LOOP_DB _Pragma("unroll 2")
+#else
+#define HYMO_GDN_BWD_LOOP_DB HYMO_GDN_BWD_LOOP
+#endif
+#if HYMO_GDN_BWD_PAIR2 & 4
+#define HYMO_GDN_BWD_LOOP_DV _Pragma("unroll 2")
+#else
+#define HYMO_GDN_BWD_LOOP_DV HYMO_GDN_BWD_LOOP
+#endif
+#if HYMO_GDN_BWD_PAIR2 & 8
+#define HYMO_GDN_BWD_LOOP_ADJ _Pragma("unroll 2")
+#else
+#define HYMO_GDN_BWD_LOOP_ADJ HYMO_GDN_BWD_UNROLL
+#endif
 
 // HYMO_GDN_BWD_BAL (session 8; default 2 since run 58, 0 turns it off): the key warps' dv
 // goes to block NW-1-w, so that every key warp does the same number of off-diagonal
@@ -867,11 +888,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
       }
-#if HYMO_GDN_BWD_PAIR2 & 1
-      #pragma unroll 2
-#else
-      HYMO_GDN_BWD_LOOP
-#endif
+      HYMO_GDN_BWD_LOOP_DC
       for (int j = 0; j < (HYMO_GDN_DIAG_NO_QPAIRS ? 0 : w); ++j) {  // (NO_QPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -971,11 +988,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
           const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
           scale_rows(dh[it], d0, d1);
-#if HYMO_GDN_BWD_PAIR2 & 8
-          #pragma unroll 2
-#else
-          HYMO_GDN_BWD_UNROLL  // the adjoint update over the row blocks
-#endif
+          HYMO_GDN_BWD_LOOP_ADJ  // the adjoint update over the row blocks
           for (int i = 0; i < (HYMO_GDN_DIAG_NO_ADJUPD ? 0 : NW); ++i) {  // (NO_ADJUPD: timing only)
             float acc[NTW][4];
             zero(acc);
@@ -1025,11 +1038,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
       }
-#if HYMO_GDN_BWD_PAIR2 & 2
-      #pragma unroll 2
-#else
-      HYMO_GDN_BWD_LOOP
-#endif
+      HYMO_GDN_BWD_LOOP_DB
       for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : w + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -1183,11 +1192,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         const float* pdb = pd + (wb - w) * 16 * LTP;  // block wb's key warp's pd
         float dvacc[ND][4];
         zero(dvacc);
-#if HYMO_GDN_BWD_PAIR2 & 4
-        #pragma unroll 2
-#else
-        HYMO_GDN_BWD_LOOP
-#endif
+        HYMO_GDN_BWD_LOOP_DV
         for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : wb + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
           float pt[2][4];
           zero(pt);
