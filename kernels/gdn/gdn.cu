@@ -112,6 +112,13 @@ bool split(const Shape& s) { return dev::split_variant(s.dtype == DType::BF16, s
 
 bool ok_dim(int x) { return x == 16 || x == 32 || x == 64 || x == 128; }
 
+// The segment count of NC chunks whose first nlong segments have cps chunks and the rest cps / 2
+// (the last one shorter): HYMO_GDN_TAIL's layouts.
+int split_segments(int NC, int nlong, int cps) {
+  const int cps2 = cps / 2;
+  return nlong + (NC - nlong * cps + cps2 - 1) / cps2;
+}
+
 // HYMO_GDN_TAIL's rule: how many segments of each (b, h) to split in halves. The passes whose
 // last waves it fills are modelled as lists of CTAs placed in order on the first free slot (as
 // the hardware places a grid's CTAs), each CTA taking o + c microseconds a chunk (run 247's clock
@@ -146,7 +153,7 @@ int tail_rule(long BH, int NC, int cps, int NSEG, int sms) {
   if (auto it = picked.find(key); it != picked.end()) return it->second;
   auto spans = [&](int k) {
     const int nlong = std::max(0, NSEG - k), cps2 = cps / 2;
-    const int nshort = k ? (NC - nlong * cps + cps2 - 1) / cps2 : 0;
+    const int nshort = k ? split_segments(NC, nlong, cps) - nlong : 0;
     return tail_span(BH * nlong, BH * nshort, 2L * sms, 5.0, 6.8, cps, cps2) +
            tail_span(BH * nlong, BH * nshort, 3L * sms, 3.6, 6.0, cps, cps2) +
            tail_span((BH + 1) / 2 * nlong, (BH + 1) / 2 * nshort, 2L * sms, 6.9, 6.6, cps, cps2);
@@ -267,8 +274,7 @@ Layout layout(const Shape& s) {
   auto nlong = [&](int k) { return std::max(0, L.NSEG_plain - k); };
   auto split_count = [&](int k) {
     if (!HYMO_GDN_TAIL || k <= 0 || L.cps % 2 != 0) return L.NSEG_plain;
-    const int cps2 = L.cps / 2;
-    return nlong(k) + (L.NC - nlong(k) * L.cps + cps2 - 1) / cps2;
+    return split_segments(L.NC, nlong(k), L.cps);
   };
   if (split_count(tail) != L.NSEG_plain) {
     L.nlong = nlong(tail);
