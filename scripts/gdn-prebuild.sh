@@ -80,7 +80,7 @@ build_one() {  # name flags ("@REF [defines]": REF's kernels/gdn)
   fi
   echo "== $name: building (CUDA flags: '${flags}')"
   cmake -S "$src" -B "$bd" -G Ninja -DHYMO_ENABLE_COMPILER=OFF -DHYMO_ENABLE_CUDA=ON -DHYMO_ENABLE_NCCL=OFF \
-    -DHYMO_GDN_SHARED=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$lg" 2>&1 || { tail -20 "$lg"; rm -rf "$OUTD"; exit 1; }
+    -DHYMO_GDN_SHARED=ON -DHYMO_GDN_SASS_ONLY=ON "-DCMAKE_CUDA_FLAGS=$flags" > "$lg" 2>&1 || { tail -20 "$lg"; rm -rf "$OUTD"; exit 1; }
   ninja -C "$bd" -j"$(nproc)" "${targets[@]}" >> "$lg" 2>&1 \
     || { tail -40 "$lg"; rm -rf "$OUTD"; exit 1; }  # (no partial set left to carry)
   local g=$bd/kernels/gdn extra=()
