@@ -23,13 +23,18 @@
 #        where the rule splits nothing, against the default: B1's full test, then an A/B on four
 #        shapes (H = 32 and 64, where nothing is split; the default shape, where it is, so the
 #        switch changes nothing; D = S = 64, outside the rule), three rounds (about 150 s).
-#        Prebuilt with 250's set in one: GDN_AB_FLAGS="@7514cba;-DHYMO_GDN_STATE_GRID=1"
-#        scripts/gdn-prebuild.sh
+#        (prebuilt: the set below)
 #   253  HYMO_GDN_BWD_PAIR2 (session 51): the backward main kernel's loops unrolled by two, B1 = 6 (the
 #        key warps' db and dv pair loops), B2 = 14 (and the query warps' adjoint update) against
 #        the default: each arm's quick test, then an A/B on the default shape, H = 64 and T = 2048,
-#        three rounds (about 150 s). Prebuilt with (a third arm takes the set past the tool's
-#        64 MiB) GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14" scripts/gdn-prebuild.sh
+#        three rounds (about 150 s).
+# One prebuilt set serves 250, 252 and 253 (a call takes the variants whose flags it asks for; since
+# session 52's HYMO_GDN_SASS_ONLY an arm is about 7 MB, the @7514cba one 14.5, 42 MB in all):
+#   GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14;-DHYMO_GDN_STATE_GRID=1;@7514cba" \
+#     scripts/gdn-prebuild.sh
+# Several calls in one device call: GDN_QUEUE_END=<epoch seconds> ends each call's steps by then
+# (default: 540 s after the call's start), e.g. E=$(($(date +%s)+560)); for c in 253 218; do
+# GDN_QUEUE_END=$E OUT=$OUT scripts/device-gdn-queue.sh $c; done.
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
 # only), 228 as run 228 (HYMO_GDN_BWD_KTAIL: slower, removed; its seeds call was dropped) and 229
@@ -48,6 +53,8 @@ case "$CALL" in
     ;;
 esac
 : "${OUT:?set OUT to the directory the device tool returns}"
+[[ ${GDN_QUEUE_END:-0} =~ ^[0-9]+$ ]] || {
+  echo "device-gdn-queue: GDN_QUEUE_END='$GDN_QUEUE_END' is not a time in epoch seconds (date +%s)" >&2; exit 2; }
 [ -f kernels/gdn/gdn.h ] || { echo "device-gdn-queue: run from the repository root" >&2; exit 2; }
 O=/tmp/gdn-queue-$CALL
 rm -rf "$O"
@@ -56,8 +63,9 @@ mkdir -p "$O" "$OUT"
 # after its start (the archive below must still be written within the tool's 600 s); once the
 # time is up, CMD is skipped (exit 124, as a timeout)
 T0=$(date +%s)
+T_END=${GDN_QUEUE_END:-$((T0 + 540))}
 bounded() {
-  local n=$1 left=$((T0 + 540 - $(date +%s)))
+  local n=$1 left=$((T_END - $(date +%s)))
   shift
   [ "$left" -lt "$n" ] && n=$left
   if [ "$n" -le 0 ]; then
@@ -71,13 +79,13 @@ bounded() {
 GDIR_SAVED=$(cat /tmp/gdn-gdir 2> /dev/null || true)
 case "$CALL" in
   218)
-    OUT=$O timeout 400 scripts/device-gdn.sh build test bench ncut > "$O/console.log" 2>&1
+    OUT=$O bounded 400 scripts/device-gdn.sh build test bench ncut > "$O/console.log" 2>&1
     ;;
   219)
-    OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 timeout 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
+    OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 bounded 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
     ;;
   238)
-    OUT=$O GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 timeout 300 scripts/device-gdn.sh build clocks > "$O/console.log" 2>&1
+    OUT=$O GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 bounded 300 scripts/device-gdn.sh build clocks > "$O/console.log" 2>&1
     ;;
   250)
     (
