@@ -28,7 +28,12 @@
 #        key warps' db and dv pair loops), B2 = 14 (and the query warps' adjoint update) against
 #        the default: each arm's quick test, then an A/B on the default shape, H = 64 and T = 2048,
 #        three rounds (about 150 s).
-# One prebuilt set serves 250, 252 and 253 (a call takes the variants whose flags it asks for; since
+#   254  HYMO_GDN_OUT_MERGE (session 52; run-time gdn_set_out_merge): the plain forward's output pass
+#        over 2 or 4 state-pass segments a CTA. The default build's full test (its 7 new cases run
+#        merged segments), then hymo_gdn_bench --out-merge 0,1,2 in one process on six shapes,
+#        three rounds, summarised by scripts/gdn-ab-summary.py --arm-by out_merge (B1 = two
+#        segments a CTA, B2 = four, against none; only the forward should move) (about 150 s)
+# One prebuilt set serves 250, 252, 253 and 254 (a call takes the variants whose flags it asks for; since
 # session 52's HYMO_GDN_SASS_ONLY an arm is about 7 MB, the @7514cba one 14.5, 42 MB in all):
 #   GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14;-DHYMO_GDN_STATE_GRID=1;@7514cba" \
 #     scripts/gdn-prebuild.sh
@@ -46,9 +51,9 @@
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 252 | 253) ;;
+  218 | 219 | 238 | 250 | 252 | 253 | 254) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 252 or 253: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 252, 253 or 254: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -113,6 +118,25 @@ case "$CALL" in
     OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14" GDN_AB_TEST_TIMEOUT=120 \
       GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32" \
       bounded 480 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
+    ;;
+  254)
+    (
+      worst=0
+      note() { [ "$1" -gt "$worst" ] && worst=$1; }
+      OUT=$O/t bounded 200 scripts/device-gdn.sh build test
+      note $?
+      grep -q "^PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
+      G=$(cat /tmp/gdn-gdir 2> /dev/null)
+      [ -x "$G/hymo_gdn_bench" ] || { echo "device-gdn-queue: no default build's benchmark"; exit 1; }
+      for r in 1 2 3; do
+        for sh in 4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,16,32,32 4,8192,28,32,32 4,4096,28,64,64; do
+          bounded 40 "$G/hymo_gdn_bench" --json --shape "$sh" --out-merge 0,1,2 | grep '^{' >> "$O/merge.log"
+          note "${PIPESTATUS[0]}"
+        done
+      done
+      bounded 20 python3 scripts/gdn-ab-summary.py "$O/merge.log" --arm-by out_merge | tee "$O/merge-summary.txt"
+      exit $worst
+    ) > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?

@@ -888,6 +888,10 @@ struct KParams {
 #if !HYMO_GDN_TAIL
   int nlong, cps2;  // (above)
 #endif
+  // the plain forward's output pass: 2^omerge state-pass segments a CTA (gdn_set_out_merge;
+  // host only: run_fwd_staged launches that pass with its own view of the segments, and no
+  // kernel reads this field, so the kernels' code is unchanged by it)
+  int omerge;
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
@@ -1054,6 +1058,20 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 // of 4; -Xptxas -v), part of the 0.3-0.5% the placement costs where nothing is split (run 249).
 #ifndef HYMO_GDN_STATE_GRID
 #define HYMO_GDN_STATE_GRID 0
+#endif
+
+// HYMO_GDN_OUT_MERGE (session 52; default 0, unmeasured): the plain forward's output pass over
+// segments of 2^k state-pass segments (k = 0, 1, 2), the state pass and the scan as they are: the
+// scan writes only the merged segments' entering states (seg_scan_kernel's M), and the output
+// pass runs fewer, longer CTAs. At the default shape (896 CTAs of 8 chunks at 4 an SM: 1.70
+// waves; run 247's stamps: SMs ending from 46 to 85 us, 76% of the slots busy over the pass's
+// span) k = 1 makes it 448 CTAs of 16 chunks, one wave, while the state pass keeps its 448 head-
+// pair CTAs of 8 chunks (coarser segments throughout were 7% slower: the state pass's walks
+// double). gdn_set_out_merge overrides it at run time (the benchmark's --out-merge). The output
+// differs from k = 0's in its rounding (each output CTA carries its own state over more chunks),
+// within the same bounds.
+#ifndef HYMO_GDN_OUT_MERGE
+#define HYMO_GDN_OUT_MERGE 0
 #endif
 #ifndef HYMO_GDN_PK2_STATE
 #define HYMO_GDN_PK2_STATE 1

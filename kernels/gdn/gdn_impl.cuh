@@ -265,8 +265,31 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
   }
-  if constexpr (seg_scan_fwd(S, D))
-    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, (S * D + 127) / 128));
+  // gdn_set_out_merge: the plain forward's output pass over segments of 2^km state-pass segments
+  // (the caller's heads, unsplit layouts, after the segment scan; gdn.cu passes 0 elsewhere):
+  // the scan leaves their entering states in dHseg, and the pass sees that layout as its own
+  const int km = !train && seg_scan_fwd(S, D) && std::is_same_v<HM, HeadMap<>> && p.nlong == p.NSEG ? p.omerge : 0;
+  if constexpr (seg_scan_fwd(S, D)) {
+    constexpr int nx = (S * D + 127) / 128;
+    if (km == 0)
+      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, nx));
+    else if (km == 1)
+      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM, 2>, p, 128, 0, st, true, nx));
+    else if (km == 2)
+      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM, 4>, p, 128, 0, st, true, nx));
+    else
+      return cudaErrorInvalidValue;  // (gdn.cu allows 0 to 2)
+  }
+  if (km > 0) {
+    KParams q = p;
+    const int m = 1 << km;
+    q.NSEG = (p.NSEG + m - 1) / m;
+    q.cps = p.cps * m;
+    q.nlong = q.NSEG;
+    q.cps2 = q.cps;
+    q.segstate = p.dHseg;
+    return run_out_pass<S, D, C, FUSED, false, HM>(q, st);
+  }
   return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st);
 }
 
