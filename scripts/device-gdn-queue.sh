@@ -29,10 +29,10 @@
 #        the default: each arm's quick test, then an A/B on the default shape, H = 64 and T = 2048,
 #        three rounds (about 150 s).
 #   254  HYMO_GDN_OUT_MERGE (session 52; run-time gdn_set_out_merge): the plain forward's output pass
-#        over 2 or 4 state-pass segments a CTA. The default build's full test (its 7 new cases run
-#        merged segments), then hymo_gdn_bench --out-merge 0,1,2 in one process on six shapes,
-#        three rounds, summarised by scripts/gdn-ab-summary.py --arm-by out_merge (B1 = two
-#        segments a CTA, B2 = four, against none; only the forward should move) (about 150 s)
+#        with its first 2k segments of each (b, h) merged in pairs. The default build's full test
+#        (its 7 new cases run merged layouts), then hymo_gdn_bench --out-merge 0,1,2,3,4 in one
+#        process on five shapes, three rounds, summarised by scripts/gdn-ab-summary.py --arm-by
+#        out_merge (Bk = k pairs merged, against none; only the forward should move) (about 150 s)
 # One prebuilt set serves 250, 252, 253 and 254 (a call takes the variants whose flags it asks for; since
 # session 52's HYMO_GDN_SASS_ONLY an arm is about 7 MB, the @7514cba one 14.5, 42 MB in all):
 #   GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14;-DHYMO_GDN_STATE_GRID=1;@7514cba" \
@@ -129,8 +129,8 @@ case "$CALL" in
       G=$(cat /tmp/gdn-gdir 2> /dev/null)
       [ -x "$G/hymo_gdn_bench" ] || { echo "device-gdn-queue: no default build's benchmark"; exit 1; }
       for r in 1 2 3; do
-        for sh in 4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,16,32,32 4,8192,28,32,32 4,4096,28,64,64; do
-          bounded 40 "$G/hymo_gdn_bench" --json --shape "$sh" --out-merge 0,1,2 | grep '^{' >> "$O/merge.log"
+        for sh in 4,4096,28,32,32 4,2048,28,32,32 4,4096,32,32,32 4,4096,64,32,32 4,8192,28,32,32; do
+          bounded 40 "$G/hymo_gdn_bench" --json --shape "$sh" --out-merge 0,1,2,3,4 | grep '^{' >> "$O/merge.log"
           note "${PIPESTATUS[0]}"
         done
       done

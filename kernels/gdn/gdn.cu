@@ -426,15 +426,18 @@ bool gdn_state_pair_fits(const Shape& s) {
 }
 void gdn_set_adj_pair(int mode) { g_adj_pair = mode < 0 ? -1 : mode > 0; }
 bool gdn_set_out_merge(int k) {
-  if (k < -1 || k > 2) return false;
+  if (k < -1) return false;
   g_out_merge = k;
   return true;
 }
 int gdn_out_merge(const Shape& s) {
-  // the staged forward on the caller's heads (S, D <= 64 in BF16) with the segment scan, its
-  // segments unsplit (a plain forward split on request keeps its own)
-  if (*gdn_check_shape(s) || !staged(s) || split(s) || !dev::seg_scan_fwd(s.S, s.D) || g_tail_plain) return 0;
-  return g_out_merge >= 0 ? g_out_merge : HYMO_GDN_OUT_MERGE;
+  // the staged forward on the caller's heads (S, D <= 64 in BF16) with the segment scan and
+  // HYMO_GDN_TAIL's placement, its segments unsplit (a plain forward split on request keeps its
+  // own); at most half its segments' count
+  if (*gdn_check_shape(s) || !staged(s) || split(s) || !dev::seg_scan_fwd(s.S, s.D) || !HYMO_GDN_TAIL ||
+      g_tail_plain)
+    return 0;
+  return std::min(g_out_merge >= 0 ? g_out_merge : HYMO_GDN_OUT_MERGE, layout(s).NSEG_plain / 2);
 }
 bool gdn_adj_pair() { return dev::adj_pair_on(); }
 bool gdn_adj_pair_fits(const Shape& s) {

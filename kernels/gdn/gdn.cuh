@@ -888,9 +888,9 @@ struct KParams {
 #if !HYMO_GDN_TAIL
   int nlong, cps2;  // (above)
 #endif
-  // the plain forward's output pass: 2^omerge state-pass segments a CTA (gdn_set_out_merge;
-  // host only: run_fwd_staged launches that pass with its own view of the segments, and no
-  // kernel reads this field, so the kernels' code is unchanged by it)
+  // the plain forward's output pass: the first 2 omerge state-pass segments of each (b, h) merged
+  // in pairs (gdn_set_out_merge; run_fwd_staged launches that pass with its own view of the
+  // segments; only the merging scan, seg_scan_kernel<.., true>, reads the field)
   int omerge;
 };
 
@@ -1060,16 +1060,15 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #define HYMO_GDN_STATE_GRID 0
 #endif
 
-// HYMO_GDN_OUT_MERGE (session 52; default 0, unmeasured): the plain forward's output pass over
-// segments of 2^k state-pass segments (k = 0, 1, 2), the state pass and the scan as they are: the
-// scan writes only the merged segments' entering states (seg_scan_kernel's M), and the output
-// pass runs fewer, longer CTAs. At the default shape (896 CTAs of 8 chunks at 4 an SM: 1.70
-// waves; run 247's stamps: SMs ending from 46 to 85 us, 76% of the slots busy over the pass's
-// span) k = 1 makes it 448 CTAs of 16 chunks, one wave, while the state pass keeps its 448 head-
-// pair CTAs of 8 chunks (coarser segments throughout were 7% slower: the state pass's walks
-// double). gdn_set_out_merge overrides it at run time (the benchmark's --out-merge). The output
-// differs from k = 0's in its rounding (each output CTA carries its own state over more chunks),
-// within the same bounds.
+// HYMO_GDN_OUT_MERGE (session 52; default 0): the plain forward's output pass with the first 2k
+// state-pass segments of each (b, h) merged in pairs (k long segments, then the rest as they
+// are; HYMO_GDN_TAIL's placement runs the long ones first), the state pass as it is: the scan
+// writes the output pass's entering states (seg_scan_kernel's MERGE) into dHseg. Run 254 (H100):
+// every segment merged (k = 4 at the default shape: 448 CTAs of 16 chunks) was no faster
+// (+0.4%): the stamps (run 256) show the 448 CTAs packed 4 an SM on 113 SMs, 19 SMs idle. Mixed
+// layouts (k < NSEG / 2) keep more CTAs than slots, so every SM fills. gdn_set_out_merge
+// overrides it at run time (the benchmark's --out-merge). The output's rounding differs from
+// k = 0's (each merged CTA carries its state over more chunks), within the same bounds.
 #ifndef HYMO_GDN_OUT_MERGE
 #define HYMO_GDN_OUT_MERGE 0
 #endif

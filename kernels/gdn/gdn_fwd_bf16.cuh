@@ -776,12 +776,13 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
 // order and arithmetic (the output pass used __expf, seg_combine<true> expf), so the
 // results are bitwise the same. One thread per (b, h) and state element (grid: S D / 128
 // x (b, h)); the loads of U segments are in flight together.
-// M > 1 (the forward, for an output pass over merged segments: gdn_set_out_merge): segstate is
-// left as it is, and the states entering segments 0, M, 2M, .. go to p.dHseg (unused by the plain
-// forward) as [BH][ceil(NSEG / M)][S][D], the output pass's segment states at its own count.
-template <int S, int D, bool REVERSE, class HM = HeadMap<>, int M = 1>
+// MERGE (the forward, for an output pass whose first 2 p.omerge segments are merged in pairs:
+// gdn_set_out_merge): segstate is left as it is, and the states entering the output pass's
+// segments (state segments 0, 2, .., 2 omerge - 2, then every one from 2 omerge) go to p.dHseg
+// (unused by the plain forward) as [BH][NSEG - omerge][S][D], that pass's own layout.
+template <int S, int D, bool REVERSE, class HM = HeadMap<>, bool MERGE = false>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
-  static_assert(M == 1 || (!REVERSE && M == 2) || (!REVERSE && M == 4), "merged: the forward's, by 2 or 4");
+  static_assert(!(MERGE && REVERSE), "merged segments: the forward's scan only");
   pdl_enter();  // (gdn.cuh)
   constexpr int N = S * D, U = HYMO_GDN_SCAN_U;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
@@ -789,7 +790,8 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
   if (i >= N) return;
   const float A = -expf(__ldg(p.A_log + HM::hS(h) * S + i / D));
   float* st = (REVERSE ? p.dHseg : p.segstate) + size_t(bh) * p.NSEG * N + i;
-  [[maybe_unused]] float* ent = M > 1 ? p.dHseg + size_t(bh) * ((p.NSEG + M - 1) / M) * N + i : nullptr;
+  [[maybe_unused]] const int nm = MERGE ? p.omerge : 0;
+  [[maybe_unused]] float* ent = MERGE ? p.dHseg + size_t(bh) * (p.NSEG - nm) * N + i : nullptr;
   const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
   float run = 0.f;
   for (int k0 = 0; k0 < p.NSEG; k0 += U) {
@@ -805,8 +807,8 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
     for (int u = 0; u < U; ++u)
       if (k0 + u < p.NSEG) {
         const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
-        if constexpr (M > 1) {
-          if (j % M == 0) ent[size_t(j / M) * N] = run;
+        if constexpr (MERGE) {
+          if (j >= 2 * nm || j % 2 == 0) ent[size_t(j < 2 * nm ? j / 2 : j - nm) * N] = run;
         } else {
           st[size_t(j) * N] = run;
         }

@@ -265,28 +265,25 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
   }
-  // gdn_set_out_merge: the plain forward's output pass over segments of 2^km state-pass segments
-  // (the caller's heads, unsplit layouts, after the segment scan; gdn.cu passes 0 elsewhere):
-  // the scan leaves their entering states in dHseg, and the pass sees that layout as its own
-  const int km = !train && seg_scan_fwd(S, D) && std::is_same_v<HM, HeadMap<>> && p.nlong == p.NSEG ? p.omerge : 0;
+  // gdn_set_out_merge: the plain forward's output pass with the first 2 km state-pass segments of
+  // each (b, h) merged in pairs (the caller's heads, unsplit layouts, after the segment scan, with
+  // HYMO_GDN_TAIL's placement; gdn.cu passes 0 elsewhere): the scan leaves that pass's entering
+  // states in dHseg, and the pass sees km segments of 2 cps chunks, then NSEG - 2 km of cps
+  const int km = !train && seg_scan_fwd(S, D) && HYMO_GDN_TAIL && std::is_same_v<HM, HeadMap<>> &&
+                         p.nlong == p.NSEG && 2 * p.omerge <= p.NSEG ? p.omerge : 0;
   if constexpr (seg_scan_fwd(S, D)) {
     constexpr int nx = (S * D + 127) / 128;
     if (km == 0)
       HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, nx));
-    else if (km == 1)
-      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM, 2>, p, 128, 0, st, true, nx));
-    else if (km == 2)
-      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM, 4>, p, 128, 0, st, true, nx));
     else
-      return cudaErrorInvalidValue;  // (gdn.cu allows 0 to 2)
+      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM, true>, p, 128, 0, st, true, nx));
   }
   if (km > 0) {
     KParams q = p;
-    const int m = 1 << km;
-    q.NSEG = (p.NSEG + m - 1) / m;
-    q.cps = p.cps * m;
-    q.nlong = q.NSEG;
-    q.cps2 = q.cps;
+    q.NSEG = p.NSEG - km;
+    q.nlong = km;
+    q.cps = 2 * p.cps;
+    q.cps2 = p.cps;
     q.segstate = p.dHseg;
     return run_out_pass<S, D, C, FUSED, false, HM>(q, st);
   }
