@@ -1063,9 +1063,9 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 // HYMO_GDN_OUT_MERGE (session 52; default 0): the plain forward's output pass with the first 2k
 // state-pass segments of each (b, h) merged in pairs (k long segments, then the rest as they
 // are; HYMO_GDN_TAIL's placement runs the long ones first), the state pass as it is: the scan
-// writes the output pass's entering states (seg_scan_kernel's MERGE) into dHseg. Run 254 (H100):
+// writes the output pass's entering states (seg_scan_kernel's MERGE) into dHseg. Run 252 (H100):
 // every segment merged (k = 4 at the default shape: 448 CTAs of 16 chunks) was no faster
-// (+0.4%): the stamps (run 256) show the 448 CTAs packed 4 an SM on 113 SMs, 19 SMs idle. Mixed
+// (+0.4%): the stamps (run 255) show the 448 CTAs packed 4 an SM on 113 SMs, 19 SMs idle. Mixed
 // layouts (k < NSEG / 2) keep more CTAs than slots, so every SM fills. gdn_set_out_merge
 // overrides it at run time (the benchmark's --out-merge). The output's rounding differs from
 // k = 0's (each merged CTA carries its state over more chunks), within the same bounds.
