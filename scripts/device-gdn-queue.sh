@@ -24,21 +24,16 @@
 #        shapes (H = 32 and 64, where nothing is split; the default shape, where it is, so the
 #        switch changes nothing; D = S = 64, outside the rule), three rounds (about 150 s).
 #        (prebuilt: the set below)
-#   253  HYMO_GDN_BWD_PAIR2 (session 51): the backward main kernel's loops unrolled by two, B1 = 6 (the
-#        key warps' db and dv pair loops), B2 = 14 (and the query warps' adjoint update) against
-#        the default: each arm's quick test, then an A/B on the default shape, H = 64 and T = 2048,
-#        three rounds (about 150 s).
 #   254  HYMO_GDN_OUT_MERGE (session 52; run-time gdn_set_out_merge): the plain forward's output pass
 #        with its first 2k segments of each (b, h) merged in pairs. The default build's full test
 #        (its 7 new cases run merged layouts), then hymo_gdn_bench --out-merge 0,1,2,3,4 in one
 #        process on five shapes, three rounds, summarised by scripts/gdn-ab-summary.py --arm-by
 #        out_merge (Bk = k pairs merged, against none; only the forward should move) (about 150 s)
-# One prebuilt set serves 250, 252, 253 and 254 (a call takes the variants whose flags it asks for; since
-# session 52's HYMO_GDN_SASS_ONLY an arm is about 7 MB, the @7514cba one 14.5, 42 MB in all):
-#   GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14;-DHYMO_GDN_STATE_GRID=1;@7514cba" \
-#     scripts/gdn-prebuild.sh
+# One prebuilt set serves 250, 252 and 254 (a call takes the variants whose flags it asks for; since
+# session 52's HYMO_GDN_SASS_ONLY an arm is about 7 MB, the @7514cba one 14.5):
+#   GDN_AB_FLAGS="-DHYMO_GDN_STATE_GRID=1;@7514cba" scripts/gdn-prebuild.sh
 # Several calls in one device call: GDN_QUEUE_END=<epoch seconds> ends each call's steps by then
-# (default: 540 s after the call's start), e.g. E=$(($(date +%s)+560)); for c in 253 218; do
+# (default: 540 s after the call's start), e.g. E=$(($(date +%s)+560)); for c in 254 218; do
 # GDN_QUEUE_END=$E OUT=$OUT scripts/device-gdn-queue.sh $c; done.
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
@@ -46,14 +41,16 @@
 # as run 229 (the query warps' parts skipped, timing only); session 48 ran 238 as runs 238 and 244 and
 # 218 as run 243; session 49 got no device and queued 246 and 247; session 50 ran them as runs 246
 # and 247 (the switch on by default since, with its rule; the calls removed, commit 815fa8c has them)
-# and queued 250 after runs 248 and 249, and 252; session 51 got no device and queued 253;
+# and queued 250 after runs 248 and 249, and 252; session 51 got no device and queued 253; session 52
+# ran 254 as run 252 (every segment merged, even), 218 as run 253 and 253 as run 254 (HYMO_GDN_BWD_PAIR2:
+# slower, removed; the call removed, commit 19e0946 has it), then rewrote 254;
 # docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 252 | 253 | 254) ;;
+  218 | 219 | 238 | 250 | 252 | 254) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 252, 253 or 254: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 252 or 254: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -112,11 +109,6 @@ case "$CALL" in
   252)
     OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_STATE_GRID=1 GDN_AB_TEST=full GDN_AB_TEST_TIMEOUT=150 GDN_AB_ROUNDS=3 \
       GDN_AB_SHAPES="4,4096,32,32,32 4,4096,64,32,32 4,4096,28,32,32 4,4096,28,64,64" \
-      bounded 480 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
-    ;;
-  253)
-    OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_BWD_PAIR2=6;-DHYMO_GDN_BWD_PAIR2=14" GDN_AB_TEST_TIMEOUT=120 \
-      GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32" \
       bounded 480 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
     ;;
   254)

@@ -46,38 +46,8 @@
 #define HYMO_GDN_BWD_LOOP
 #define HYMO_GDN_BWD_UNROLL _Pragma("unroll")
 #endif
-// HYMO_GDN_BWD_PAIR2 (session 51; default 0, a bit mask): the off-diagonal pair loops unrolled by
-// two instead of rolled, so that two pairs' independent product chains can interleave (docs/kernels/
-// gdn-bwd-plan.md C3: the roles stall mostly on dependent mma chains, 'wait'): bit 1 the query
-// warps' dc pairs, bit 2 the key warps' db pairs, bit 4 their dv pairs, bit 8 the query warps'
-// adjoint update over the row blocks (its steps' products). The same arithmetic in the
-// same order (the same bits). Registers of the fused S = 32 kernel (-Xptxas -v; 121 without): 6 (the
-// key warps' loops) 127, 14 (6 and the adjoint update) 127, 8 121, 4 (dv) 125, no spill; 7 spills 8
-// bytes; 2 and 14 spill 4 bytes in the unfused S = 32 kernel. Queued as call 253
-// (scripts/device-gdn-queue.sh): 6 and 14.
-#ifndef HYMO_GDN_BWD_PAIR2
-#define HYMO_GDN_BWD_PAIR2 0
-#endif
-// each loop's pragma: unroll 2 where its bit is set, else the loop's own (rolled with BWD_ROLL)
-#if HYMO_GDN_BWD_PAIR2 & 1
-#define HYMO_GDN_BWD_LOOP_DC _Pragma("unroll 2")
-#else
-#define HYMO_GDN_BWD_LOOP_DC HYMO_GDN_BWD_LOOP
-#endif
-#if HYMO_GDN_BWD_PAIR2 & 2
-#define HYMO_GDN_BWD_LOOP_DB _Pragma("unroll 2")
-#else
-#define HYMO_GDN_BWD_LOOP_DB HYMO_GDN_BWD_LOOP
-#endif
-#if HYMO_GDN_BWD_PAIR2 & 4
-#define HYMO_GDN_BWD_LOOP_DV _Pragma("unroll 2")
-#else
-#define HYMO_GDN_BWD_LOOP_DV HYMO_GDN_BWD_LOOP
-#endif
-#if HYMO_GDN_BWD_PAIR2 & 8
-#define HYMO_GDN_BWD_LOOP_ADJ _Pragma("unroll 2")
-#else
-#define HYMO_GDN_BWD_LOOP_ADJ HYMO_GDN_BWD_UNROLL
+#ifdef HYMO_GDN_BWD_PAIR2
+#error "HYMO_GDN_BWD_PAIR2 was removed in session 52 (run 254: the backward +1.1..+2.7%); commit 19e0946 has it"
 #endif
 
 // HYMO_GDN_BWD_BAL (session 8; default 2 since run 58, 0 turns it off): the key warps' dv
@@ -888,7 +858,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) dcacc[nt][e] *= ex2f(gr * A2[nt * 8 + 2 * tq + (e & 1)]);
       }
-      HYMO_GDN_BWD_LOOP_DC
+      HYMO_GDN_BWD_LOOP
       for (int j = 0; j < (HYMO_GDN_DIAG_NO_QPAIRS ? 0 : w); ++j) {  // (NO_QPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -988,7 +958,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           const float a0 = A2[mt * 16 + gq], a1 = A2[mt * 16 + gq + 8];
           const float d0 = ex2f(Gl * a0), d1 = ex2f(Gl * a1);
           scale_rows(dh[it], d0, d1);
-          HYMO_GDN_BWD_LOOP_ADJ  // the adjoint update over the row blocks
+          HYMO_GDN_BWD_UNROLL  // the adjoint update over the row blocks
           for (int i = 0; i < (HYMO_GDN_DIAG_NO_ADJUPD ? 0 : NW); ++i) {  // (NO_ADJUPD: timing only)
             float acc[NTW][4];
             zero(acc);
@@ -1038,7 +1008,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) dbacc[nt][e] *= f[nt * 8 + 2 * tq + (e & 1)];
       }
-      HYMO_GDN_BWD_LOOP_DB
+      HYMO_GDN_BWD_LOOP
       for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : w + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
@@ -1192,7 +1162,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         const float* pdb = pd + (wb - w) * 16 * LTP;  // block wb's key warp's pd
         float dvacc[ND][4];
         zero(dvacc);
-        HYMO_GDN_BWD_LOOP_DV
+        HYMO_GDN_BWD_LOOP
         for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : wb + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
           float pt[2][4];
           zero(pt);
