@@ -14,6 +14,9 @@
 # GDN_SAME_DROP, a Python regular expression: the functions whose mangled names match it are left
 # out on both sides (kernels a change adds beside the old ones: e.g. session 43's head-pair state
 # pass, 'HeadMapILi1ELi1EEELb[01]ELb1EEEvNS1_7KParams'); the old kernels must still be the same.
+# GDN_SAME_BYFUNC=1 compares the functions in name order rather than in the cubin's: a change that
+# adds an instantiation can reorder the others in the cubin (session 52's merging scan did), which
+# the positional comparison shows as thousands of differing lines.
 # Usage (repo root): scripts/gdn-sass-same.sh [REF (default HEAD)] [extra nvcc flags...]
 # Exit status: 0 every unit the same, 1 a unit differs (its diff's first lines printed), 2 an
 # error (a unit failed to compile, a tool missing).
@@ -68,6 +71,21 @@ for line in sys.stdin:
     if not skip:
         sys.stdout.write(line)
 '
+# GDN_SAME_BYFUNC's filter: the text before the first function, then each function's section (from
+# its "Function :" line to the next one) in the order of the names
+BYFUNC='
+import re, sys
+head, secs, cur = [], {}, None
+for line in sys.stdin:
+    m = re.match(r"\s*Function : (\S+)", line)
+    if m:
+        cur = m.group(1)
+        secs[cur] = []
+    (secs[cur] if cur else head).append(line)
+sys.stdout.write("".join(head))
+for k in sorted(secs):
+    sys.stdout.write("".join(secs[k]))
+'
 # build SIDE: every unit's SASS from the sources now in $WORK/src (both sides compile at the same
 # path: nvcc's output depends on it, e.g. the operand order of a commuted FFMA), encodings and
 # addresses (with GDN_SAME_PARAMS=1 parameter offsets too) masked; two units at a time
@@ -84,7 +102,8 @@ build() {
         python3 -c "$COMMUTE" |
         if [ -n "${GDN_SAME_DROP:-}" ]; then python3 -c "$DROP"; else cat; fi |
         if [ "${GDN_SAME_PARAMS:-0}" = 1 ]; then sed -E 's/c\[0x0\]\[0x[0-9a-f]+\]/c[0x0][P]/g'; else cat; fi |
-        if [ -n "${GDN_SAME_SED:-}" ]; then sed -E "$GDN_SAME_SED"; else cat; fi \
+        if [ -n "${GDN_SAME_SED:-}" ]; then sed -E "$GDN_SAME_SED"; else cat; fi |
+        if [ "${GDN_SAME_BYFUNC:-0}" = 1 ]; then python3 -c "$BYFUNC"; else cat; fi \
           > "$WORK/$side/$u.sass"
     ) &
     pids+=($!)
