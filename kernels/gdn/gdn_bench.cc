@@ -207,25 +207,18 @@ int main(int argc, char** argv) {
         }
         nseg_list.push_back(x);
       }
-    } else if (!std::strcmp(argv[i], "--tail")) {
+    } else if (!std::strcmp(argv[i], "--tail") || !std::strcmp(argv[i], "--out-merge")) {
+      // counts >= -1 (-1: the library's choice)
+      const char* opt = argv[i];
+      std::vector<int>& list = !std::strcmp(opt, "--tail") ? tail_list : merge_list;
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
         char* end = nullptr;
         const long x = std::strtol(t, &end, 10);
         if (end == t || *end != '\0' || x < -1 || x > 1024) {
-          std::fprintf(stderr, "hymo_gdn_bench: --tail expects counts >= -1, got '%s'\n", t);
+          std::fprintf(stderr, "hymo_gdn_bench: %s expects counts >= -1, got '%s'\n", opt, t);
           return 2;
         }
-        tail_list.push_back(int(x));
-      }
-    } else if (!std::strcmp(argv[i], "--out-merge")) {
-      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
-        char* end = nullptr;
-        const long x = std::strtol(t, &end, 10);
-        if (end == t || *end != '\0' || x < -1 || x > 1024) {
-          std::fprintf(stderr, "hymo_gdn_bench: --out-merge expects counts >= -1, got '%s'\n", t);
-          return 2;
-        }
-        merge_list.push_back(int(x));
+        list.push_back(int(x));
       }
     } else if (!std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair")) {
       const char* opt = argv[i];
