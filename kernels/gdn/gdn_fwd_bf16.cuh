@@ -808,7 +808,7 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
       if (k0 + u < p.NSEG) {
         const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
         if constexpr (MERGE) {
-          if (j >= 2 * nm || j % 2 == 0) ent[size_t(j < 2 * nm ? j / 2 : j - nm) * N] = run;
+          if (const int o = merged_seg(j, nm); o >= 0) ent[size_t(o) * N] = run;  // (gdn_place.h)
         } else {
           st[size_t(j) * N] = run;
         }
