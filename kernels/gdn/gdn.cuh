@@ -1072,6 +1072,9 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #ifndef HYMO_GDN_OUT_MERGE
 #define HYMO_GDN_OUT_MERGE 0
 #endif
+#if HYMO_GDN_OUT_MERGE < 0
+#error "HYMO_GDN_OUT_MERGE is a count of merged segment pairs, 0 or more"
+#endif
 #ifndef HYMO_GDN_PK2_STATE
 #define HYMO_GDN_PK2_STATE 1
 #endif

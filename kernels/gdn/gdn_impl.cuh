@@ -273,10 +273,11 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
                          p.nlong == p.NSEG && 2 * p.omerge <= p.NSEG ? p.omerge : 0;
   if constexpr (seg_scan_fwd(S, D)) {
     constexpr int nx = (S * D + 127) / 128;
-    if (km == 0)
+    if (km == 0) {
       HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, nx));
-    else
+    } else if constexpr (std::is_same_v<HM, HeadMap<>>) {  // (no merging scan for the split path)
       HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM, true>, p, 128, 0, st, true, nx));
+    }
   }
   if (km > 0) {
     KParams q = p;

@@ -663,14 +663,15 @@ int main(int argc, char** argv) {
       // recomputed, and 4, 4 | 2, 2, 1 unfused; S = 16 unfused, 65 chunks in 9 of 8 (the last of
       // 1), output 16 x 4 | 1; D = S = 64 (C = 32: 32 chunks in 8 of 4), every segment merged
       // (the grid's order); more merged than there are segments (2 segments: one output CTA);
-      // the FP32 generic kernels (no scan: no effect)
-      {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, false, 2, 0, 0, -1, false, 1},
+      // the FP32 generic kernels (no scan: no effect). Every one recomputes its states in the
+      // backward: run_case runs the plain forward only then (else the training forward)
+      {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, true, 2, 0, 0, -1, false, 1},
       {2, 777, 3, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 2, 0, 2, -1, false, 3},
-      {2, 777, 3, 32, 32, DType::BF16, false, 0, 5.0, false, 2, 0, 0, -1, false, 2},
-      {1, 4097, 2, 32, 16, DType::BF16, false, 0, 5.0, false, 8, 0, 0, -1, false, 4},
-      {1, 1024, 2, 64, 64, DType::BF16, true, 0, lg, false, 4, 0, 0, -1, false, 4},
+      {2, 777, 3, 32, 32, DType::BF16, false, 0, 5.0, true, 2, 0, 0, -1, false, 2},
+      {1, 4097, 2, 32, 16, DType::BF16, false, 0, 5.0, true, 8, 0, 0, -1, false, 4},
+      {1, 1024, 2, 64, 64, DType::BF16, true, 0, lg, true, 4, 0, 0, -1, false, 4},
       {2, 300, 4, 32, 32, DType::BF16, true, 0, lg, true, 3, 0, 0, -1, false, 9},
-      {1, 300, 2, 32, 32, DType::F32, true, 0, lg, false, 2, 0, 0, -1, false, 1},
+      {1, 300, 2, 32, 32, DType::F32, true, 0, lg, true, 2, 0, 0, -1, false, 1},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
