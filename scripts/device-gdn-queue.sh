@@ -26,9 +26,10 @@
 #        (prebuilt: the set below)
 #   254  HYMO_GDN_OUT_MERGE (session 52; run-time gdn_set_out_merge): the plain forward's output pass
 #        with its first 2k segments of each (b, h) merged in pairs. The default build's full test
-#        (its 7 new cases run merged layouts, 6 of them on the staged kernels), then hymo_gdn_bench --out-merge 0,1,2,3,4 in one
-#        process on five shapes, three rounds, summarised by scripts/gdn-ab-summary.py --arm-by
-#        out_merge (Bk = k pairs merged, against none; only the forward should move) (about 150 s)
+#        (its 7 new cases run merged layouts, 6 of them on the staged kernels), then
+#        hymo_gdn_bench --out-merge 0,1,2,3,4 in one process on five shapes, three rounds,
+#        summarised by scripts/gdn-ab-summary.py --arm-by out_merge (Bk = k pairs merged, against
+#        none; only the forward should move) (about 150 s)
 # One prebuilt set serves 250, 252 and 254 (a call takes the variants whose flags it asks for; since
 # session 52's HYMO_GDN_SASS_ONLY an arm is about 7 MB, the @7514cba one 14.5):
 #   GDN_AB_FLAGS="-DHYMO_GDN_STATE_GRID=1;@7514cba" scripts/gdn-prebuild.sh

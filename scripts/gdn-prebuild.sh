@@ -14,7 +14,8 @@
 # Each archive holds hymo_gdn_test, hymo_gdn_bench, hymo_gdn_cpu_test and libhymo_gdn.so
 # (HYMO_GDN_SHARED: one copy of the device code, the CUDA runtime linked in statically;
 # the programs find the library beside them; HYMO_GDN_SASS_ONLY: sm_90a SASS alone, its fat
-# binary uncompressed so that xz packs it, about 7 MB an archive instead of 15), and in A (every set with GDN_PREBUILD_SASS=all)
+# binary uncompressed so that xz packs it, about 7 MB an archive instead of 15), and in A
+# (every set with GDN_PREBUILD_SASS=all)
 # lines-bf16_s32.sass.xz (the default unit's SASS with source lines, for
 # scripts/gdn-sass-lines.py) when nvdisasm is here.
 # A variant written "@REF [defines]" is built from commit REF's kernels/gdn (with the defines, if
