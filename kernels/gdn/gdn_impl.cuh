@@ -266,11 +266,11 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
 #endif
   }
   // gdn_set_out_merge: the plain forward's output pass with the first 2 km state-pass segments of
-  // each (b, h) merged in pairs (the caller's heads, unsplit layouts, after the segment scan, with
-  // HYMO_GDN_TAIL's placement; gdn.cu passes 0 elsewhere): the scan leaves that pass's entering
-  // states in dHseg, and the pass sees km segments of 2 cps chunks, then NSEG - 2 km of cps
-  const int km = !train && seg_scan_fwd(S, D) && HYMO_GDN_TAIL && std::is_same_v<HM, HeadMap<>> &&
-                         p.nlong == p.NSEG && 2 * p.omerge <= p.NSEG ? p.omerge : 0;
+  // each (b, h) merged in pairs: the scan leaves that pass's entering states in dHseg, and the pass
+  // sees km segments of 2 cps chunks, then NSEG - 2 km of cps. gdn.cu's gdn_out_merge decides
+  // where it applies (the plain forward on the caller's heads, unsplit layouts, the segment scan,
+  // HYMO_GDN_TAIL's placement, at most NSEG / 2); every other call has p.omerge = 0
+  const int km = p.omerge;
   if constexpr (seg_scan_fwd(S, D)) {
     constexpr int nx = (S * D + 127) / 128;
     if (km == 0) {
