@@ -19,22 +19,11 @@
 #        GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh; the device cannot build it) on nine shapes,
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 180 s)
-#   252  HYMO_GDN_STATE_GRID (session 50): the training forward's state pass in the grid's order
-#        where the rule splits nothing, against the default: B1's full test, then an A/B on four
-#        shapes (H = 32 and 64, where nothing is split; the default shape, where it is, so the
-#        switch changes nothing; D = S = 64, outside the rule), three rounds (about 150 s).
-#        (prebuilt: the set below)
-#   254  HYMO_GDN_OUT_MERGE (session 52; run-time gdn_set_out_merge): the plain forward's output pass
-#        with its first 2k segments of each (b, h) merged in pairs. The default build's full test
-#        (its 7 new cases run merged layouts, 6 of them on the staged kernels), then
-#        hymo_gdn_bench --out-merge 0,1,2,3,4 in one process on five shapes, three rounds,
-#        summarised by scripts/gdn-ab-summary.py --arm-by out_merge (Bk = k pairs merged, against
-#        none; only the forward should move) (about 150 s)
-# One prebuilt set serves 250, 252 and 254 (a call takes the variants whose flags it asks for; since
-# session 52's HYMO_GDN_SASS_ONLY an arm is about 7 MB, the @7514cba one 14.5):
-#   GDN_AB_FLAGS="-DHYMO_GDN_STATE_GRID=1;@7514cba" scripts/gdn-prebuild.sh
+# Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
+# HYMO_GDN_SASS_ONLY; A about 7):
+#   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
 # Several calls in one device call: GDN_QUEUE_END=<epoch seconds> ends each call's steps by then
-# (default: 540 s after the call's start), e.g. E=$(($(date +%s)+560)); for c in 254 218; do
+# (default: 540 s after the call's start), e.g. E=$(($(date +%s)+560)); for c in 218 250; do
 # GDN_QUEUE_END=$E OUT=$OUT scripts/device-gdn-queue.sh $c; done.
 # (Sessions 43-45 ran the calls queued before: 210-212 as runs 210-214, 215 and 216 as runs 215 and
 # 216; session 47 ran 227 as run 227 (the backward main kernel's tail and key pairs skipped, timing
@@ -44,14 +33,16 @@
 # and 247 (the switch on by default since, with its rule; the calls removed, commit 815fa8c has them)
 # and queued 250 after runs 248 and 249, and 252; session 51 got no device and queued 253; session 52
 # ran 254 as run 252 (every segment merged, even), 218 as run 253 and 253 as run 254 (HYMO_GDN_BWD_PAIR2:
-# slower, removed; the call removed, commit 19e0946 has it), then rewrote 254;
+# slower, removed; the call removed, commit 19e0946 has it), then rewrote 254; session 53 ran 254
+# as run 256 (HYMO_GDN_OUT_MERGE: slower, removed), 218 as 257, 252 as 258 (HYMO_GDN_STATE_GRID:
+# even, removed; both calls removed, commit 3fbdc17 has them), 250 as 259 and 219 as 260;
 # docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 252 | 254) ;;
+  218 | 219 | 238 | 250) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 252 or 254: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238 or 250: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -104,30 +95,6 @@ case "$CALL" in
         GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 1,4096,28,32,32 4,4096,16,32,32 4,4096,24,32,32 4,4096,20,32,32 4,4096,32,32,32" \
         bounded 280 scripts/device-gdn-ab.sh
       note $?
-      exit $worst
-    ) > "$O/console.log" 2>&1
-    ;;
-  252)
-    OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_STATE_GRID=1 GDN_AB_TEST=full GDN_AB_TEST_TIMEOUT=150 GDN_AB_ROUNDS=3 \
-      GDN_AB_SHAPES="4,4096,32,32,32 4,4096,64,32,32 4,4096,28,32,32 4,4096,28,64,64" \
-      bounded 480 scripts/device-gdn-ab.sh > "$O/console.log" 2>&1
-    ;;
-  254)
-    (
-      worst=0
-      note() { [ "$1" -gt "$worst" ] && worst=$1; }
-      OUT=$O/t bounded 200 scripts/device-gdn.sh build test
-      note $?
-      grep -q "^PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
-      G=$(cat /tmp/gdn-gdir 2> /dev/null)
-      [ -x "$G/hymo_gdn_bench" ] || { echo "device-gdn-queue: no default build's benchmark"; exit 1; }
-      for r in 1 2 3; do
-        for sh in 4,4096,28,32,32 4,2048,28,32,32 4,4096,32,32,32 4,4096,64,32,32 4,8192,28,32,32; do
-          bounded 40 "$G/hymo_gdn_bench" --json --shape "$sh" --out-merge 0,1,2,3,4 | grep '^{' >> "$O/merge.log"
-          note "${PIPESTATUS[0]}"
-        done
-      done
-      bounded 20 python3 scripts/gdn-ab-summary.py "$O/merge.log" --arm-by out_merge | tee "$O/merge-summary.txt"
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;

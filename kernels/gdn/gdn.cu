@@ -38,7 +38,6 @@ bool g_tail_plain = false;  // ... its second argument
 int g_grid_slice = 0;      // gdn_set_grid_slice
 int g_state_pair = -1;     // gdn_set_state_pair
 int g_adj_pair = -1;       // gdn_set_adj_pair
-int g_out_merge = -1;      // gdn_set_out_merge
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
@@ -425,20 +424,6 @@ bool gdn_state_pair_fits(const Shape& s) {
   return s.dtype == DType::BF16 && s.H % 2 == 0 && dev::state_pair_fits(s.S, s.D);
 }
 void gdn_set_adj_pair(int mode) { g_adj_pair = mode < 0 ? -1 : mode > 0; }
-bool gdn_set_out_merge(int k) {
-  if (k < -1) return false;
-  g_out_merge = k;
-  return true;
-}
-int gdn_out_merge(const Shape& s) {
-  // the staged forward on the caller's heads (S, D <= 64 in BF16) with the segment scan and
-  // HYMO_GDN_TAIL's placement, its segments unsplit (a plain forward split on request keeps its
-  // own); at most half its segments' count
-  if (*gdn_check_shape(s) || !staged(s) || split(s) || !dev::seg_scan_fwd(s.S, s.D) || !HYMO_GDN_TAIL ||
-      g_tail_plain)
-    return 0;
-  return std::min(g_out_merge >= 0 ? g_out_merge : HYMO_GDN_OUT_MERGE, layout(s).NSEG_plain / 2);
-}
 bool gdn_adj_pair() { return dev::adj_pair_on(); }
 bool gdn_adj_pair_fits(const Shape& s) {
   // (S <= 32, D = 32 in BF16: the staged backward's adjoint pass with the default head map)
@@ -510,7 +495,6 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
     p.NSEG = L.NSEG_plain;
     p.nlong = L.NSEG_plain;
     p.cps2 = L.cps;
-    p.omerge = gdn_out_merge(s);  // (run_fwd_staged)
   }
   const cudaError_t e = dispatch(s, save_for_backward ? 2 : 0, true, p, stream);
   note_forward(workspace, e == cudaSuccess && save_for_backward, seg_key(p));

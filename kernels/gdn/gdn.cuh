@@ -824,8 +824,12 @@ template <bool GRID = false, class KP>
 __device__ __forceinline__ void cta_place(const KP& p, int& seg, int& bh) {
 #if HYMO_GDN_TAIL
   const int x = blockIdx.x, y = blockIdx.y;
-  // GRID, or no split (the plain forward, and shapes the rule leaves): the grid's order
-  if (GRID || p.nlong == p.NSEG) {
+  if constexpr (GRID) {
+    seg = x;
+    bh = y + p.bh0;
+    return;
+  }
+  if (p.nlong == p.NSEG) {  // no split (the plain forward, and shapes the rule leaves): the grid's order
     seg = x;
     bh = y + p.bh0;
     return;
@@ -888,10 +892,6 @@ struct KParams {
 #if !HYMO_GDN_TAIL
   int nlong, cps2;  // (above)
 #endif
-  // the plain forward's output pass: the first 2 omerge state-pass segments of each (b, h) merged
-  // in pairs (gdn_set_out_merge; run_fwd_staged launches that pass with its own view of the
-  // segments; only the merging scan, seg_scan_kernel<.., true>, reads the field)
-  int omerge;
 };
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
@@ -1049,32 +1049,18 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 #ifndef HYMO_GDN_TRAIN_FUSE
 #define HYMO_GDN_TRAIN_FUSE 1
 #endif
+// Removed switches (session 53, runs 256 and 258 on an H100): HYMO_GDN_STATE_GRID (the training
+// forward's state pass in the grid's order where unsplit: even, -0.2..+0.3% forward + backward)
+// and HYMO_GDN_OUT_MERGE (the plain output pass over merged segment pairs: forward +1.7..+2.9% at
+// the default shape, the long CTAs packed four to an SM); commit 3fbdc17 has both.
+#ifdef HYMO_GDN_STATE_GRID
+#error "HYMO_GDN_STATE_GRID was removed in session 53 (run 258: even); commit 3fbdc17 has it"
+#endif
+#ifdef HYMO_GDN_OUT_MERGE
+#error "HYMO_GDN_OUT_MERGE was removed in session 53 (run 256: the forward +1.7..+2.9%); commit 3fbdc17 has it"
+#endif
 // HYMO_GDN_PK2_STATE (session 31; 0 turns it off): PK2's part in the plain forward's state pass
 // (the keys as BF16 only, one product); with 0 PK2 covers the output pass alone
-// HYMO_GDN_STATE_GRID (session 50; 0 by default, queued as call 252): the training forward's
-// state pass (no PK2) on unsplit layouts (HYMO_GDN_TAIL's rule picks none) launched as an
-// instantiation with the grid's order, as the plain forward's is: with the placement that pass
-// takes 80 registers instead of 74 at S = D = 32 (74 instead of 64 unfused, 3 CTAs an SM instead
-// of 4; -Xptxas -v), part of the 0.3-0.5% the placement costs where nothing is split (run 249).
-#ifndef HYMO_GDN_STATE_GRID
-#define HYMO_GDN_STATE_GRID 0
-#endif
-
-// HYMO_GDN_OUT_MERGE (session 52; default 0): the plain forward's output pass with the first 2k
-// state-pass segments of each (b, h) merged in pairs (k long segments, then the rest as they
-// are; HYMO_GDN_TAIL's placement runs the long ones first), the state pass as it is: the scan
-// writes the output pass's entering states (seg_scan_kernel's MERGE) into dHseg. Run 252 (H100):
-// every segment merged (k = 4 at the default shape: 448 CTAs of 16 chunks) was no faster
-// (+0.4%): the stamps (run 255) show the 448 CTAs packed 4 an SM on 113 SMs, 19 SMs idle. Mixed
-// layouts (k < NSEG / 2) keep more CTAs than slots, so every SM fills. gdn_set_out_merge
-// overrides it at run time (the benchmark's --out-merge). The output's rounding differs from
-// k = 0's (each merged CTA carries its state over more chunks), within the same bounds.
-#ifndef HYMO_GDN_OUT_MERGE
-#define HYMO_GDN_OUT_MERGE 0
-#endif
-#if HYMO_GDN_OUT_MERGE < 0
-#error "HYMO_GDN_OUT_MERGE is a count of merged segment pairs, 0 or more"
-#endif
 #ifndef HYMO_GDN_PK2_STATE
 #define HYMO_GDN_PK2_STATE 1
 #endif

@@ -119,15 +119,6 @@ bool gdn_state_pair_fits(const Shape& s);
 void gdn_set_adj_pair(int mode);
 bool gdn_adj_pair();
 bool gdn_adj_pair_fits(const Shape& s);
-// Tuning (HYMO_GDN_OUT_MERGE, docs/kernels/gdn.md): the plain forward's (no save_for_backward)
-// output pass with the first 2k of each (b, h)'s state-pass segments merged in pairs (k >= 0, at
-// most half the segments; -1, the default: the build's, 0 unless built otherwise); false, and
-// the setting unchanged, for k < -1. Applies where the staged forward runs on the caller's heads
-// (S, D <= 64 in BF16) with the segment scan and unsplit segments; gdn_out_merge says which k
-// calls on shape s use now (0 elsewhere). The output's rounding differs between settings (within
-// the same bounds); each is reproducible.
-bool gdn_set_out_merge(int k);
-int gdn_out_merge(const Shape& s);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

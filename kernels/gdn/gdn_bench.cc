@@ -141,7 +141,6 @@ int main(int argc, char** argv) {
       "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--nseg N1,N2,...]\n"
       "                      [--shape B,T,H,D,S]... [--decay-scale F] [--clocks FILE]\n"
       "                      [--state-pair M,...] [--adj-pair M,...] [--tail N,...] [--tail-plain]\n"
-      "                      [--out-merge K,...]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
       "  --cps: segment lengths in chunks (0 = the automatic rule); --nseg: segments a (b, h)\n"
       "  instead (gdn_set_segments; each list is run in turn; the JSON's \"segments\" is the\n"
@@ -158,14 +157,11 @@ int main(int argc, char** argv) {
       "  --tail N1,N2,...: the last N segments of each (b, h) in halves, dispatched last\n"
       "  (gdn_set_tail_segments; -1: the layout's rule, the default; each with every mode above;\n"
       "  the JSON's \"tail\" is the setting, \"segments\" the count); --tail-plain: the plain forward\n"
-      "  split too (at S, D <= 64 it keeps its segments otherwise; the JSON's \"tail_plain\")\n"
-      "  --out-merge K1,K2,...: the plain forward's output pass with the first 2K state-pass\n"
-      "  segments of each (b, h) merged in pairs (gdn_set_out_merge; -1: the build's, the default;\n"
-      "  each with every setting above; the JSON's \"out_merge\" is the K the plain forward used)\n";
+      "  split too (at S, D <= 64 it keeps its segments otherwise; the JSON's \"tail_plain\")\n";
   bool json = false, quick = false, tail_plain = false;
   int iters = 50;
   double decay_scale = 1.0;
-  std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list, merge_list;
+  std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list;
   std::vector<Shape> shapes;
   const char* clocks_path = nullptr;
   auto mk = [](int B, int T, int H, int D, int S) {
@@ -179,7 +175,7 @@ int main(int argc, char** argv) {
                        !std::strcmp(argv[i], "--nseg") || !std::strcmp(argv[i], "--clocks") ||
                        !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale") ||
                        !std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair") ||
-                       !std::strcmp(argv[i], "--tail") || !std::strcmp(argv[i], "--out-merge");
+                       !std::strcmp(argv[i], "--tail");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
       return 2;
@@ -207,18 +203,15 @@ int main(int argc, char** argv) {
         }
         nseg_list.push_back(x);
       }
-    } else if (!std::strcmp(argv[i], "--tail") || !std::strcmp(argv[i], "--out-merge")) {
-      // counts >= -1 (-1: the library's choice)
-      const char* opt = argv[i];
-      std::vector<int>& list = !std::strcmp(opt, "--tail") ? tail_list : merge_list;
+    } else if (!std::strcmp(argv[i], "--tail")) {
       for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
         char* end = nullptr;
         const long x = std::strtol(t, &end, 10);
         if (end == t || *end != '\0' || x < -1 || x > 1024) {
-          std::fprintf(stderr, "hymo_gdn_bench: %s expects counts >= -1, got '%s'\n", opt, t);
+          std::fprintf(stderr, "hymo_gdn_bench: --tail expects counts >= -1, got '%s'\n", t);
           return 2;
         }
-        list.push_back(int(x));
+        tail_list.push_back(int(x));
       }
     } else if (!std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair")) {
       const char* opt = argv[i];
@@ -264,23 +257,20 @@ int main(int argc, char** argv) {
       for (int D : {64, 128}) shapes.push_back(mk(4, 4096, 28, D, D));
     }
   }
-  // (cps, nseg, state pair, adjoint pair, tail, out merge) settings: the --cps list, then the
-  // --nseg list, each with every --state-pair mode, each of those with every --adj-pair mode (-1:
-  // the build's), each of those with every --tail count (-1: the layout's rule), each of those
-  // with every --out-merge (-1: the build's)
+  // (cps, nseg, state pair, adjoint pair, tail) settings: the --cps list, then the --nseg list,
+  // each with every --state-pair mode, each of those with every --adj-pair mode (-1: the
+  // build's), each of those with every --tail count (-1: the layout's rule)
   struct Setting {
-    int cps, nseg, pair, adj, tail, merge;
+    int cps, nseg, pair, adj, tail;
   };
   if (pair_list.empty()) pair_list.push_back(-1);
   if (adj_list.empty()) adj_list.push_back(-1);
   if (tail_list.empty()) tail_list.push_back(-1);
-  if (merge_list.empty()) merge_list.push_back(-1);
   std::vector<Setting> settings;
   auto add = [&](int c, int n) {
     for (int m : pair_list)
       for (int a : adj_list)
-        for (int t : tail_list)
-          for (int k : merge_list) settings.push_back({c, n, m, a, t, k});
+        for (int t : tail_list) settings.push_back({c, n, m, a, t});
   };
   for (int c : cps_list) add(c, 0);
   for (int n : nseg_list) add(0, n);
@@ -313,18 +303,16 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", m);
       return 1;
     }
-    for (const auto& [cps, nseg, pair, adj, tail, merge] : settings) {
+    for (const auto& [cps, nseg, pair, adj, tail] : settings) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
       gdn_set_tail_segments(tail, tail_plain);
       gdn_set_state_pair(pair);
       gdn_set_adj_pair(adj);
-      gdn_set_out_merge(merge);  // (checked above)
       // the state and adjoint passes' layouts these calls use: head pairs where this build's
       // kernels allow them on this shape
       const int pair_used = gdn_state_pair() && gdn_state_pair_fits(s);
       const int adj_used = gdn_adj_pair() && gdn_adj_pair_fits(s);
-      const int merge_used = gdn_out_merge(s);
       if (clk_file) GDN_CUDA(cudaMemset(clk_buf.p, 0, gdn_clocks_bytes()));
       const Res r = bench(s, iters, decay_scale);
       if (clk_file) {
@@ -353,18 +341,17 @@ int main(int argc, char** argv) {
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
-            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d, \"out_merge\": %d}\n",
+            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share,
-            pair_used, adj_used, tail, int(tail_plain), merge_used);
+            pair_used, adj_used, tail, int(tail_plain));
       else
-        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d%s (%d segments)%s%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
+        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d%s (%d segments)%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
                     "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)\n",
                     s.B, s.T, s.H, s.D, s.S, cps, nseg, tail, tail_plain ? " (plain too)" : "", gdn_segments(s), pair_used ? " state pass: head pairs" : "",
                     adj_used ? " adjoint pass: head pairs" : "",
-                    merge_used ? (" plain output pass: " + std::to_string(merge_used) + " merged pairs").c_str() : "",
                     r.fwd_ms, floor_f, r.fwd_ms / floor_f, r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb,
                     r.fwd_train_ms, decay_scale, 100 * r.diag_share, 100 * r.diag8_share);
       std::fflush(stdout);

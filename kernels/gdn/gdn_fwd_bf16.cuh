@@ -660,11 +660,8 @@ __device__ __forceinline__ int state_pair_bh(const KParams& p, int half) {
 }
 
 // PAIR (HYMO_GDN_STATE_PAIR; run_fwd_staged launches it where H is even): two adjacent heads a
-// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head. GRID: the grid's order and
-// cps-chunk segments (gdn.cuh's seg_c0), for unsplit layouts only: the PK pass always (the plain
-// forward's), the others with HYMO_GDN_STATE_GRID (gdn.cuh).
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false,
-          bool GRID = PK>
+// CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head.
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false>
 __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
@@ -689,11 +686,11 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   float* A2 = G + C;
 
   // this thread's (b, h) pair (PAIR: blockIdx.y a head pair), b and h
-  // (GRID: launched only on unsplit layouts: the grid's order, seg_c0's GRID)
-  const int seg = cta_seg<GRID>(p), bh = PAIR ? state_pair_bh<GRID>(p, half) : cta_bh<GRID>(p), bb = bh / p.H, h = bh % p.H;
+  // (PK: the plain forward's, launched only on unsplit layouts: the grid's order, seg_c0's GRID)
+  const int seg = cta_seg<PK>(p), bh = PAIR ? state_pair_bh<PK>(p, half) : cta_bh<PK>(p), bb = bh / p.H, h = bh % p.H;
   // tid, w: the thread and warp within its head's 2 C threads
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5;
-  const int c0 = seg_c0<GRID>(p, seg), c1 = seg_c1<GRID>(p, c0);
+  const int c0 = seg_c0<PK>(p, seg), c1 = seg_c1<PK>(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
@@ -776,13 +773,8 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
 // order and arithmetic (the output pass used __expf, seg_combine<true> expf), so the
 // results are bitwise the same. One thread per (b, h) and state element (grid: S D / 128
 // x (b, h)); the loads of U segments are in flight together.
-// MERGE (the forward, for an output pass whose first 2 p.omerge segments are merged in pairs:
-// gdn_set_out_merge): segstate is left as it is, and the states entering the output pass's
-// segments (state segments 0, 2, .., 2 omerge - 2, then every one from 2 omerge) go to p.dHseg
-// (unused by the plain forward) as [BH][NSEG - omerge][S][D], that pass's own layout.
-template <int S, int D, bool REVERSE, class HM = HeadMap<>, bool MERGE = false>
+template <int S, int D, bool REVERSE, class HM = HeadMap<>>
 __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
-  static_assert(!(MERGE && REVERSE), "merged segments: the forward's scan only");
   pdl_enter();  // (gdn.cuh)
   constexpr int N = S * D, U = HYMO_GDN_SCAN_U;
   const int bh = blockIdx.y + p.bh0, h = bh % p.H;
@@ -790,8 +782,6 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
   if (i >= N) return;
   const float A = -expf(__ldg(p.A_log + HM::hS(h) * S + i / D));
   float* st = (REVERSE ? p.dHseg : p.segstate) + size_t(bh) * p.NSEG * N + i;
-  [[maybe_unused]] const int nm = MERGE ? p.omerge : 0;
-  [[maybe_unused]] float* ent = MERGE ? p.dHseg + size_t(bh) * (p.NSEG - nm) * N + i : nullptr;
   const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
   float run = 0.f;
   for (int k0 = 0; k0 < p.NSEG; k0 += U) {
@@ -807,11 +797,7 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
     for (int u = 0; u < U; ++u)
       if (k0 + u < p.NSEG) {
         const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
-        if constexpr (MERGE) {
-          if (const int o = merged_seg(j, nm); o >= 0) ent[size_t(o) * N] = run;  // (gdn_place.h)
-        } else {
-          st[size_t(j) * N] = run;
-        }
+        st[size_t(j) * N] = run;
         run = fmaf(REVERSE ? expf(gj[u] * A) : __expf(gj[u] * A), run, x[u]);
       }
   }

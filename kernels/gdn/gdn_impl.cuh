@@ -236,16 +236,13 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   // forward's entering states, and so o, must stay FP32-accurate); it runs the grid's order, so
   // only unsplit layouts (HYMO_GDN_TAIL: a plain forward split on request takes the other)
   const bool pk = !train && pk2_at(S) && HYMO_GDN_PK2_STATE && p.nlong == p.NSEG;
-  // HYMO_GDN_STATE_GRID (gdn.cuh): the other passes' form in the grid's order where unsplit
-  const bool grid = HYMO_GDN_STATE_GRID && !pk && p.nlong == p.NSEG;
   // HYMO_GDN_STATE_PAIR (gdn.cuh): two adjacent heads a CTA where H is even
   bool paired = false;
   if constexpr (state_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
     if (p.H % 2 == 0 && state_pair_on()) {
       using PF = PlanF<S, D, C>;
-      auto k = pk     ? state_bf16_kernel<S, D, C, FUSED, HM, true, true>
-               : grid ? state_bf16_kernel<S, D, C, FUSED, HM, false, true, HYMO_GDN_STATE_GRID != 0>
-                      : state_bf16_kernel<S, D, C, FUSED, HM, false, true>;
+      auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false, true>
+                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_state2));
       HYMO_GDN_TRY(launch_pairs(k, p, 2 * PF::NTH, PF::bytes_state2, st));
       paired = true;
@@ -253,9 +250,7 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   }
   if (!paired) {
     using PF = PlanF<S, D, C>;
-    auto k = pk     ? state_bf16_kernel<S, D, C, FUSED, HM, true>
-             : grid ? state_bf16_kernel<S, D, C, FUSED, HM, false, false, HYMO_GDN_STATE_GRID != 0>
-                    : state_bf16_kernel<S, D, C, FUSED, HM, false>;
+    auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
@@ -265,29 +260,8 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
   }
-  // gdn_set_out_merge: the plain forward's output pass with the first 2 km state-pass segments of
-  // each (b, h) merged in pairs: the scan leaves that pass's entering states in dHseg, and the pass
-  // sees km segments of 2 cps chunks, then NSEG - 2 km of cps. gdn.cu's gdn_out_merge decides
-  // where it applies (the plain forward on the caller's heads, unsplit layouts, the segment scan,
-  // HYMO_GDN_TAIL's placement, at most NSEG / 2); every other call has p.omerge = 0
-  const int km = p.omerge;
-  if constexpr (seg_scan_fwd(S, D)) {
-    constexpr int nx = (S * D + 127) / 128;
-    if (km == 0) {
-      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, nx));
-    } else if constexpr (std::is_same_v<HM, HeadMap<>>) {  // (no merging scan for the split path)
-      HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM, true>, p, 128, 0, st, true, nx));
-    }
-  }
-  if (km > 0) {
-    KParams q = p;
-    q.NSEG = p.NSEG - km;
-    q.nlong = km;
-    q.cps = 2 * p.cps;
-    q.cps2 = p.cps;
-    q.segstate = p.dHseg;
-    return run_out_pass<S, D, C, FUSED, false, HM>(q, st);
-  }
+  if constexpr (seg_scan_fwd(S, D))
+    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, (S * D + 127) / 128));
   return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st);
 }
 

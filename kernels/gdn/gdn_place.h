@@ -44,10 +44,4 @@ HYMO_GDN_PLACE_FN int tail_c1(int c0, int nc, int nlong, int cps, int cps2) {
   return e < nc ? e : nc;
 }
 
-// HYMO_GDN_OUT_MERGE (gdn.cuh): the plain output pass's segment that state-pass segment j starts,
-// where the first 2 nm state segments of a (b, h) are merged in pairs (that pass's segments: nm
-// of 2 cps chunks, then the rest of cps, tail_c0 with nlong = nm); -1 where j starts none (the
-// second of a merged pair). seg_scan_kernel<.., MERGE> writes segment j's entering state there.
-HYMO_GDN_PLACE_FN int merged_seg(int j, int nm) { return j < 2 * nm ? (j % 2 ? -1 : j / 2) : j - nm; }
-
 }  // namespace hymo::gdn

@@ -174,9 +174,6 @@ struct Case {
   // HYMO_GDN_TAIL; -1: the layout's rule), and whether the plain forward splits them too
   int tail = -1;
   bool tail_plain = false;
-  // the plain forward's output pass with the first 2 out_merge state-pass segments of each (b, h)
-  // merged in pairs (gdn_set_out_merge, HYMO_GDN_OUT_MERGE; -1: the build's)
-  int out_merge = -1;
 };
 
 // A case's inputs and output gradient, drawn from its seed (rounded to the dtype's I/O).
@@ -243,23 +240,18 @@ static void run_case(const Case& k, uint64_t seed) {
     std::snprintf(alog_desc, sizeof alog_desc, "mixed");
   else
     std::snprintf(alog_desc, sizeof alog_desc, "U(0,%.2f)", k.alog_max);
-  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s%s%s\n", k.B,
+  std::printf("case B=%d T=%d H=%d D=%d S=%d %s %s gate_mean=%.1f A_log=%s cps=%s%s%s%s%s\n", k.B,
               k.T, k.H, k.D, k.S, bf ? "bf16" : "f32", k.fused ? "fused" : "unfused", k.gate_mean, alog_desc,
               k.cps ? std::to_string(k.cps).c_str() : "auto",
               (k.nseg ? " nseg=" + std::to_string(k.nseg) : std::string()).c_str(),
               (k.slice ? " slices of " + std::to_string(k.slice) : std::string()).c_str(),
               (k.tail >= 0 ? " tail=" + std::to_string(k.tail) + (k.tail_plain ? " (plain too)" : "")
                            : std::string()).c_str(),
-              (k.out_merge >= 0 ? " out_merge=" + std::to_string(k.out_merge) : std::string()).c_str(),
               k.recompute ? " (bwd recomputes states)" : "");
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
   gdn_set_grid_slice(k.slice);
   gdn_set_tail_segments(k.tail, k.tail_plain);
-  if (!gdn_set_out_merge(k.out_merge)) {
-    std::fprintf(stderr, "case: out_merge %d is below -1\n", k.out_merge);
-    std::exit(2);
-  }
   gdn_set_state_pair(g_state_pair);
   gdn_set_adj_pair(g_adj_pair);
   CpuShape cs;
@@ -656,22 +648,6 @@ int main(int argc, char** argv) {
       {1, 4097, 2, 64, 64, DType::BF16, true, 0, lg, true, 4, 0, 0, 2},
       {1, 300, 2, 32, 32, DType::F32, false, 0, 5.0, false, 2, 0, 0, 2},
       {1, 300, 2, 128, 128, DType::BF16, true, 0, lg, true, 2, 0, 0, 1},
-      // (appended in session 52) the plain forward's output pass with its first segments merged
-      // in pairs (gdn_set_out_merge, HYMO_GDN_OUT_MERGE; the long ones placed first): 16 chunks in
-      // 8 segments of 2, output 4 | 2 x 6 (head pairs in the state pass); 13 chunks in 7 (the last
-      // of 1), output 4, 4, 4 | 1 over 3 heads in slices of 2 (the scan's bh0), the states
-      // recomputed, and 4, 4 | 2, 2, 1 unfused; S = 16 unfused, 65 chunks in 9 of 8 (the last of
-      // 1), output 16 x 4 | 1; D = S = 64 (C = 32: 32 chunks in 8 of 4), every segment merged
-      // (the grid's order); more merged than there are segments (2 segments: one output CTA);
-      // the FP32 generic kernels (no scan: no effect). Every one recomputes its states in the
-      // backward: run_case runs the plain forward only then (else the training forward)
-      {2, 1024, 2, 32, 32, DType::BF16, true, 0, lg, true, 2, 0, 0, -1, false, 1},
-      {2, 777, 3, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 2, 0, 2, -1, false, 3},
-      {2, 777, 3, 32, 32, DType::BF16, false, 0, 5.0, true, 2, 0, 0, -1, false, 2},
-      {1, 4097, 2, 32, 16, DType::BF16, false, 0, 5.0, true, 8, 0, 0, -1, false, 4},
-      {1, 1024, 2, 64, 64, DType::BF16, true, 0, lg, true, 4, 0, 0, -1, false, 4},
-      {2, 300, 4, 32, 32, DType::BF16, true, 0, lg, true, 3, 0, 0, -1, false, 9},
-      {1, 300, 2, 32, 32, DType::F32, true, 0, lg, true, 2, 0, 0, -1, false, 1},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
