@@ -790,7 +790,10 @@ __global__ void __launch_bounds__(128) seg_scan_kernel(KParams p) {
     for (int u = 0; u < U; ++u)
       if (k0 + u < p.NSEG) {
         const int j = REVERSE ? p.NSEG - 1 - (k0 + u) : k0 + u;
-        x[u] = st[size_t(j) * N];
+        // the last segment in the scan's order only ends the walk (run is not stored after it),
+        // and its local state may never have been written (HYMO_GDN_STATE_LAST): not read, so
+        // compute-sanitizer's initcheck reads nothing uninitialised (session 53)
+        x[u] = k0 + u + 1 < p.NSEG ? st[size_t(j) * N] : 0.f;
         gj[u] = __ldg(gsum + j);
       }
 #pragma unroll
