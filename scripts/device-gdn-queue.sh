@@ -15,8 +15,9 @@
 #        its wait at the roles' barrier, the staging and the tail; docs/kernels/gdn-bwd-plan.md
 #        measurement 1) and how far apart the two CTAs an SM run (about 20 s)
 #   250  HYMO_GDN_TAIL's rule (session 50) against the code before it: the default build's full
-#        test and memcheck (T <= 320), then an A/B against 7514cba (prebuilt as B1 with
-#        GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh; the device cannot build it) on nine shapes,
+#        test, memcheck, synccheck and initcheck (T <= 320; the last two since session 53), then
+#        an A/B against 7514cba (prebuilt as B1 with GDN_AB_FLAGS=@7514cba
+#        scripts/gdn-prebuild.sh; the device cannot build it) on nine shapes,
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 180 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
@@ -85,12 +86,16 @@ case "$CALL" in
     (
       worst=0
       note() { [ "$1" -gt "$worst" ] && worst=$1; }
-      OUT=$O/t GDN_SAN_TOOLS=memcheck GDN_SAN_TIMEOUT=120 bounded 250 scripts/device-gdn.sh build test san
+      # (memcheck, synccheck and initcheck take seconds each; racecheck, about 90 s, runs apart:
+      # OUT=$OUT/t GDN_SAN_TOOLS=racecheck scripts/device-gdn.sh build san)
+      OUT=$O/t GDN_SAN_TOOLS="memcheck synccheck initcheck" GDN_SAN_TIMEOUT=60 bounded 250 scripts/device-gdn.sh build test san
       note $?
-      # (device-gdn.sh exits non-zero only where its build fails: the test's and memcheck's own
+      # (device-gdn.sh exits non-zero only where its build fails: the test's and the sanitizers'
       # verdicts are in their logs)
       grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
-      grep -q "^exit 0" "$O/t/san-memcheck.log" 2> /dev/null || { echo "device-gdn-queue: memcheck did not pass"; note 1; }
+      for tool in memcheck synccheck initcheck; do
+        grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
+      done
       OUT=$O/ab GDN_AB_FLAGS=@7514cba GDN_AB_TEST=0 GDN_AB_ROUNDS=3 GDN_AB_SUMMARY_ARGS=--by-asked \
         GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 1,4096,28,32,32 4,4096,16,32,32 4,4096,24,32,32 4,4096,20,32,32 4,4096,32,32,32" \
         bounded 280 scripts/device-gdn-ab.sh
