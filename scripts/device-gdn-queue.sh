@@ -19,7 +19,8 @@
 #        an A/B against 7514cba (prebuilt as B1 with GDN_AB_FLAGS=@7514cba
 #        scripts/gdn-prebuild.sh; the device cannot build it) on nine shapes,
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
-#        counts differ) (about 180 s)
+#        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
+#        session 53's runs 264 and 265)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -111,6 +112,6 @@ case "$CALL" in
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 the worst of its two); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0

@@ -558,12 +558,12 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 
 // HYMO_GDN_STATE_LAST (session 11; 0 by default since run 71, 1 computes it): whether the
 // staged state pass computes the last segment's local state. Nothing needs it: the states
-// entering the segments are sums over the earlier segments only (the forward scan folds the
-// last one into a value it discards), and the backward's reverse scan multiplies the last
-// segment's gate sum by its zero starting value. With 0 that segment's CTA writes its gate
-// sum as 0 (so that the zero product stays 0) and returns: 1/NSEG of the pass's work (the
-// forward scan still loads that segment's unwritten local state into the value it discards:
-// compute-sanitizer's initcheck would name the read). Run 71: forward -5% at H = 64 (8 segments: the pass's 2048 CTAs were 2.2 waves of 7 CTAs an SM,
+// entering the segments are sums over the earlier segments only (the scans do not load the
+// last segment in their order: session 53, after initcheck named the forward scan's read of
+// that unwritten local state), and the backward's reverse scan multiplies the last segment's
+// gate sum by its zero starting value. With 0 that segment's CTA writes its gate sum as 0 (so
+// that the zero product stays 0) and returns: 1/NSEG of the pass's work. Run 71: forward -5% at
+// H = 64 (8 segments: the pass's 2048 CTAs were 2.2 waves of 7 CTAs an SM,
 // 1792 are under 2), training forward -3%; at the default shape (16 segments, 1.94 -> 1.82
 // waves) and at small shapes within noise.
 #ifndef HYMO_GDN_STATE_LAST
