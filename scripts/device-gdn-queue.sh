@@ -89,12 +89,13 @@ case "$CALL" in
       note() { [ "$1" -gt "$worst" ] && worst=$1; }
       # (memcheck, synccheck and initcheck take seconds each; racecheck, about 90 s, runs apart:
       # OUT=$OUT/t GDN_SAN_TOOLS=racecheck scripts/device-gdn.sh build san)
-      OUT=$O/t GDN_SAN_TOOLS="memcheck synccheck initcheck" GDN_SAN_TIMEOUT=60 bounded 250 scripts/device-gdn.sh build test san
+      tools="memcheck synccheck initcheck"
+      OUT=$O/t GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=60 bounded 250 scripts/device-gdn.sh build test san
       note $?
       # (device-gdn.sh exits non-zero only where its build fails: the test's and the sanitizers'
       # verdicts are in their logs)
       grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
-      for tool in memcheck synccheck initcheck; do
+      for tool in $tools; do
         grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
       done
       OUT=$O/ab GDN_AB_FLAGS=@7514cba GDN_AB_TEST=0 GDN_AB_ROUNDS=3 GDN_AB_SUMMARY_ARGS=--by-asked \
