@@ -824,12 +824,8 @@ template <bool GRID = false, class KP>
 __device__ __forceinline__ void cta_place(const KP& p, int& seg, int& bh) {
 #if HYMO_GDN_TAIL
   const int x = blockIdx.x, y = blockIdx.y;
-  if constexpr (GRID) {
-    seg = x;
-    bh = y + p.bh0;
-    return;
-  }
-  if (p.nlong == p.NSEG) {  // no split (the plain forward, and shapes the rule leaves): the grid's order
+  // GRID, or no split (the plain forward, and shapes the rule leaves): the grid's order
+  if (GRID || p.nlong == p.NSEG) {
     seg = x;
     bh = y + p.bh0;
     return;

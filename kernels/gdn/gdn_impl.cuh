@@ -241,8 +241,8 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   if constexpr (state_pair_fits(S, D) && std::is_same_v<HM, HeadMap<>>) {
     if (p.H % 2 == 0 && state_pair_on()) {
       using PF = PlanF<S, D, C>;
-      auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false, true>
-                                                         : state_bf16_kernel<S, D, C, FUSED, HM, true, true>;
+      auto k = pk ? state_bf16_kernel<S, D, C, FUSED, HM, true, true>
+                  : state_bf16_kernel<S, D, C, FUSED, HM, false, true>;
       HYMO_GDN_TRY(set_smem(k, PF::bytes_state2));
       HYMO_GDN_TRY(launch_pairs(k, p, 2 * PF::NTH, PF::bytes_state2, st));
       paired = true;
@@ -250,7 +250,7 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   }
   if (!paired) {
     using PF = PlanF<S, D, C>;
-    auto k = !pk ? state_bf16_kernel<S, D, C, FUSED, HM, false> : state_bf16_kernel<S, D, C, FUSED, HM, true>;
+    auto k = pk ? state_bf16_kernel<S, D, C, FUSED, HM, true> : state_bf16_kernel<S, D, C, FUSED, HM, false>;
     HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
 #if HYMO_GDN_TMA & 8
     TileMaps tm{};
