@@ -21,10 +21,6 @@
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
-#   271  HYMO_GDN_BWD_BCEARLY (session 54; gdn_bwd_bf16.cuh): its full test, an A/B against the
-#        default on five shapes, three rounds (prebuilt as B1 with
-#        GDN_AB_FLAGS=-DHYMO_GDN_BWD_BCEARLY=1 scripts/gdn-prebuild.sh), then memcheck, synccheck,
-#        initcheck and racecheck on its test's cases with T <= 320 (about 400 s in all)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -42,13 +38,15 @@
 # slower, removed; the call removed, commit 19e0946 has it), then rewrote 254; session 53 ran 254
 # as run 256 (HYMO_GDN_OUT_MERGE: slower, removed), 218 as 257, 252 as 258 (HYMO_GDN_STATE_GRID:
 # even, removed; both calls removed, commit 3fbdc17 has them), 250 as 259 and 219 as 260;
+# session 54 ran 218 and 219 as run 269 (an H200), and wrote 271 (HYMO_GDN_BWD_BCEARLY) and ran it
+# as run 271 (slower, removed; commit 0f19299 has the call);
 # docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 271) ;;
+  218 | 219 | 238 | 250) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 271: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238 or 250: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -109,32 +107,14 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
-  271)
-    (
-      worst=0
-      note() { [ "$1" -gt "$worst" ] && worst=$1; }
-      OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_BWD_BCEARLY=1 GDN_AB_TEST=full GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 4,4096,16,32,32" \
-        bounded 330 scripts/device-gdn-ab.sh
-      note $?
-      tools="memcheck synccheck initcheck racecheck"
-      OUT=$O/t GDN_CUDA_FLAGS=-DHYMO_GDN_BWD_BCEARLY=1 GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=120 \
-        bounded 200 scripts/device-gdn.sh build san
-      note $?
-      for tool in $tools; do
-        grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
-      done
-      exit $worst
-    ) > "$O/console.log" 2>&1
-    ;;
 esac
 rc=$?
 case "$CALL" in
-  238 | 271)  # (their variant's build took /tmp/gdn-gdir)
+  238)  # (its build took /tmp/gdn-gdir)
     if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 271 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0

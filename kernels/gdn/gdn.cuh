@@ -2308,19 +2308,6 @@ __device__ __forceinline__ int dcb_row(int t, int fs) {
   return t * fs + (SK ? (t & 4) : 0);
 }
 
-// Asks L1 for the line holding p (global memory; no register, no wait).
-__device__ __forceinline__ void prefetch_l1(const void* p) {
-  asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
-}
-
-// Piece i of a tail's walk over a chunk's rows (8 consecutive s a piece): its row t and first
-// column s0 (SK: a quarter-warp on rows t and t + 4, as chunk_store_dcdb_q says below).
-template <int S, bool SK>
-__device__ __forceinline__ void tail_piece(int i, int& t, int& s0) {
-  t = SK ? (i >> 5) * 8 + ((i >> 3) & 3) + ((i >> 2) & 1) * 4 : i / (S / 8);
-  s0 = (i % (S / 8)) * 8;
-}
-
 // The decay-gradient tails' common ends (chunk_decay_grads here, and
 // chunk_decay_grads_scan of the staged backward): dc and db written out, sdc turned
 // into q = c dc - b db (8 consecutive s a thread) ...
@@ -2333,32 +2320,22 @@ __device__ __forceinline__ void tail_piece(int i, int& t, int& s0) {
 // takes rows t and t + 4, not t and t + 1: BF16 rows of c and b 80 bytes apart share a bank
 // between consecutive rows, not between rows 4 apart; the skew puts rows t and t + 4 of dc and
 // db on opposite 16-byte bank groups.)
-// (GCB, HYMO_GDN_BWD_BCEARLY in gdn_bwd_bf16.cuh: c and b read from global memory, where the
-// tiles sc and sb already hold the next chunk's; rows past n read as zeros, as the tiles' do.)
 template <typename Tin, int S, int C, int NTH, int FS, int LS, bool WQ = true, bool F32OUT = false,
           bool SK = false>
 __device__ __forceinline__ void chunk_store_dcdb_q(const KParams& p, float* sdc, const float* sdb,
                                                    const Tin* sc, const Tin* sb, int n, size_t tok0,
-                                                   int h, const float* dPd = nullptr, int FC = 0,
-                                                   bool gcb = false) {
+                                                   int h, const float* dPd = nullptr, int FC = 0) {
   static_assert(!SK || (S == 32 && C % 8 == 0 && NTH % 32 == 0), "SK: four lanes a row, eight rows a warp");
   const int tid = threadIdx.x;
   for (int i = tid; i < C * (S / 8); i += NTH) {
-    int t, s0;
-    tail_piece<S, SK>(i, t, s0);
+    const int t = SK ? (i >> 5) * 8 + ((i >> 3) & 3) + ((i >> 2) & 1) * 4 : i / (S / 8),
+              s0 = (i % (S / 8)) * 8;
     float dcv[8], dbv[8], cv[8], bv[8];
     ld8(sdc + dcb_row<SK>(t, FS) + s0, dcv);
     ld8(sdb + dcb_row<SK>(t, FS) + s0, dbv);
     if (WQ || dPd) {
-      if (sizeof(Tin) == 2 && gcb) {
-        const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
-        const uint4 z = make_uint4(0u, 0u, 0u, 0u);
-        unpack8(t < n ? __ldg(reinterpret_cast<const uint4*>(static_cast<const Tin*>(p.c) + gi)) : z, cv);
-        unpack8(t < n ? __ldg(reinterpret_cast<const uint4*>(static_cast<const Tin*>(p.b) + gi)) : z, bv);
-      } else {
-        ld8(sc + t * LS + s0, cv);
-        ld8(sb + t * LS + s0, bv);
-      }
+      ld8(sc + t * LS + s0, cv);
+      ld8(sb + t * LS + s0, bv);
     }
     if (t < n) {
       const size_t gi = ((tok0 + t) * p.H + h) * S + s0;

@@ -163,17 +163,17 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #define HYMO_GDN_BWD_STAGGER 6000
 #endif
 
-// HYMO_GDN_BWD_BCEARLY (session 54; off by default until measured): the next chunk's b and c
-// fetched right after the staging, where every row block of the chunk takes the fast path
-// (HYMO_GDN_DIAG8_BWD's flags: then only the staging and the tail read the b and c tiles), instead
-// of after the tail's first barrier. Every thread first asks L1 for the global lines of the c and b
-// rows its tail piece reads (prefetch.global.L1: no register held across the roles), and the tail
-// reads them from global memory (chunk_store_dcdb_q's gcb). Why: run 230 put 6% of the kernel's
-// stall samples at the chunk top, waiting for its tiles; b and c, issued in the tail, have under a
-// microsecond to land, v, dO and h0 the whole tail. Unlike HYMO_GDN_BWD_BCPP (removed) the tiles
-// keep their places, so no pointer is dynamic. A chunk with a slow block keeps today's order.
-#ifndef HYMO_GDN_BWD_BCEARLY
-#define HYMO_GDN_BWD_BCEARLY 0
+// HYMO_GDN_BWD_BCEARLY (session 54, runs 271-272; removed, commit 0f19299 has it): the next
+// chunk's b and c fetched right after the staging where every row block of the chunk is fast
+// (then only the staging and the tail read those tiles), the tail reading c and b from global
+// memory, prefetched to L1 (prefetch.global.L1, no register held across the roles). Full test
+// 1059 of 1059, the four sanitizers clean, 121 registers without spills, but the backward +3.8%
+// at the default shape (+1.8..+3.6% at four other shapes; run 271, an H100). The clock stamps (run
+// 272) say why: the chunk top did not shrink (about 0.43 us before and after: its wait was not for
+// b and c), while every warp's role took 0.6 us longer (3.53 -> 4.13 us), the copies landing in
+// shared memory and L1 during the roles, whose products keep the shared-memory pipe busy.
+#if defined(HYMO_GDN_BWD_BCEARLY) && HYMO_GDN_BWD_BCEARLY
+#error "HYMO_GDN_BWD_BCEARLY was removed in session 54 (run 271: backward +3.8%); commit 0f19299 has it"
 #endif
 
 // HYMO_GDN_BWD_RUNS (session 22, run 128: the kernel as one wave of CTAs each walking runs of
@@ -417,13 +417,12 @@ __device__ __forceinline__ void chunk_decay_grads_warp(const KParams& p, float* 
                                                        const float* rbend, float* gs, const float* g,
                                                        const float* As, float& dA_acc,
                                                        float& ddt_acc, int n, size_t tok0, int h,
-                                                       BCDead bc_dead, const float* dpt = nullptr,
-                                                       bool gcb = false) {
+                                                       BCDead bc_dead, const float* dpt = nullptr) {
   constexpr int NG = NTH / S, TG = C / NG;
   static_assert(NG * S == NTH && TG * NG == C && (S == 16 || S == 32) && TG <= S / 4,
                 "thread layout: a group's S threads are a warp or a half-warp");
   const int tid = threadIdx.x, lane = tid & 31;
-  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, true, false, SK>(p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0, gcb);
+  chunk_store_dcdb_q<bf16, S, C, NTH, FS, LS, true, false, SK>(p, sdc, sdb, sc, sb, n, tok0, h, dpt, 0);
   __syncthreads();
   bc_dead();  // sc and sb are not read below
   const int gg = tid / S, s = tid % S, tb = gg * TG;
@@ -650,7 +649,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   [[maybe_unused]] const float amax2 = B8 && !DFL ? head_amax2(p.A_log + h * S, S) : 0.f;
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
-  constexpr bool BCE = HYMO_GDN_BWD_BCEARLY && DFL && DGW;  // (HYMO_GDN_BWD_BCEARLY)
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
 
   auto fetch_vo = [&](int chn) {
@@ -833,27 +831,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     }
     __syncthreads();
     HYMO_GDN_CLK(clk.staged(c1 - 1 - ch));
-    // HYMO_GDN_BWD_BCEARLY: every block fast, so b and c are dead until the tail, which reads
-    // them from global memory: the next chunk's come now
-    [[maybe_unused]] bool bce = false;
-    if constexpr (BCE) {
-      bool all = ch > c0;
-#pragma unroll
-      for (int i = 0; i < NW; ++i) all = all && fl[i] != 0;
-      bce = all;
-      if (bce) {
-        for (int i = tid; i < C * (S / 8); i += NTH) {
-          int t, s0;
-          tail_piece<S, SK>(i, t, s0);
-          if (t < n) {
-            const size_t gi = ((tok0 + t) * p.H + h) * S + s0;
-            prefetch_l1(reinterpret_cast<const bf16*>(p.c) + gi);
-            prefetch_l1(reinterpret_cast<const bf16*>(p.b) + gi);
-          }
-        }
-        fetch_bc(ch - 1);
-      }
-    }
 
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
@@ -1257,14 +1234,14 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     {
       float* scr = reinterpret_cast<float*>(sm + P::o_dpd);  // dpd is dead
       auto bc_dead = [&]() {  // b and c are dead
-        if (ch > c0 && !bce) fetch_bc(ch - 1);
+        if (ch > c0) fetch_bc(ch - 1);
       };
       if constexpr (HYMO_GDN_DIAG_NO_TAIL) {  // (timing only: no dc, db, dgate, dA; gdn.cuh)
         bc_dead();
       } else if constexpr (DGW) {
         chunk_decay_grads_warp<S, C, NTH, FSD, LS, FUSED, SK>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
                                                          dA_acc, ddt_acc, n, tok0, h, bc_dead,
-                                                         QO ? dpt : nullptr, bce);
+                                                         QO ? dpt : nullptr);
       } else {
         chunk_decay_grads_scan<S, C, NTH, FSD, LS, FUSED>(p, sdc, sdb, sc, sb, rbend, scr, scr + NTH,
                                                          g, As, dAx, misc, n, tok0, h, bc_dead,
