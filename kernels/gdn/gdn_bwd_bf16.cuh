@@ -171,8 +171,9 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 // at the default shape (+1.8..+3.6% at four other shapes; run 271, an H100). The clock stamps (run
 // 272) show where the time went: the chunk top did not shrink (about 0.43 us before, 0.46 after:
 // its wait was not for b and c), while each warp's role took 0.53-0.69 us longer (warp 0: 3.53 ->
-// 4.13 us). The likely reason, not measured: the copies land in shared memory and L1 during the
-// roles, whose ldmatrix loads already load the shared-memory pipe.
+// 4.13 us). The likely reason, not measured: the copies' writes land during the roles and delay
+// their shared-memory reads (run 273's profile of the default: the roles latency-bound, short-
+// scoreboard waits 13% of the stalls, the shared-memory queue's throttle 3%).
 #if defined(HYMO_GDN_BWD_BCEARLY) && HYMO_GDN_BWD_BCEARLY
 #error "HYMO_GDN_BWD_BCEARLY was removed in session 54 (run 271: backward +3.8%); commit 0f19299 has it"
 #endif
