@@ -35,6 +35,30 @@ double median(std::vector<float> x) {
   return x[x.size() / 2];
 }
 
+// A comma-separated list of whole numbers, each in [lo, hi], appended to out. Every item must be a
+// number and nothing else ("4,,8", "8x" and "" are refused); false if one is not, with `bad` the
+// item (or the whole text where it is empty).
+bool parse_ints(const std::string& text, long lo, long hi, std::vector<int>& out, std::string& bad) {
+  if (text.empty()) {
+    bad = text;
+    return false;
+  }
+  size_t pos = 0;
+  for (;;) {
+    const size_t comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    char* end = nullptr;
+    const long x = item.empty() ? 0 : std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || x < lo || x > hi) {
+      bad = item;
+      return false;
+    }
+    out.push_back(int(x));
+    if (comma == std::string::npos) return true;
+    pos = comma + 1;
+  }
+}
+
 // decay_scale: A = -(h % 28 + 1) decay_scale (1: the spec's initialisation, A_log = log(h + 1))
 Res bench(const Shape& s, int iters, double decay_scale) {
   const size_t nv = size_t(s.B) * s.T * s.H * s.D, ns = size_t(s.B) * s.T * s.H * s.S,
@@ -169,13 +193,31 @@ int main(int argc, char** argv) {
     s.B = B; s.T = T; s.H = H; s.D = D; s.S = S; s.dtype = DType::BF16; s.fused = true;
     return s;
   };
+  // the count options, each parsed the same way: whole numbers in range, or an error naming the item
+  std::vector<int> iters_list;
+  struct ListOpt {
+    const char* name;
+    long lo, hi;
+    const char* what;
+    std::vector<int>* list;
+  };
+  const ListOpt list_opts[] = {
+      {"--iters", 1, 1000000, "one count >= 1", &iters_list},
+      {"--cps", 0, 1024, "segment lengths >= 0 (0: the automatic rule)", &cps_list},
+      {"--nseg", 1, 1024, "counts >= 1", &nseg_list},
+      {"--tail", -1, 1024, "counts >= -1", &tail_list},
+      {"--state-pair", 0, 1, "0s and 1s", &pair_list},
+      {"--adj-pair", 0, 1, "0s and 1s", &adj_list},
+  };
+  auto list_opt = [&](const char* arg) -> const ListOpt* {
+    for (const ListOpt& o : list_opts)
+      if (!std::strcmp(o.name, arg)) return &o;
+    return nullptr;
+  };
   // the arguments first (also without a GPU: --help, and bad input is an error there too)
   for (int i = 1; i < argc; ++i) {
-    const bool takes = !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--cps") ||
-                       !std::strcmp(argv[i], "--nseg") || !std::strcmp(argv[i], "--clocks") ||
-                       !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale") ||
-                       !std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair") ||
-                       !std::strcmp(argv[i], "--tail");
+    const bool takes = list_opt(argv[i]) || !std::strcmp(argv[i], "--clocks") ||
+                       !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
       return 2;
@@ -189,39 +231,13 @@ int main(int argc, char** argv) {
       quick = true;
     } else if (!std::strcmp(argv[i], "--tail-plain")) {
       tail_plain = true;
-    } else if (!std::strcmp(argv[i], "--iters")) {
-      iters = std::atoi(argv[++i]);
-    } else if (!std::strcmp(argv[i], "--cps")) {
-      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ","))
-        cps_list.push_back(std::atoi(t));
-    } else if (!std::strcmp(argv[i], "--nseg")) {
-      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
-        const int x = std::atoi(t);
-        if (x < 1) {
-          std::fprintf(stderr, "hymo_gdn_bench: --nseg expects counts >= 1, got '%s'\n", t);
-          return 2;
-        }
-        nseg_list.push_back(x);
-      }
-    } else if (!std::strcmp(argv[i], "--tail")) {
-      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
-        char* end = nullptr;
-        const long x = std::strtol(t, &end, 10);
-        if (end == t || *end != '\0' || x < -1 || x > 1024) {
-          std::fprintf(stderr, "hymo_gdn_bench: --tail expects counts >= -1, got '%s'\n", t);
-          return 2;
-        }
-        tail_list.push_back(int(x));
-      }
-    } else if (!std::strcmp(argv[i], "--state-pair") || !std::strcmp(argv[i], "--adj-pair")) {
-      const char* opt = argv[i];
-      std::vector<int>& list = !std::strcmp(opt, "--adj-pair") ? adj_list : pair_list;
-      for (char* t = std::strtok(argv[++i], ","); t; t = std::strtok(nullptr, ",")) {
-        if (std::strcmp(t, "0") != 0 && std::strcmp(t, "1") != 0) {
-          std::fprintf(stderr, "hymo_gdn_bench: %s expects 0s and 1s, got '%s'\n", opt, t);
-          return 2;
-        }
-        list.push_back(t[0] - '0');
+    } else if (const ListOpt* o = list_opt(argv[i])) {
+      std::string bad;
+      if (o->list == &iters_list) iters_list.clear();  // (the last --iters counts)
+      if (!parse_ints(argv[++i], o->lo, o->hi, *o->list, bad) || (o->list == &iters_list && iters_list.size() != 1)) {
+        std::fprintf(stderr, "hymo_gdn_bench: %s expects %s, got '%s'\n", o->name, o->what,
+                     o->list == &iters_list ? argv[i] : bad.c_str());
+        return 2;
       }
     } else if (!std::strcmp(argv[i], "--clocks")) {
       clocks_path = argv[++i];
@@ -233,17 +249,19 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else if (!std::strcmp(argv[i], "--shape")) {
-      int B, T, H, D, S;
-      if (std::sscanf(argv[++i], "%d,%d,%d,%d,%d", &B, &T, &H, &D, &S) != 5) {
-        std::fprintf(stderr, "hymo_gdn_bench: --shape expects B,T,H,D,S, got '%s'\n", argv[i]);
+      std::vector<int> v;
+      std::string bad;
+      if (!parse_ints(argv[++i], 1, 1L << 30, v, bad) || v.size() != 5) {
+        std::fprintf(stderr, "hymo_gdn_bench: --shape expects B,T,H,D,S (positive), got '%s'\n", argv[i]);
         return 2;
       }
-      shapes.push_back(mk(B, T, H, D, S));
+      shapes.push_back(mk(v[0], v[1], v[2], v[3], v[4]));
     } else {
       std::fprintf(stderr, "hymo_gdn_bench: unknown argument '%s'\n%s", argv[i], usage);
       return 2;
     }
   }
+  if (!iters_list.empty()) iters = iters_list[0];
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     std::printf("no CUDA device: skipping\n");
