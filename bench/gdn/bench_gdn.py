@@ -6,7 +6,9 @@ Prints, per shape: ours, a PyTorch chunked implementation (eager and torch.compi
 flash-linear-attention's Triton `chunk_gla` for the recurrence with the prologue and
 epilogue in PyTorch (eager and torch.compile; when the `fla` package imports: see
 bench/gdn/fetch-wheels.sh) and, for small T, the naive sequential loop; each as ms and
-as a ratio to ours (fwd and fwd+bwd). Then the sweep over T, H and D=S from our binary.
+as a ratio to ours (fwd and fwd+bwd), each timed twice: from an idle GPU (the host's work
+before the first kernel included) and "held" (the stream held by a spin kernel until the call is
+queued: the GPU's work alone). Then the sweep over T, H and D=S from our binary.
 
 Usage: python3 bench/gdn/bench_gdn.py --ours build-dev/kernels/gdn/hymo_gdn_bench [--quick]
 """
@@ -15,6 +17,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 
 import torch
 import torch.nn.functional as F
@@ -131,7 +134,8 @@ def time_fla_core(shape, reps):
         o, _ = chunk_gla(*x, scale=1.0)
         o.backward(do)
 
-    return timeit(fwd, reps), timeit(fwdbwd, reps)
+    f, fb = timeit(fwd, reps), timeit(fwdbwd, reps)
+    return f[0], fb[0], f[1], fb[1]
 
 
 def have_fla():
@@ -156,20 +160,65 @@ def make_inputs(B, T, H, D, S, dev, seed=0):
     return [v, b, c, gate, z, dt_bias, A_log, D_skip, w_y]
 
 
+_cycles_per_ms = None
+
+
+def cycles_per_ms():
+    """torch.cuda._sleep's spin cycles a millisecond on this GPU (measured once)."""
+    global _cycles_per_ms
+    if _cycles_per_ms is None:
+        torch.cuda._sleep(1000)
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        torch.cuda._sleep(20_000_000)
+        e1.record()
+        e1.synchronize()
+        _cycles_per_ms = 20_000_000 / e0.elapsed_time(e1)
+    return _cycles_per_ms
+
+
 def timeit(fn, reps, warm=2):
+    """CUDA-event medians of fn() over reps calls, twice: (idle, held). idle: each call from an
+    idle GPU, so the time includes the host's work until its first kernel is queued (as in our
+    benchmark's fwd_ms); held: the stream held by a spin kernel until the whole call is queued,
+    so the time is the GPU's work alone (as our fwd_held_ms). A held call whose queueing took
+    over half the hold is repeated with a longer hold; where even a 2 s hold is not enough (a
+    call of more launches than the stream's queue takes while held), held is nan."""
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
-    ts = []
+    idle, held = [], []
     for _ in range(reps):
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         e0.record()
         fn()
         e1.record()
         e1.synchronize()
-        ts.append(e0.elapsed_time(e1))
-    ts.sort()
-    return ts[len(ts) // 2]
+        idle.append(e0.elapsed_time(e1))
+    cpm, hold_ms = cycles_per_ms(), 2.0
+    for _ in range(reps):
+        while True:
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(int(hold_ms * cpm))
+            t0 = time.perf_counter()
+            e0.record()
+            fn()
+            e1.record()
+            host_ms = (time.perf_counter() - t0) * 1e3
+            e1.synchronize()
+            if host_ms < 0.5 * hold_ms:
+                held.append(e0.elapsed_time(e1))
+                break
+            if hold_ms >= 2000.0:
+                print(f'  (a call took {host_ms:.0f} ms to queue under a {hold_ms:.0f} ms hold: no held figure)')
+                held.append(float('nan'))
+                break
+            hold_ms = min(4 * host_ms + 1.0, 2000.0)
+    idle.sort()
+    if any(math.isnan(x) for x in held):
+        return idle[len(idle) // 2], float('nan')
+    held.sort()
+    return idle[len(idle) // 2], held[len(held) // 2]
 
 
 def time_impl(impl, shape, reps, bwd=True):
@@ -196,8 +245,8 @@ def time_impl(impl, shape, reps, bwd=True):
         y.backward(dy)
 
     f = timeit(fwd, reps)
-    fb = timeit(fwdbwd, reps) if bwd else float('nan')
-    return f, fb
+    fb = timeit(fwdbwd, reps) if bwd else (float('nan'), float('nan'))
+    return f[0], fb[0], f[1], fb[1]
 
 
 def ours(binary, shapes):
@@ -279,32 +328,38 @@ def main():
             out = open(args.sweep_json).read()
         else:
             out = subprocess.run([args.ours, '--json', '--iters', '30'], capture_output=True, text=True, check=True).stdout
-        print('| B | T | H | D=S | fwd ms | fwd+bwd ms | floor fwd | floor fwd+bwd | fwd x floor | fwd+bwd x floor |')
-        print('|---|---|---|---|---|---|---|---|---|---|')
+        print('| B | T | H | D=S | fwd ms | fwd+bwd ms | floor fwd | floor fwd+bwd | fwd x floor | fwd+bwd x floor '
+              '| held fwd ms | held fwd+bwd ms |')
+        print('|---|---|---|---|---|---|---|---|---|---|---|---|')
         for line in out.splitlines():
             if line.startswith('{'):
                 j = json.loads(line)
                 print(f"| {j['B']} | {j['T']} | {j['H']} | {j['D']} | {j['fwd_ms']:.4f} | {j['fwd_bwd_ms']:.4f} | "
-                      f"{j['floor_ms']:.4f} | {j['floor_fwd_bwd_ms']:.4f} | {j['fwd_x_floor']:.2f} | {j['fwd_bwd_x_floor']:.2f} |")
+                      f"{j['floor_ms']:.4f} | {j['floor_fwd_bwd_ms']:.4f} | {j['fwd_x_floor']:.2f} | {j['fwd_bwd_x_floor']:.2f} | "
+                      f"{j.get('fwd_held_ms', float('nan')):.4f} | {j.get('fwd_bwd_held_ms', float('nan')):.4f} |")
         sys.stdout.flush()
 
-    header = ('| B,T,H,D,S | impl | fwd ms | fwd x ours | fwd+bwd ms | fwd+bwd x ours |\n'
-              '|---|---|---|---|---|---|')
+    # idle: each call timed from an idle GPU (the host's launch work included); held: the stream
+    # held until the call is queued (the GPU's work alone; timeit)
+    header = ('| B,T,H,D,S | impl | fwd ms | fwd x ours | fwd+bwd ms | fwd+bwd x ours '
+              '| held fwd ms | x ours | held fwd+bwd ms | x ours |\n'
+              '|---|---|---|---|---|---|---|---|---|---|')
     impls = ('ours',) + BASELINES
 
     def table_rows(e):
-        of, ofb = e['ours']
+        of, ofb, ofh, ofbh = e['ours']
         for k in impls:
             if k in e:
-                f, fb = e[k]
-                print(f"| {','.join(map(str, e['shape']))} | {k} | {f:.3f} | {f / of:.1f} | {fb:.3f} | {fb / ofb:.1f} |")
+                f, fb, fh, fbh = e[k]
+                print(f"| {','.join(map(str, e['shape']))} | {k} | {f:.3f} | {f / of:.1f} | {fb:.3f} | {fb / ofb:.1f} "
+                      f"| {fh:.3f} | {fh / ofh:.1f} | {fbh:.3f} | {fbh / ofbh:.1f} |")
 
     o = ours(args.ours, base_shapes)
     compiled = torch.compile(gdn_chunked, dynamic=False)
     rows = []
     for sh in base_shapes:
         us = o[sh]
-        entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'])}
+        entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'], us['fwd_held_ms'], us['fwd_bwd_held_ms'])}
         if 'torch_chunked_eager' in want:
             entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5)
             print(f'{sh}: eager {entry["torch_chunked_eager"]}', flush=True)

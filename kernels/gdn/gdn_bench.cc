@@ -1,14 +1,19 @@
 // GDN benchmark: CUDA-event medians of forward (fused) and forward+backward, inputs
-// rotating through buffers larger than the 60 MB L2. `--json`: one JSON object a shape
+// rotating through buffers larger than the 60 MB L2, each timed twice: from an idle GPU (fwd_ms,
+// ...: the host's launch latency included) and with the stream held until the call is enqueued
+// (fwd_held_ms, ...: the GPU's work alone). `--json`: one JSON object a shape
 // (default shape first). Usage: hymo_gdn_bench [--json] [--iters N] [--cps a,b,..] [--nseg a,b,..]
 //   [--shape B,T,H,D,S] [--quick] [--decay-scale F] [--clocks FILE]
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -26,6 +31,8 @@ struct Set {
 
 struct Res {
   double fwd_ms, fwd_bwd_ms, fwd_train_ms;  // fwd_train: the forward with save_for_backward
+  // the same calls timed with the stream held until the whole call is enqueued (StreamHold)
+  double fwd_held_ms, fwd_bwd_held_ms, fwd_train_held_ms;
   double diag_share;   // diagonal blocks of the first input set that pass the 16-row test (DIAG16_TRAIN's)
   double diag8_share;  // ... and HYMO_GDN_DIAG8's (gdn_test_util.h diag_fast_shares)
 };
@@ -34,6 +41,35 @@ double median(std::vector<float> x) {
   std::sort(x.begin(), x.end());
   return x[x.size() / 2];
 }
+
+// Holds a stream at a host function until release(): the calls enqueued meanwhile start on the
+// GPU only once all of them are queued, so that the CUDA events around them time the GPU's work
+// alone. Without it (the benchmark's first figures) the GPU is idle when the first event is
+// recorded, and the time includes the host's work before the first kernel's launch and that
+// launch's latency. A hold not released within 10 s lets the stream go and marks the figure.
+class StreamHold {
+ public:
+  void hold(cudaStream_t stream) {
+    go_.store(0);
+    GDN_CUDA(cudaLaunchHostFunc(stream, &StreamHold::wait, this));
+  }
+  void release() { go_.store(1); }
+  bool timed_out() const { return timed_out_.load() != 0; }
+
+ private:
+  static void CUDART_CB wait(void* self) {  // (on the driver's thread: no CUDA calls here)
+    auto* h = static_cast<StreamHold*>(self);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!h->go_.load()) {
+      if (std::chrono::steady_clock::now() > end) {
+        h->timed_out_.store(1);
+        return;
+      }
+      std::this_thread::yield();
+    }
+  }
+  std::atomic<int> go_{0}, timed_out_{0};
+};
 
 // A comma-separated list of whole numbers, each in [lo, hi], appended to out. Every item must be a
 // number and nothing else ("4,,8", "8x" and "" are refused); false if one is not, with `bad` the
@@ -129,15 +165,23 @@ Res bench(const Shape& s, int iters, double decay_scale) {
   cudaEvent_t e0, e1;
   GDN_CUDA(cudaEventCreate(&e0));
   GDN_CUDA(cudaEventCreate(&e1));
-  // median CUDA-event time of run(set) over iters calls, after 3 warm-up calls
-  auto time_ms = [&](auto run) {
+  // median CUDA-event time of run(set) over iters calls, after 3 warm-up calls; held: with the
+  // stream held while the call is enqueued (StreamHold)
+  StreamHold hold;
+  auto time_ms = [&](auto run, bool held = false) {
     std::vector<float> ts;
     for (int it = -3; it < iters; ++it) {
       Set& st = sets[(it + 3) % R];
+      if (held) hold.hold(0);
       GDN_CUDA(cudaEventRecord(e0));
       run(st);
       GDN_CUDA(cudaEventRecord(e1));
+      if (held) hold.release();
       GDN_CUDA(cudaEventSynchronize(e1));
+      if (hold.timed_out()) {
+        std::fprintf(stderr, "hymo_gdn_bench: a stream hold timed out (the host took over 10 s to enqueue one call)\n");
+        std::exit(1);
+      }
       float ms;
       GDN_CUDA(cudaEventElapsedTime(&ms, e0, e1));
       if (it >= 0) ts.push_back(ms);
@@ -148,14 +192,20 @@ Res bench(const Shape& s, int iters, double decay_scale) {
   const double tft = time_ms([&](Set& st) {
     GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true));
   });
-  const double tfb = time_ms([&](Set& st) {
+  auto fwd_bwd = [&](Set& st) {
     GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true));
     GDN_CUDA(gdn_backward(s, bargs(st), ws, true, 0));
-  });
+  };
+  const double tfb = time_ms(fwd_bwd);
+  const double tf_h = time_ms([&](Set& st) { GDN_CUDA(gdn_forward(s, fargs(st), ws, 0)); }, true);
+  const double tft_h = time_ms([&](Set& st) {
+    GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true));
+  }, true);
+  const double tfb_h = time_ms(fwd_bwd, true);
   GDN_CUDA(cudaFree(ws));
   GDN_CUDA(cudaEventDestroy(e0));
   GDN_CUDA(cudaEventDestroy(e1));
-  return {tf, tfb, tft, diag_share, diag8_share};
+  return {tf, tfb, tft, tf_h, tfb_h, tft_h, diag_share, diag8_share};
 }
 
 }  // namespace
@@ -166,6 +216,8 @@ int main(int argc, char** argv) {
       "                      [--shape B,T,H,D,S]... [--decay-scale F] [--clocks FILE]\n"
       "                      [--state-pair M,...] [--adj-pair M,...] [--tail N,...] [--tail-plain]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
+      "  each call timed from an idle GPU (fwd_ms, fwd_bwd_ms, fwd_train_ms) and with the stream\n"
+      "  held by a host function until the call is enqueued (the \"_held_ms\" figures);\n"
       "  --cps: segment lengths in chunks (0 = the automatic rule); --nseg: segments a (b, h)\n"
       "  instead (gdn_set_segments; each list is run in turn; the JSON's \"segments\" is the\n"
       "  count the calls used); --shape may repeat;\n"
@@ -359,19 +411,24 @@ int main(int argc, char** argv) {
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
-            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d}\n",
+            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d, "
+            "\"fwd_held_ms\": %.4f, \"fwd_bwd_held_ms\": %.4f, \"fwd_train_held_ms\": %.4f, \"fwd_held_x_floor\": %.2f, "
+            "\"fwd_bwd_held_x_floor\": %.2f}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share,
-            pair_used, adj_used, tail, int(tail_plain));
+            pair_used, adj_used, tail, int(tail_plain), r.fwd_held_ms, r.fwd_bwd_held_ms, r.fwd_train_held_ms,
+            r.fwd_held_ms / floor_f, r.fwd_bwd_held_ms / floor_fb);
       else
         std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d%s (%d segments)%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
-                    "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)\n",
+                    "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)  "
+                    "held: fwd %.4f ms (%.2fx)  fwd+bwd %.4f ms (%.2fx)  training fwd %.4f ms\n",
                     s.B, s.T, s.H, s.D, s.S, cps, nseg, tail, tail_plain ? " (plain too)" : "", gdn_segments(s), pair_used ? " state pass: head pairs" : "",
                     adj_used ? " adjoint pass: head pairs" : "",
                     r.fwd_ms, floor_f, r.fwd_ms / floor_f, r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb,
-                    r.fwd_train_ms, decay_scale, 100 * r.diag_share, 100 * r.diag8_share);
+                    r.fwd_train_ms, decay_scale, 100 * r.diag_share, 100 * r.diag8_share, r.fwd_held_ms,
+                    r.fwd_held_ms / floor_f, r.fwd_bwd_held_ms, r.fwd_bwd_held_ms / floor_fb, r.fwd_train_held_ms);
       std::fflush(stdout);
     }
   }
