@@ -209,14 +209,13 @@ def timeit(fn, reps, warm=2):
             if host_ms < 0.5 * hold_ms:
                 held.append(e0.elapsed_time(e1))
                 break
-            if hold_ms >= 2000.0:
-                print(f'  (a call took {host_ms:.0f} ms to queue under a {hold_ms:.0f} ms hold: no held figure)')
-                held.append(float('nan'))
-                break
+            if hold_ms >= 2000.0:  # (queue-bound: a longer hold or another call would not help)
+                print(f'  ({getattr(fn, "__qualname__", "a call")}: {host_ms:.0f} ms to queue under a '
+                      f'{hold_ms:.0f} ms hold: no held figure)')
+                idle.sort()
+                return idle[len(idle) // 2], float('nan')
             hold_ms = min(4 * host_ms + 1.0, 2000.0)
     idle.sort()
-    if any(math.isnan(x) for x in held):
-        return idle[len(idle) // 2], float('nan')
     held.sort()
     return idle[len(idle) // 2], held[len(held) // 2]
 
