@@ -125,11 +125,11 @@ if has ncu; then
   ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section WarpStateStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
       -k regex:'seg_(fwd|bwd)' --launch-skip 8 -c 4 \
-      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncu.txt" 2>&1
+      "$GDIR/hymo_gdn_bench" --no-held --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncu.txt" 2>&1
   grep -E "seg_|Duration|Throughput|Registers|Achieved Occupancy|Theoretical Occupancy|Block Limit|Stall|Issue Slots Busy|Executed Ipc A|L1/TEX Hit|L2 Hit|Warp Cycles Per Issued|Dynamic Shared" "$OUT/ncu.txt" \
     | grep -v "^    ---" | head -150 | tee -a "$OUT/log"
 fi
-# ncut: with --iters 1 the benchmark makes 4 calls (3 warm-up) of the forward (LF
+# ncut (--no-held: no held calls after the idle ones): with --iters 1 the benchmark makes 4 calls (3 warm-up) of the forward (LF
 # launches), of the training forward (LT) and then of forward + backward (LT + LB, the
 # training forward first): launch 4 LF + 4 LT is the first forward + backward call's first.
 # LF, LT and LB are the launch counts the benchmark reports (3, 3 and 4 by default; 2, 2 and 3
@@ -137,7 +137,7 @@ fi
 # the same for the fourth plain forward's LF launches.
 if has ncut; then
   log "ncu durations (default shape: one fwd+bwd, every kernel)"
-  J=$("$GDIR/hymo_gdn_bench" --json --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS | grep '^{' | head -1)
+  J=$("$GDIR/hymo_gdn_bench" --no-held --json --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS | grep '^{' | head -1)
   LF=$(echo "$J" | sed -E 's/.*"launches_fwd": ([0-9]+).*/\1/')
   LT=$(echo "$J" | sed -E 's/.*"launches_fwd_train": ([0-9]+).*/\1/')
   LB=$(echo "$J" | sed -E 's/.*"launches_bwd": ([0-9]+).*/\1/')
@@ -145,7 +145,7 @@ if has ncut; then
   ncu_launches() {
     ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --section SpeedOfLight --section Occupancy \
         --section LaunchStats --launch-skip "$2" -c "$3" \
-        "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS > "$1" 2>&1
+        "$GDIR/hymo_gdn_bench" --no-held --shape 4,4096,28,32,32 --iters 1 $NCU_BENCH_ARGS > "$1" 2>&1
   }
   ncu_launches "$OUT/ncut.txt" $((4 * ${LF:-3} + 4 * ${LT:-3})) $((${LT:-3} + ${LB:-4}))
   grep -E "^  [a-z_:<>A-Za-z0-9]+.*\(|Duration|Achieved Occupancy|Theoretical Occupancy|Registers Per|Dynamic Shared|Compute \(SM\) Th|Memory Th" "$OUT/ncut.txt" \
@@ -161,7 +161,7 @@ if has ncus; then
     M=$M,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio
   done
   ncu --clock-control none --metrics "$M" -k regex:"${NCU_KERNEL:-(state|out|adj|bwd)_bf16|seg_r?scan}" --launch-skip 0 -c 20 \
-      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncus.txt" 2>&1
+      "$GDIR/hymo_gdn_bench" --no-held --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncus.txt" 2>&1
   grep -E "_kernel|inst_executed|cycles_active|warps_active|stalled" "$OUT/ncus.txt" | tee -a "$OUT/log"
 fi
 if has ncuk; then
@@ -173,7 +173,7 @@ if has ncuk; then
   # output pass: --iters 1 runs the plain forward 4 times first)
   # shellcheck disable=SC2086
   ncu --clock-control none --set full --import-source yes -k regex:"$K" -c 1 $NCU_ARGS -o "$OUT/k" -f \
-      "$GDIR/hymo_gdn_bench" --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncuk.log" 2>&1
+      "$GDIR/hymo_gdn_bench" --no-held --shape 4,4096,28,32,32 --iters 1 > "$OUT/ncuk.log" 2>&1
   ncu --import "$OUT/k.ncu-rep" --page details > "$OUT/ncuk.txt" 2>&1
   ncu --import "$OUT/k.ncu-rep" --page source --csv --print-source sass > "$OUT/ncuk-sass.csv" 2>&1 || true
   grep -E "Duration|Registers Per|Achieved Occ|Warp Cycles Per Issued|Issue Slots Busy|Executed Ipc A|Stall|Shared Memory|Bank" "$OUT/ncuk.txt" | head -60 | tee -a "$OUT/log"

@@ -134,7 +134,8 @@ def time_fla_core(shape, reps):
         o, _ = chunk_gla(*x, scale=1.0)
         o.backward(do)
 
-    f, fb = timeit(fwd, reps), timeit(fwdbwd, reps)
+    f = timeit(fwd, reps, label='fla_chunk_gla_core_only forward')
+    fb = timeit(fwdbwd, reps, label='fla_chunk_gla_core_only forward + backward')
     return f[0], fb[0], f[1], fb[1]
 
 
@@ -177,13 +178,14 @@ def cycles_per_ms():
     return _cycles_per_ms
 
 
-def timeit(fn, reps, warm=2):
+def timeit(fn, reps, warm=2, label='a call'):
     """CUDA-event medians of fn() over reps calls, twice: (idle, held). idle: each call from an
     idle GPU, so the time includes the host's work until its first kernel is queued (as in our
     benchmark's fwd_ms); held: the stream held by a spin kernel until the whole call is queued,
     so the time is the GPU's work alone (as our fwd_held_ms). A held call whose queueing took
-    over half the hold is repeated with a longer hold; where even a 2 s hold is not enough (a
-    call of more launches than the stream's queue takes while held), held is nan."""
+    over half the hold is repeated with a longer hold; where even a 2 s hold is not enough (the
+    host waited on the GPU: a call that synchronises, or more launches than a held stream's queue
+    takes), held is nan."""
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
@@ -209,9 +211,9 @@ def timeit(fn, reps, warm=2):
             if host_ms < 0.5 * hold_ms:
                 held.append(e0.elapsed_time(e1))
                 break
-            if hold_ms >= 2000.0:  # (queue-bound: a longer hold or another call would not help)
-                print(f'  ({getattr(fn, "__qualname__", "a call")}: {host_ms:.0f} ms to queue under a '
-                      f'{hold_ms:.0f} ms hold: no held figure)')
+            if hold_ms >= 2000.0:  # (the host waits on the GPU: a longer hold would not help)
+                print(f'  ({label}: {host_ms:.0f} ms to queue under a {hold_ms:.0f} ms hold, so the host '
+                      'waited on the GPU (a synchronising call or a full launch queue): no held figure)')
                 idle.sort()
                 return idle[len(idle) // 2], float('nan')
             hold_ms = min(4 * host_ms + 1.0, 2000.0)
@@ -220,7 +222,7 @@ def timeit(fn, reps, warm=2):
     return idle[len(idle) // 2], held[len(held) // 2]
 
 
-def time_impl(impl, shape, reps, bwd=True):
+def time_impl(impl, shape, reps, bwd=True, label='impl'):
     B, T, H, D, S = shape
     sets = [make_inputs(B, T, H, D, S, 'cuda', seed=i) for i in range(2)]
     it = [0]
@@ -243,8 +245,8 @@ def time_impl(impl, shape, reps, bwd=True):
         y = impl(*x)
         y.backward(dy)
 
-    f = timeit(fwd, reps)
-    fb = timeit(fwdbwd, reps) if bwd else (float('nan'), float('nan'))
+    f = timeit(fwd, reps, label=f'{label} forward')
+    fb = timeit(fwdbwd, reps, label=f'{label} forward + backward') if bwd else (float('nan'), float('nan'))
     return f[0], fb[0], f[1], fb[1]
 
 
@@ -358,29 +360,33 @@ def main():
     rows = []
     for sh in base_shapes:
         us = o[sh]
-        entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'], us['fwd_held_ms'], us['fwd_bwd_held_ms'])}
+        nan = float('nan')  # (a binary from before session 55 has no held figures)
+        entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'], us.get('fwd_held_ms', nan),
+                                       us.get('fwd_bwd_held_ms', nan))}
         if 'torch_chunked_eager' in want:
-            entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5)
+            entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5, label='torch_chunked_eager')
             print(f'{sh}: eager {entry["torch_chunked_eager"]}', flush=True)
         if sh in (default, small) and 'torch_chunked_compile' in want:
             try:
-                entry['torch_chunked_compile'] = time_impl(compiled, sh, 5)
+                entry['torch_chunked_compile'] = time_impl(compiled, sh, 5, label='torch_chunked_compile')
             except Exception as e:  # keep the run going
                 print('torch.compile failed:', repr(e)[:200])
         if fla:
             if 'fla_chunk_gla_eager' in want:
-                entry['fla_chunk_gla_eager'] = time_impl(gdn_fla, sh, 5)
+                entry['fla_chunk_gla_eager'] = time_impl(gdn_fla, sh, 5, label='fla_chunk_gla_eager')
             if sh in (default, small) and 'fla_chunk_gla_compile' in want:
                 try:
-                    entry['fla_chunk_gla_compile'] = time_impl(fla_compiled, sh, 5)
+                    entry['fla_chunk_gla_compile'] = time_impl(fla_compiled, sh, 5, label='fla_chunk_gla_compile')
                 except Exception as e:
                     print('torch.compile around FLA failed:', repr(e)[:200])
             if 'fla_chunk_gla_core_only' in want:
                 entry['fla_chunk_gla_core_only'] = time_fla_core(sh, 5)
         if sh[1] <= 256 and 'torch_naive_loop' in want:
-            entry['torch_naive_loop'] = time_impl(gdn_naive, sh, 3)
+            entry['torch_naive_loop'] = time_impl(gdn_naive, sh, 3, label='torch_naive_loop')
         rows.append(entry)
-        print(json.dumps({'shape': sh, **{k: v for k, v in entry.items() if k != 'shape'}}))
+        # (strict JSON: a missing figure is null, not NaN)
+        print(json.dumps({'shape': sh, **{k: [None if isinstance(x, float) and math.isnan(x) else x for x in v]
+                                          for k, v in entry.items() if k != 'shape'}}))
         print(header)  # this shape's rows now (a timeout later keeps them)
         table_rows(entry)
         sys.stdout.flush()

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -84,8 +85,10 @@ bool parse_ints(const std::string& text, long lo, long hi, std::vector<int>& out
     const size_t comma = text.find(',', pos);
     const std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     char* end = nullptr;
-    const long x = item.empty() ? 0 : std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || x < lo || x > hi) {
+    // (strtol alone would take " 8" and "+8": an item starts with a digit or '-')
+    const bool starts = !item.empty() && (std::isdigit(static_cast<unsigned char>(item[0])) || item[0] == '-');
+    const long x = starts ? std::strtol(item.c_str(), &end, 10) : 0;
+    if (!starts || *end != '\0' || x < lo || x > hi) {
       bad = item;
       return false;
     }
@@ -96,7 +99,8 @@ bool parse_ints(const std::string& text, long lo, long hi, std::vector<int>& out
 }
 
 // decay_scale: A = -(h % 28 + 1) decay_scale (1: the spec's initialisation, A_log = log(h + 1))
-Res bench(const Shape& s, int iters, double decay_scale) {
+// held: also time each call with the stream held (the _held figures; NaN without)
+Res bench(const Shape& s, int iters, double decay_scale, bool held) {
   const size_t nv = size_t(s.B) * s.T * s.H * s.D, ns = size_t(s.B) * s.T * s.H * s.S,
                ng = size_t(s.B) * s.T * s.H;
   const size_t set_bytes = (4 * nv + 2 * ns + ng) * 2;  // v z out dout b c gate
@@ -179,7 +183,9 @@ Res bench(const Shape& s, int iters, double decay_scale) {
       if (held) hold.release();
       GDN_CUDA(cudaEventSynchronize(e1));
       if (hold.timed_out()) {
-        std::fprintf(stderr, "hymo_gdn_bench: a stream hold timed out (the host took over 10 s to enqueue one call)\n");
+        std::fprintf(stderr,
+                     "hymo_gdn_bench: a stream hold timed out: a call was not queued within 10 s (a launch blocked while "
+                     "the stream was held, as under a profiler that waits for each kernel: run with --no-held there)\n");
         std::exit(1);
       }
       float ms;
@@ -197,11 +203,12 @@ Res bench(const Shape& s, int iters, double decay_scale) {
     GDN_CUDA(gdn_backward(s, bargs(st), ws, true, 0));
   };
   const double tfb = time_ms(fwd_bwd);
-  const double tf_h = time_ms([&](Set& st) { GDN_CUDA(gdn_forward(s, fargs(st), ws, 0)); }, true);
-  const double tft_h = time_ms([&](Set& st) {
-    GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true));
-  }, true);
-  const double tfb_h = time_ms(fwd_bwd, true);
+  double tf_h = NAN, tft_h = NAN, tfb_h = NAN;
+  if (held) {
+    tf_h = time_ms([&](Set& st) { GDN_CUDA(gdn_forward(s, fargs(st), ws, 0)); }, true);
+    tft_h = time_ms([&](Set& st) { GDN_CUDA(gdn_forward(s, fargs(st), ws, 0, /*save_for_backward=*/true)); }, true);
+    tfb_h = time_ms(fwd_bwd, true);
+  }
   GDN_CUDA(cudaFree(ws));
   GDN_CUDA(cudaEventDestroy(e0));
   GDN_CUDA(cudaEventDestroy(e1));
@@ -215,9 +222,12 @@ int main(int argc, char** argv) {
       "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--nseg N1,N2,...]\n"
       "                      [--shape B,T,H,D,S]... [--decay-scale F] [--clocks FILE]\n"
       "                      [--state-pair M,...] [--adj-pair M,...] [--tail N,...] [--tail-plain]\n"
+      "                      [--no-held]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
       "  each call timed from an idle GPU (fwd_ms, fwd_bwd_ms, fwd_train_ms) and with the stream\n"
-      "  held by a host function until the call is enqueued (the \"_held_ms\" figures);\n"
+      "  held by a host function until the call is enqueued (the \"_held_ms\" figures; --no-held:\n"
+      "  not, as under a profiler that waits for each kernel, where a held call cannot be queued;\n"
+      "  --clocks implies it);\n"
       "  --cps: segment lengths in chunks (0 = the automatic rule); --nseg: segments a (b, h)\n"
       "  instead (gdn_set_segments; each list is run in turn; the JSON's \"segments\" is the\n"
       "  count the calls used); --shape may repeat;\n"
@@ -234,7 +244,7 @@ int main(int argc, char** argv) {
       "  (gdn_set_tail_segments; -1: the layout's rule, the default; each with every mode above;\n"
       "  the JSON's \"tail\" is the setting, \"segments\" the count); --tail-plain: the plain forward\n"
       "  split too (at S, D <= 64 it keeps its segments otherwise; the JSON's \"tail_plain\")\n";
-  bool json = false, quick = false, tail_plain = false;
+  bool json = false, quick = false, tail_plain = false, held = true;
   int iters = 50;
   double decay_scale = 1.0;
   std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list;
@@ -254,10 +264,10 @@ int main(int argc, char** argv) {
     std::vector<int>* list;
   };
   const ListOpt list_opts[] = {
-      {"--iters", 1, 1000000, "one count >= 1", &iters_list},
-      {"--cps", 0, 1024, "segment lengths >= 0 (0: the automatic rule)", &cps_list},
-      {"--nseg", 1, 1024, "counts >= 1", &nseg_list},
-      {"--tail", -1, 1024, "counts >= -1", &tail_list},
+      {"--iters", 1, 1000000, "one count in 1..1000000", &iters_list},
+      {"--cps", 0, 1024, "segment lengths in 0..1024 (0: the automatic rule)", &cps_list},
+      {"--nseg", 1, 1024, "counts in 1..1024", &nseg_list},
+      {"--tail", -1, 1024, "counts in -1..1024 (-1: the layout's rule)", &tail_list},
       {"--state-pair", 0, 1, "0s and 1s", &pair_list},
       {"--adj-pair", 0, 1, "0s and 1s", &adj_list},
   };
@@ -283,6 +293,8 @@ int main(int argc, char** argv) {
       quick = true;
     } else if (!std::strcmp(argv[i], "--tail-plain")) {
       tail_plain = true;
+    } else if (!std::strcmp(argv[i], "--no-held")) {
+      held = false;
     } else if (const ListOpt* o = list_opt(argv[i])) {
       std::string bad;
       if (o->list == &iters_list) iters_list.clear();  // (the last --iters counts)
@@ -314,6 +326,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!iters_list.empty()) iters = iters_list[0];
+  if (clocks_path) held = false;  // (the stamps are the last calls': the idle forward + backward's)
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     std::printf("no CUDA device: skipping\n");
@@ -384,7 +397,7 @@ int main(int argc, char** argv) {
       const int pair_used = gdn_state_pair() && gdn_state_pair_fits(s);
       const int adj_used = gdn_adj_pair() && gdn_adj_pair_fits(s);
       if (clk_file) GDN_CUDA(cudaMemset(clk_buf.p, 0, gdn_clocks_bytes()));
-      const Res r = bench(s, iters, decay_scale);
+      const Res r = bench(s, iters, decay_scale, held);
       if (clk_file) {
         // a record: 16 header words (magic "GDNCLK01", B, T, H, D, S, segments, kernels, CTAs a
         // kernel, words a CTA, 6 zero), then the buffer
@@ -405,30 +418,37 @@ int main(int argc, char** argv) {
       const double fwd_bytes = tok * 2 * (3.0 * s.D + 2.0 * s.S + 1);
       const double bwd_bytes = tok * 2 * (6.0 * s.D + 4.0 * s.S + 2);
       const double floor_f = fwd_bytes / bw * 1e3, floor_fb = (fwd_bytes + bwd_bytes) / bw * 1e3;
+      // the held figures, where measured (JSON has no NaN: the fields are left out without them)
+      char held_json[256] = "", held_text[160] = "";
+      if (held) {
+        std::snprintf(held_json, sizeof held_json,
+                      ", \"fwd_held_ms\": %.4f, \"fwd_bwd_held_ms\": %.4f, \"fwd_train_held_ms\": %.4f, "
+                      "\"fwd_held_x_floor\": %.2f, \"fwd_bwd_held_x_floor\": %.2f",
+                      r.fwd_held_ms, r.fwd_bwd_held_ms, r.fwd_train_held_ms, r.fwd_held_ms / floor_f,
+                      r.fwd_bwd_held_ms / floor_fb);
+        std::snprintf(held_text, sizeof held_text, "  held: fwd %.4f ms (%.2fx)  fwd+bwd %.4f ms (%.2fx)  training fwd %.4f ms",
+                      r.fwd_held_ms, r.fwd_held_ms / floor_f, r.fwd_bwd_held_ms, r.fwd_bwd_held_ms / floor_fb,
+                      r.fwd_train_held_ms);
+      }
       if (json)
         std::printf(
             "{\"B\": %d, \"T\": %d, \"H\": %d, \"D\": %d, \"S\": %d, \"fwd_ms\": %.4f, "
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
-            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d, "
-            "\"fwd_held_ms\": %.4f, \"fwd_bwd_held_ms\": %.4f, \"fwd_train_held_ms\": %.4f, \"fwd_held_x_floor\": %.2f, "
-            "\"fwd_bwd_held_x_floor\": %.2f}\n",
+            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d%s}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share,
-            pair_used, adj_used, tail, int(tail_plain), r.fwd_held_ms, r.fwd_bwd_held_ms, r.fwd_train_held_ms,
-            r.fwd_held_ms / floor_f, r.fwd_bwd_held_ms / floor_fb);
+            pair_used, adj_used, tail, int(tail_plain), held_json);
       else
         std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d%s (%d segments)%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
-                    "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)  "
-                    "held: fwd %.4f ms (%.2fx)  fwd+bwd %.4f ms (%.2fx)  training fwd %.4f ms\n",
+                    "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)%s\n",
                     s.B, s.T, s.H, s.D, s.S, cps, nseg, tail, tail_plain ? " (plain too)" : "", gdn_segments(s), pair_used ? " state pass: head pairs" : "",
                     adj_used ? " adjoint pass: head pairs" : "",
                     r.fwd_ms, floor_f, r.fwd_ms / floor_f, r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb,
-                    r.fwd_train_ms, decay_scale, 100 * r.diag_share, 100 * r.diag8_share, r.fwd_held_ms,
-                    r.fwd_held_ms / floor_f, r.fwd_bwd_held_ms, r.fwd_bwd_held_ms / floor_fb, r.fwd_train_held_ms);
+                    r.fwd_train_ms, decay_scale, 100 * r.diag_share, 100 * r.diag8_share, held_text);
       std::fflush(stdout);
     }
   }
