@@ -21,7 +21,7 @@ their counts by design): by shape and the --cps and --nseg asked ("cps=0 nseg=0"
 --by-asked rows an A/B log the same way, for arms whose layouts differ (a change of the segment
 rule: A's automatic count 9 against B1's 8 would otherwise sit in two rows, neither compared).
 
-Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms] [--arm-by FIELD] [--by-asked]
+Usage: scripts/gdn-ab-summary.py LOG [--fields fwd_ms,fwd_held_ms,fwd_train_ms,fwd_bwd_ms,fwd_bwd_held_ms,bwd_ms] [--arm-by FIELD] [--by-asked]
 LOG: ab.log, or the directory holding it (the call's $OUT, unpacked)
 """
 import argparse
@@ -42,8 +42,9 @@ def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('log', help="device-gdn-ab.sh's ab.log, or the directory holding it")
-    ap.add_argument('--fields', default='fwd_ms,fwd_train_ms,fwd_bwd_ms,bwd_ms',
-                    help='comma-separated time fields of the JSON objects (bwd_ms: derived)')
+    ap.add_argument('--fields', default='fwd_ms,fwd_held_ms,fwd_train_ms,fwd_bwd_ms,fwd_bwd_held_ms,bwd_ms',
+                    help='comma-separated time fields of the JSON objects (bwd_ms: derived; the _held '
+                         'ones, since session 55, where the log has them)')
     ap.add_argument('--arm-by', metavar='FIELD',
                     help='plain benchmark lines: arm A where FIELD is 0, else B<FIELD>')
     ap.add_argument('--by-asked', action='store_true',
