@@ -90,6 +90,14 @@
 #ifndef HYMO_GDN_PDL
 #define HYMO_GDN_PDL 1
 #endif
+// HYMO_GDN_FWD_PDL (session 55; bits, default 3 = every link as above): which of the plain
+// forward's later kernels (the staged BF16 forward without save_for_backward) are programmatic
+// dependents: bit 1 the segment scan, bit 2 the output pass. The training forward keeps both.
+// Run 279 (an H100, held timing) measured -DHYMO_GDN_PDL=0 the plain forward 1.8% faster at the
+// default shape but 9.6% slower at T = 512 and 1.3% at H = 64; the bits tell the two links apart.
+#ifndef HYMO_GDN_FWD_PDL
+#define HYMO_GDN_FWD_PDL 3
+#endif
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
 // segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
 // 5a8abdc has it.

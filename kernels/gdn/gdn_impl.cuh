@@ -180,20 +180,20 @@ cudaError_t encode_bcv(TileMaps& tm, const KParams& p, int LS, int LD, int C) {
 
 // The output pass of the staged BF16 forward (TRAIN: the training pass) over p's heads.
 template <int S, int D, int C, bool FUSED, bool TRAIN, class HM>
-cudaError_t run_out_pass(const KParams& p, cudaStream_t st) {
+cudaError_t run_out_pass(const KParams& p, cudaStream_t st, bool follows = true) {
   using PF = PlanF<S, D, C, TRAIN>;
   auto k = out_bf16_kernel<S, D, C, FUSED, TRAIN, HM>;
   HYMO_GDN_TRY(set_smem(k, PF::bytes_out));
 #if HYMO_GDN_TMA & 2
   if constexpr (!PF::TMA) {
-    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true, 0, TileMaps{});  // (unused)
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, follows, 0, TileMaps{});  // (unused)
   } else {
     TileMaps tm;
     HYMO_GDN_TRY((encode_bcv<S, D, HM>(tm, p, PF::LS, PF::LD, C)));
-    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true, 0, tm);
+    return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, follows, 0, tm);
   }
 #else
-  return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, true);
+  return launch_bh(k, p, PF::NTHO, PF::bytes_out, st, follows);
 #endif
 }
 
@@ -260,9 +260,11 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
     HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
 #endif
   }
+  // HYMO_GDN_FWD_PDL (gdn.cuh): the plain forward's links, one bit each
+  const bool pdl_scan = train || (HYMO_GDN_FWD_PDL & 1), pdl_out = train || (HYMO_GDN_FWD_PDL & 2);
   if constexpr (seg_scan_fwd(S, D))
-    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, true, (S * D + 127) / 128));
-  return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st);
+    HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, pdl_scan, (S * D + 127) / 128));
+  return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st, pdl_out);
 }
 
 // The split forward: the staged passes on the blocks (their parts of o; train: also the blocks'
