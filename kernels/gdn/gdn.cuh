@@ -97,9 +97,9 @@
 // default shape but 9.6% slower at T = 512 and 1.3% at H = 64. Runs 280-281 (held): 1 (the output
 // pass launched plainly) -2.3% at the default shape (twice) and -3.5% at T = 8192, but +0.4..+7.3%
 // at the nine other shapes tried (H = 16, 24, 32, 64; B = 2, 8; T = 512, 2048, 16384); 2 even to
-// +3.5%. No rule separates the two gains from the losses (B = 8 H = 28 T = 4096 has the default
-// shape's wave count and loses 1.0%), and on an H200 (run 284) 1 is 2.4% slower at the default
-// shape itself, so the default stays 3; docs/kernels/gdn.md item 0a.
+// +3.5%. Only a list of shapes would separate the two gains from the losses (B = 8 H = 28 T = 4096
+// has the default shape's wave count and loses 1.0%), and on an H200 (run 284) 1 is 2.4% slower
+// at the default shape itself, so the default stays 3; docs/kernels/gdn.md item 0a.
 #ifndef HYMO_GDN_FWD_PDL
 #define HYMO_GDN_FWD_PDL 3
 #endif
