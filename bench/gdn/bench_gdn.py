@@ -164,6 +164,10 @@ def make_inputs(B, T, H, D, S, dev, seed=0):
 _cycles_per_ms = None
 
 
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
 def cycles_per_ms():
     """torch.cuda._sleep's spin cycles a millisecond on this GPU (measured once)."""
     global _cycles_per_ms
@@ -214,12 +218,9 @@ def timeit(fn, reps, warm=2, label='a call'):
             if hold_ms >= 2000.0:  # (the host waits on the GPU: a longer hold would not help)
                 print(f'  ({label}: {host_ms:.0f} ms to queue under a {hold_ms:.0f} ms hold, so the host '
                       'waited on the GPU (a synchronising call or a full launch queue): no held figure)')
-                idle.sort()
-                return idle[len(idle) // 2], float('nan')
+                return median(idle), float('nan')
             hold_ms = min(4 * host_ms + 1.0, 2000.0)
-    idle.sort()
-    held.sort()
-    return idle[len(idle) // 2], held[len(held) // 2]
+    return median(idle), median(held)
 
 
 def time_impl(impl, shape, reps, bwd=True, label='impl'):

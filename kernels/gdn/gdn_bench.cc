@@ -169,18 +169,18 @@ Res bench(const Shape& s, int iters, double decay_scale, bool held) {
   cudaEvent_t e0, e1;
   GDN_CUDA(cudaEventCreate(&e0));
   GDN_CUDA(cudaEventCreate(&e1));
-  // median CUDA-event time of run(set) over iters calls, after 3 warm-up calls; held: with the
+  // median CUDA-event time of run(set) over iters calls, after 3 warm-up calls; hold_stream: with the
   // stream held while the call is enqueued (StreamHold)
   StreamHold hold;
-  auto time_ms = [&](auto run, bool held = false) {
+  auto time_ms = [&](auto run, bool hold_stream = false) {
     std::vector<float> ts;
     for (int it = -3; it < iters; ++it) {
       Set& st = sets[(it + 3) % R];
-      if (held) hold.hold(0);
+      if (hold_stream) hold.hold(0);
       GDN_CUDA(cudaEventRecord(e0));
       run(st);
       GDN_CUDA(cudaEventRecord(e1));
-      if (held) hold.release();
+      if (hold_stream) hold.release();
       GDN_CUDA(cudaEventSynchronize(e1));
       if (hold.timed_out()) {
         std::fprintf(stderr,
@@ -255,8 +255,7 @@ int main(int argc, char** argv) {
     s.B = B; s.T = T; s.H = H; s.D = D; s.S = S; s.dtype = DType::BF16; s.fused = true;
     return s;
   };
-  // the count options, each parsed the same way: whole numbers in range, or an error naming the item
-  std::vector<int> iters_list;
+  // the count lists, each parsed the same way: whole numbers in range, or an error naming the item
   struct ListOpt {
     const char* name;
     long lo, hi;
@@ -264,7 +263,6 @@ int main(int argc, char** argv) {
     std::vector<int>* list;
   };
   const ListOpt list_opts[] = {
-      {"--iters", 1, 1000000, "one count in 1..1000000", &iters_list},
       {"--cps", 0, 1024, "segment lengths in 0..1024 (0: the automatic rule)", &cps_list},
       {"--nseg", 1, 1024, "counts in 1..1024", &nseg_list},
       {"--tail", -1, 1024, "counts in -1..1024 (-1: the layout's rule)", &tail_list},
@@ -278,7 +276,7 @@ int main(int argc, char** argv) {
   };
   // the arguments first (also without a GPU: --help, and bad input is an error there too)
   for (int i = 1; i < argc; ++i) {
-    const bool takes = list_opt(argv[i]) || !std::strcmp(argv[i], "--clocks") ||
+    const bool takes = list_opt(argv[i]) || !std::strcmp(argv[i], "--iters") || !std::strcmp(argv[i], "--clocks") ||
                        !std::strcmp(argv[i], "--shape") || !std::strcmp(argv[i], "--decay-scale");
     if (takes && i + 1 >= argc) {
       std::fprintf(stderr, "hymo_gdn_bench: %s needs a value\n%s", argv[i], usage);
@@ -297,12 +295,18 @@ int main(int argc, char** argv) {
       held = false;
     } else if (const ListOpt* o = list_opt(argv[i])) {
       std::string bad;
-      if (o->list == &iters_list) iters_list.clear();  // (the last --iters counts)
-      if (!parse_ints(argv[++i], o->lo, o->hi, *o->list, bad) || (o->list == &iters_list && iters_list.size() != 1)) {
-        std::fprintf(stderr, "hymo_gdn_bench: %s expects %s, got '%s'\n", o->name, o->what,
-                     o->list == &iters_list ? argv[i] : bad.c_str());
+      if (!parse_ints(argv[++i], o->lo, o->hi, *o->list, bad)) {
+        std::fprintf(stderr, "hymo_gdn_bench: %s expects %s, got '%s'\n", o->name, o->what, bad.c_str());
         return 2;
       }
+    } else if (!std::strcmp(argv[i], "--iters")) {
+      std::vector<int> v;
+      std::string bad;
+      if (!parse_ints(argv[++i], 1, 1000000, v, bad) || v.size() != 1) {
+        std::fprintf(stderr, "hymo_gdn_bench: --iters expects one count in 1..1000000, got '%s'\n", argv[i]);
+        return 2;
+      }
+      iters = v[0];
     } else if (!std::strcmp(argv[i], "--clocks")) {
       clocks_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--decay-scale")) {
@@ -325,7 +329,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!iters_list.empty()) iters = iters_list[0];
   if (clocks_path) held = false;  // (the stamps are the last calls': the idle forward + backward's)
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
