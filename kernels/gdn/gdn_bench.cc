@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
       "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--nseg N1,N2,...]\n"
       "                      [--shape B,T,H,D,S]... [--decay-scale F] [--clocks FILE]\n"
       "                      [--state-pair M,...] [--adj-pair M,...] [--tail N,...] [--tail-plain]\n"
-      "                      [--out-ranges M,...] [--no-held]\n"
+      "                      [--out-ranges M,...] [--out-range-count N,...] [--no-held]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
       "  each call timed from an idle GPU (fwd_ms, fwd_bwd_ms, fwd_train_ms) and with the stream\n"
       "  held by a host function until the call is enqueued (the \"_held_ms\" figures; --no-held:\n"
@@ -246,11 +246,13 @@ int main(int argc, char** argv) {
       "  split too (at S, D <= 64 it keeps its segments otherwise; the JSON's \"tail_plain\");\n"
       "  --out-ranges M1,M2,...: the plain forward's output pass over balanced chunk ranges (1) or\n"
       "  segments (0), each with every setting above (gdn_set_out_ranges; default: the build's);\n"
-      "  the JSON's \"out_ranges\" is the output CTAs the ranges took (0: segments)\n";
+      "  the JSON's \"out_ranges\" is the output CTAs the ranges took (0: segments);\n"
+      "  --out-range-count N1,N2,...: that many ranges a head instead of the GPU's count (0: the\n"
+      "  GPU's; gdn_set_out_range_count), each with every setting above\n";
   bool json = false, quick = false, tail_plain = false, held = true;
   int iters = 50;
   double decay_scale = 1.0;
-  std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list, rg_list;
+  std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list, rg_list, rgn_list;
   std::vector<Shape> shapes;
   const char* clocks_path = nullptr;
   auto mk = [](int B, int T, int H, int D, int S) {
@@ -272,6 +274,7 @@ int main(int argc, char** argv) {
       {"--state-pair", 0, 1, "0s and 1s", &pair_list},
       {"--adj-pair", 0, 1, "0s and 1s", &adj_list},
       {"--out-ranges", 0, 1, "0s and 1s", &rg_list},
+      {"--out-range-count", 0, 65535, "counts in 0..65535 (0: the GPU's)", &rgn_list},
   };
   auto list_opt = [&](const char* arg) -> const ListOpt* {
     for (const ListOpt& o : list_opts)
@@ -351,18 +354,20 @@ int main(int argc, char** argv) {
   // each with every --state-pair mode, each of those with every --adj-pair mode (-1: the
   // build's), each of those with every --tail count (-1: the layout's rule)
   struct Setting {
-    int cps, nseg, pair, adj, tail, rg;
+    int cps, nseg, pair, adj, tail, rg, rgn;
   };
   if (pair_list.empty()) pair_list.push_back(-1);
   if (adj_list.empty()) adj_list.push_back(-1);
   if (tail_list.empty()) tail_list.push_back(-1);
   if (rg_list.empty()) rg_list.push_back(-1);
+  if (rgn_list.empty()) rgn_list.push_back(0);
   std::vector<Setting> settings;
   auto add = [&](int c, int n) {
     for (int m : pair_list)
       for (int a : adj_list)
         for (int t : tail_list)
-          for (int g : rg_list) settings.push_back({c, n, m, a, t, g});
+          for (int g : rg_list)
+            for (int gn : rgn_list) settings.push_back({c, n, m, a, t, g, gn});
   };
   for (int c : cps_list) add(c, 0);
   for (int n : nseg_list) add(0, n);
@@ -395,13 +400,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", m);
       return 1;
     }
-    for (const auto& [cps, nseg, pair, adj, tail, rg] : settings) {
+    for (const auto& [cps, nseg, pair, adj, tail, rg, rgn] : settings) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
       gdn_set_tail_segments(tail, tail_plain);
       gdn_set_state_pair(pair);
       gdn_set_adj_pair(adj);
       gdn_set_out_ranges(rg);
+      gdn_set_out_range_count(rgn);
       const int rg_used = gdn_out_ranges(s);
       // the state and adjoint passes' layouts these calls use: head pairs where this build's
       // kernels allow them on this shape
