@@ -14,11 +14,6 @@
 #        scripts/gdn-clocks.py's report, with the backward main kernel's phases (each warp's role,
 #        its wait at the roles' barrier, the staging and the tail; docs/kernels/gdn-bwd-plan.md
 #        measurement 1) and how far apart the two CTAs an SM run (about 20 s)
-#   285  HYMO_GDN_OUT_RANGES (session 56): the default build's full test (its three range cases
-#        last), the four sanitizers on the two with T <= 1000, then the plain forward over ranges against
-#        segments (hymo_gdn_bench --out-ranges 0,1, one process a shape) on nine shapes, three
-#        rounds, summarised by scripts/gdn-ab-summary.py --arm-by out_ranges; and at the default
-#        shape with the one-head state pass too (--state-pair 0,1) (about 300 s)
 #   250  HYMO_GDN_TAIL's rule (session 50) against the code before it: the default build's full
 #        test, memcheck, synccheck and initcheck (T <= 320; the last two since session 53), then
 #        an A/B against 7514cba (prebuilt as B1 with GDN_AB_FLAGS=@7514cba
@@ -44,14 +39,15 @@
 # as run 256 (HYMO_GDN_OUT_MERGE: slower, removed), 218 as 257, 252 as 258 (HYMO_GDN_STATE_GRID:
 # even, removed; both calls removed, commit 3fbdc17 has them), 250 as 259 and 219 as 260;
 # session 54 ran 218 and 219 as run 269 (an H200), and wrote 271 (HYMO_GDN_BWD_BCEARLY) and ran it
-# as run 271 (slower, removed; commit 0f19299 has the call);
+# as run 271 (slower, removed; commit 0f19299 has the call); session 56 wrote 285
+# (HYMO_GDN_OUT_RANGES) and ran it as run 285 (slower, removed; commit 9f15488 has the call);
 # docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 285) ;;
+  218 | 219 | 238 | 250) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 285: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238 or 250: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -109,32 +105,6 @@ case "$CALL" in
         GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 1,4096,28,32,32 4,4096,16,32,32 4,4096,24,32,32 4,4096,20,32,32 4,4096,32,32,32" \
         bounded 280 scripts/device-gdn-ab.sh
       note $?
-      exit $worst
-    ) > "$O/console.log" 2>&1
-    ;;
-  285)
-    (
-      worst=0
-      note() { [ "$1" -gt "$worst" ] && worst=$1; }
-      tools="memcheck racecheck synccheck initcheck"
-      OUT=$O/t GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=45 GDN_SAN_MAXT=1000 GDN_SAN_ARGS="--from 102" bounded 270 \
-        scripts/device-gdn.sh build test san
-      note $?
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
-      for tool in $tools; do
-        grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
-      done
-      G=$(cat /tmp/gdn-gdir)
-      for round in 1 2 3; do
-        for sh in 4,4096,28,32,32 4,8192,28,32,32 4,2048,28,32,32 4,16384,28,32,32 4,4096,16,32,32 \
-          4,4096,32,32,32 4,4096,64,32,32 1,4096,28,32,32 4,4096,28,32,16; do
-          bounded 40 "$G/hymo_gdn_bench" --json --shape "$sh" --out-ranges 0,1 >> "$O/ab.log" || note 1
-        done
-      done
-      python3 scripts/gdn-ab-summary.py "$O/ab.log" --arm-by out_ranges > "$O/ab-summary.txt" 2>&1
-      cat "$O/ab-summary.txt"
-      bounded 60 "$G/hymo_gdn_bench" --json --shape 4,4096,28,32,32 --state-pair 0,1 --out-ranges 0,1 > "$O/pair.log" || note 1
-      cat "$O/pair.log"
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;

@@ -38,8 +38,6 @@ bool g_tail_plain = false;  // ... its second argument
 int g_grid_slice = 0;      // gdn_set_grid_slice
 int g_state_pair = -1;     // gdn_set_state_pair
 int g_adj_pair = -1;       // gdn_set_adj_pair
-int g_out_ranges = -1;     // gdn_set_out_ranges
-int g_out_range_count = 0; // gdn_set_out_range_count
 unsigned long long* g_clocks = nullptr;  // gdn_clocks_arm
 
 #ifndef HYMO_GDN_CPS_LONG
@@ -181,17 +179,8 @@ struct Layout {
   int C, NC, cps, NSEG, nlong, cps2, NSEG_plain;
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
   size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
-  // HYMO_GDN_OUT_RANGES: the plain forward's ranges (NRU a head of each unit of HPU heads; 0: it
-  // walks segments) and their buffers
-  int NRU, HPU;
-  size_t rstate, rgsum;
   size_t total;
 };
-
-#ifndef HYMO_GDN_OUT_RANGES
-#define HYMO_GDN_OUT_RANGES 0
-#endif
-bool out_ranges_on() { return g_out_ranges < 0 ? HYMO_GDN_OUT_RANGES != 0 : g_out_ranges > 0; }
 
 Layout layout(const Shape& s) {
   Layout L{};
@@ -324,20 +313,6 @@ Layout layout(const Shape& s) {
   L.sp_dc = take(sp ? BTH * s.S * nv : 0);
   L.sp_db = take(sp ? BTH * s.S * nv : 0);
   L.sp_dg = take(sp ? BTH * nb : 0);
-  // HYMO_GDN_OUT_RANGES (gdn.cuh): where the plain forward's passes can (BF16, S <= 32, D = 32, the
-  // build's switches: out_ranges_fit) and are asked to, its output pass walks NRU ranges a head of
-  // each unit: as many CTAs as fit the GPU at once (four an SM), or the test hook's count. Only
-  // where every range is at least a segment long (so that at most one starts inside a segment) and
-  // the positions count fits an int.
-  L.HPU = s.H % 2 == 0 && dev::state_pair_fits(s.S, s.D) ? 2 : 1;
-  L.NRU = 0;
-  if (out_ranges_on() && s.dtype == DType::BF16 && !sp && dev::out_ranges_fit(s.S, s.D)) {
-    const long np = BH / L.HPU * L.NC;
-    const long n = g_out_range_count > 0 ? g_out_range_count : 4L * sm_count() / L.HPU;
-    if (n >= 1 && np / n >= L.cps && np < (1L << 31) / 2) L.NRU = int(n);
-  }
-  L.rstate = take(size_t(L.NRU) * L.HPU * SD);
-  L.rgsum = take(size_t(L.NRU) * L.HPU);
   L.total = off;
   return L;
 }
@@ -450,13 +425,6 @@ bool gdn_state_pair_fits(const Shape& s) {
 }
 void gdn_set_adj_pair(int mode) { g_adj_pair = mode < 0 ? -1 : mode > 0; }
 bool gdn_adj_pair() { return dev::adj_pair_on(); }
-void gdn_set_out_ranges(int mode) { g_out_ranges = mode < 0 ? -1 : mode > 0; }
-void gdn_set_out_range_count(int n) { g_out_range_count = n > 0 ? n : 0; }
-int gdn_out_ranges(const Shape& s) {
-  if (*gdn_check_shape(s)) return 0;
-  const Layout L = layout(s);
-  return L.NRU * L.HPU;
-}
 bool gdn_adj_pair_fits(const Shape& s) {
   // (S <= 32, D = 32 in BF16: the staged backward's adjoint pass with the default head map)
   return s.dtype == DType::BF16 && s.H % 2 == 0 && dev::adj_pair_fits(s.S, s.D);
@@ -527,11 +495,6 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
     p.NSEG = L.NSEG_plain;
     p.nlong = L.NSEG_plain;
     p.cps2 = L.cps;
-    // HYMO_GDN_OUT_RANGES: over ranges (where the layout found them: NRU > 0)
-    p.NRU = L.NRU;
-    p.HPU = L.HPU;
-    p.rstate = reinterpret_cast<float*>(static_cast<char*>(workspace) + L.rstate);
-    p.rgsum = reinterpret_cast<float*>(static_cast<char*>(workspace) + L.rgsum);
   }
   const cudaError_t e = dispatch(s, save_for_backward ? 2 : 0, true, p, stream);
   note_forward(workspace, e == cudaSuccess && save_for_backward, seg_key(p));

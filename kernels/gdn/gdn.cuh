@@ -132,6 +132,15 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #if defined(HYMO_GDN_SCAN_LAST) && HYMO_GDN_SCAN_LAST
 #error "HYMO_GDN_SCAN_LAST was removed in session 48 (run 241: forward +3.6%); commit 189af5b has it"
 #endif
+// HYMO_GDN_OUT_RANGES (session 56, runs 285-288): the plain forward's output pass as one CTA a slot
+// (4 x 132), each walking a balanced range of 13-14 chunks across segment and head boundaries, its
+// state pass splitting the segments the ranges start inside. Correct and sanitizer-clean, but the
+// forward +14% at the default shape (+5..+20% at seven shapes): its CTAs read about 64 token
+// windows at once where the segments' read 8, and each chunk took longer (docs/kernels/gdn.md item
+// 17). Removed; commit 9f15488 has it.
+#if defined(HYMO_GDN_OUT_RANGES) && HYMO_GDN_OUT_RANGES
+#error "HYMO_GDN_OUT_RANGES was removed in session 56 (runs 285-288: forward +14%); commit 9f15488 has it"
+#endif
 
 // HYMO_GDN_OUT4 (default on since run 45: forward -8.5% at the default shape;
 // -DHYMO_GDN_OUT4=0 turns it off): the plain BF16 output pass at S, D <= 32 in at most
@@ -901,43 +910,7 @@ struct KParams {
 #if !HYMO_GDN_TAIL
   int nlong, cps2;  // (above)
 #endif
-  // HYMO_GDN_OUT_RANGES (session 56; out_ranges_* below): the plain forward's output pass as NRU x
-  // HPU CTAs over balanced chunk ranges (NRU 0: off), and its state pass's partial states there
-  int NRU, HPU;
-  float* rstate;  // [NRU][HPU][S][D]: the local state from a segment's start to the range start inside it
-  float* rgsum;   // [NRU][HPU]: ... and its gate sum
 };
-
-// HYMO_GDN_OUT_RANGES (session 56; gdn.cu's out_ranges, gdn_set_out_ranges): the plain forward's
-// output pass walks balanced ranges of chunks instead of segments. Heads go in units of HPU (2
-// where the state pass can pair heads and H is even, else 1); the positions u NC + chunk of the
-// B H / HPU units, unit-major, split into NRU ranges of equal length (to within one chunk), and
-// output CTA i walks range i / HPU of head i % HPU of each unit the range touches (pieces: a
-// range crosses at most a few units' ends). A range that starts inside a segment needs the state
-// entering that chunk: the state pass walks such a segment in two parts (from the range start to
-// the segment's end, then from its start to the range start), writes the lower part's local
-// state and gate sum (rstate, rgsum) and the segment's whole local state as before; the output
-// CTA decays the scanned state entering the segment over the lower part and adds that part.
-// Ranges are longer than segments (gdn.cu checks it), so at most one starts inside a segment.
-// The first position of range r:
-template <class KP>
-__device__ __forceinline__ int out_range_start(const KP& p, int r) {
-  const long long np = (long long)(p.B * p.H / p.HPU) * p.NC;
-  return int(np * r / p.NRU);
-}
-// ... and the range that starts strictly inside chunks c0 .. c1 - 1 of unit u (its index, and its
-// first chunk in kx), or -1 (kx = -1)
-template <class KP>
-__device__ __forceinline__ int out_range_inner(const KP& p, int u, int c0, int c1, int& kx) {
-  const long long np = (long long)(p.B * p.H / p.HPU) * p.NC, y = (long long)u * p.NC + c0 + 1;
-  const long long r = (y * p.NRU + np - 1) / np;  // the first range starting at or after y
-  kx = -1;
-  if (r >= p.NRU) return -1;
-  const long long s = np * r / p.NRU - (long long)u * p.NC;
-  if (s >= c1) return -1;
-  kx = int(s);
-  return int(r);
-}
 
 // The heads as the staged forward passes see them (HeadMap<1, 1>: the caller's heads), or, for
 // the split path of S or D = 128 (gdn_impl.cuh, run_fwd_split), blocks of the caller's heads:

@@ -119,17 +119,6 @@ bool gdn_state_pair_fits(const Shape& s);
 void gdn_set_adj_pair(int mode);
 bool gdn_adj_pair();
 bool gdn_adj_pair_fits(const Shape& s);
-// Tuning (HYMO_GDN_OUT_RANGES, docs/kernels/gdn.md): the plain forward's output pass walks
-// balanced ranges of chunks, as many CTAs as fit the GPU at once, instead of one CTA a segment (1),
-// or segments (0); -1 (the default): the build's choice (off unless -DHYMO_GDN_OUT_RANGES=1).
-// Ranges apply in BF16 where S <= 32, D = 32 and every range is at least a segment long;
-// gdn_out_ranges says how many output CTAs a plain forward on shape s launches over ranges now (0:
-// it walks segments). Changes gdn_workspace_bytes. Test hook: gdn_set_out_range_count(n), n
-// ranges a head instead of the GPU's count (0: the GPU's), so that small shapes cross heads and
-// segments.
-void gdn_set_out_ranges(int mode);
-void gdn_set_out_range_count(int n);
-int gdn_out_ranges(const Shape& s);
 // The segments a (b, h) that calls on this shape use now (after the overrides above; 0 for a
 // shape gdn_check_shape rejects).
 int gdn_segments(const Shape& s);

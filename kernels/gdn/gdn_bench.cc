@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
       "usage: hymo_gdn_bench [--json] [--quick] [--iters N] [--cps L1,L2,...] [--nseg N1,N2,...]\n"
       "                      [--shape B,T,H,D,S]... [--decay-scale F] [--clocks FILE]\n"
       "                      [--state-pair M,...] [--adj-pair M,...] [--tail N,...] [--tail-plain]\n"
-      "                      [--out-ranges M,...] [--out-range-count N,...] [--no-held]\n"
+      "                      [--no-held]\n"
       "  the default shape and a sweep over T, H and D = S (--quick: the default shape only);\n"
       "  each call timed from an idle GPU (fwd_ms, fwd_bwd_ms, fwd_train_ms) and with the stream\n"
       "  held by a host function until the call is enqueued (the \"_held_ms\" figures; --no-held:\n"
@@ -243,16 +243,11 @@ int main(int argc, char** argv) {
       "  --tail N1,N2,...: the last N segments of each (b, h) in halves, dispatched last\n"
       "  (gdn_set_tail_segments; -1: the layout's rule, the default; each with every mode above;\n"
       "  the JSON's \"tail\" is the setting, \"segments\" the count); --tail-plain: the plain forward\n"
-      "  split too (at S, D <= 64 it keeps its segments otherwise; the JSON's \"tail_plain\");\n"
-      "  --out-ranges M1,M2,...: the plain forward's output pass over balanced chunk ranges (1) or\n"
-      "  segments (0), each with every setting above (gdn_set_out_ranges; default: the build's);\n"
-      "  the JSON's \"out_ranges\" is the output CTAs the ranges took (0: segments);\n"
-      "  --out-range-count N1,N2,...: that many ranges a head instead of the GPU's count (0: the\n"
-      "  GPU's; gdn_set_out_range_count), each with every setting above\n";
+      "  split too (at S, D <= 64 it keeps its segments otherwise; the JSON's \"tail_plain\")\n";
   bool json = false, quick = false, tail_plain = false, held = true;
   int iters = 50;
   double decay_scale = 1.0;
-  std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list, rg_list, rgn_list;
+  std::vector<int> cps_list, nseg_list, pair_list, adj_list, tail_list;
   std::vector<Shape> shapes;
   const char* clocks_path = nullptr;
   auto mk = [](int B, int T, int H, int D, int S) {
@@ -273,8 +268,6 @@ int main(int argc, char** argv) {
       {"--tail", -1, 1024, "counts in -1..1024 (-1: the layout's rule)", &tail_list},
       {"--state-pair", 0, 1, "0s and 1s", &pair_list},
       {"--adj-pair", 0, 1, "0s and 1s", &adj_list},
-      {"--out-ranges", 0, 1, "0s and 1s", &rg_list},
-      {"--out-range-count", 0, 65535, "counts in 0..65535 (0: the GPU's)", &rgn_list},
   };
   auto list_opt = [&](const char* arg) -> const ListOpt* {
     for (const ListOpt& o : list_opts)
@@ -354,20 +347,16 @@ int main(int argc, char** argv) {
   // each with every --state-pair mode, each of those with every --adj-pair mode (-1: the
   // build's), each of those with every --tail count (-1: the layout's rule)
   struct Setting {
-    int cps, nseg, pair, adj, tail, rg, rgn;
+    int cps, nseg, pair, adj, tail;
   };
   if (pair_list.empty()) pair_list.push_back(-1);
   if (adj_list.empty()) adj_list.push_back(-1);
   if (tail_list.empty()) tail_list.push_back(-1);
-  if (rg_list.empty()) rg_list.push_back(-1);
-  if (rgn_list.empty()) rgn_list.push_back(0);
   std::vector<Setting> settings;
   auto add = [&](int c, int n) {
     for (int m : pair_list)
       for (int a : adj_list)
-        for (int t : tail_list)
-          for (int g : rg_list)
-            for (int gn : rgn_list) settings.push_back({c, n, m, a, t, g, gn});
+        for (int t : tail_list) settings.push_back({c, n, m, a, t});
   };
   for (int c : cps_list) add(c, 0);
   for (int n : nseg_list) add(0, n);
@@ -400,15 +389,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", m);
       return 1;
     }
-    for (const auto& [cps, nseg, pair, adj, tail, rg, rgn] : settings) {
+    for (const auto& [cps, nseg, pair, adj, tail] : settings) {
       gdn_set_chunks_per_segment(cps);
       gdn_set_segments(nseg);
       gdn_set_tail_segments(tail, tail_plain);
       gdn_set_state_pair(pair);
       gdn_set_adj_pair(adj);
-      gdn_set_out_ranges(rg);
-      gdn_set_out_range_count(rgn);
-      const int rg_used = gdn_out_ranges(s);
       // the state and adjoint passes' layouts these calls use: head pairs where this build's
       // kernels allow them on this shape
       const int pair_used = gdn_state_pair() && gdn_state_pair_fits(s);
@@ -453,18 +439,17 @@ int main(int argc, char** argv) {
             "\"fwd_bwd_ms\": %.4f, \"floor_ms\": %.4f, \"floor_fwd_bwd_ms\": %.4f, "
             "\"launches_fwd\": %d, \"launches_bwd\": %d, \"cps\": %d, \"nseg\": %d, \"segments\": %d, \"fwd_x_floor\": %.2f, "
             "\"fwd_bwd_x_floor\": %.2f, \"fwd_train_ms\": %.4f, \"launches_fwd_train\": %d, \"decay_scale\": %g, "
-            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d, \"out_ranges\": %d%s}\n",
+            "\"diag_fast_share\": %.3f, \"diag8_fast_share\": %.3f, \"state_pair\": %d, \"adj_pair\": %d, \"tail\": %d, \"tail_plain\": %d%s}\n",
             s.B, s.T, s.H, s.D, s.S, r.fwd_ms, r.fwd_bwd_ms, floor_f, floor_fb,
             gdn_forward_launches(s), gdn_backward_launches(s, true), cps, nseg, gdn_segments(s), r.fwd_ms / floor_f,
             r.fwd_bwd_ms / floor_fb, r.fwd_train_ms, gdn_forward_launches(s, true), decay_scale, r.diag_share, r.diag8_share,
-            pair_used, adj_used, tail, int(tail_plain), rg_used, held_json);
+            pair_used, adj_used, tail, int(tail_plain), held_json);
       else
-        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d%s (%d segments)%s%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
+        std::printf("B=%d T=%5d H=%2d D=%3d S=%3d cps=%d nseg=%d tail=%d%s (%d segments)%s%s  fwd %.4f ms (floor %.4f, %.2fx)  "
                     "fwd+bwd %.4f ms (floor %.4f, %.2fx)  training fwd %.4f ms  decay scale %g "
                     "(diagonal blocks passing the 16-row test: %.0f%%, the DIAG8 test: %.0f%%)%s\n",
                     s.B, s.T, s.H, s.D, s.S, cps, nseg, tail, tail_plain ? " (plain too)" : "", gdn_segments(s), pair_used ? " state pass: head pairs" : "",
                     adj_used ? " adjoint pass: head pairs" : "",
-                    rg_used ? (" output pass: " + std::to_string(rg_used) + " ranges").c_str() : "",
                     r.fwd_ms, floor_f, r.fwd_ms / floor_f, r.fwd_bwd_ms, floor_fb, r.fwd_bwd_ms / floor_fb,
                     r.fwd_train_ms, decay_scale, 100 * r.diag_share, 100 * r.diag8_share, held_text);
       std::fflush(stdout);

@@ -242,9 +242,6 @@ struct PlanF {
   static constexpr bool TMA = (HYMO_GDN_TMA & 2) && (TR || (S <= 32 && D <= 32));
   static constexpr size_t o_mb = al(o_g1 + (GA ? 4 * 2 * C : 0));
   static constexpr size_t bytes_out = al(o_mb + (TMA ? 16 : 0));
-  // HYMO_GDN_OUT_RANGES (gdn.cuh): the piece's end chunk, read where the pass reads it (not kept in
-  // a register across the chunks)
-  static constexpr size_t o_rg = bytes_out, bytes_out_rg = al(o_rg + 16);
   static_assert(!TMA || (o_c % 128 == 0 && o_b % 128 == 0 && o_v0 % 128 == 0 && o_v1 % 128 == 0),
                 "HYMO_GDN_TMA: the tiles at 128-byte boundaries");
   // (228 KB of shared memory an SM, 1 KB of it reserved a CTA)
@@ -305,15 +302,6 @@ __host__ __device__ constexpr bool state_ksplit(int S, int D) {
 // at run time; gdn_state_pair_fits asks the same)
 __host__ __device__ constexpr bool state_pair_fits(int S, int D) {
   return state_ksplit(S, D) && HYMO_GDN_STATE_REG && (HYMO_GDN_TMA & 8) == 0;
-}
-
-// HYMO_GDN_OUT_RANGES (gdn.cuh): the shapes whose plain forward can walk ranges: the state pass
-// split over tokens (S <= 32, D = 32) with its keys in BF16 (PK2), the 4-CTA output pass with the
-// TMA, the segment scan
-__host__ __device__ constexpr bool out_ranges_fit(int S, int D) {
-  // (PlanF's P4 and TMA at these S and D)
-  return state_pair_fits(S, D) && pk2_at(S) && HYMO_GDN_PK2_STATE && HYMO_GDN_OUT4 && S <= 32 && D <= 32 &&
-         (HYMO_GDN_TMA & 2) != 0 && (HYMO_GDN_SEG_SCAN & 1) != 0;
 }
 
 // HYMO_GDN_STATE_REV (session 23): the state pass walks its segment's chunks from the last to
@@ -673,9 +661,7 @@ __device__ __forceinline__ int state_pair_bh(const KParams& p, int half) {
 
 // PAIR (HYMO_GDN_STATE_PAIR; run_fwd_staged launches it where H is even): two adjacent heads a
 // CTA, blockIdx.y (+ p.bh0) a head pair, threads NTH.. the odd head.
-// RG (HYMO_GDN_OUT_RANGES, the plain forward's ranges: p.NRU > 0; gdn.cuh): a segment that a range
-// starts inside is walked in two parts, its lower part's local state and gate sum also written.
-template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false, bool RG = false>
+template <int S, int D, int C, bool FUSED, class HM = HeadMap<>, bool PK = false, bool PAIR = false>
 __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KParams p HYMO_GDN_STATE_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
@@ -706,16 +692,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0<PK>(p, seg), c1 = seg_c1<PK>(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
-  // RG: the range starting inside this segment (chunk kx), if any; its slot in rstate and rgsum
-  [[maybe_unused]] int kx = -1, rslot = -1;
-  if constexpr (RG) {
-    static_assert(PK && std::is_same_v<HM, HeadMap<>> && !P::TMA_S && state_ksplit(S, D) && P::SR,
-                  "HYMO_GDN_OUT_RANGES: the plain forward's state pass at S <= 32, D = 32");
-    const int r = out_range_inner(p, bh / p.HPU, c0, c1, kx);
-    if (r >= 0) rslot = r * p.HPU + bh % p.HPU;
-  }
-  const bool last = !HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG;
-  if (last && kx < 0) {  // not needed (see HYMO_GDN_STATE_LAST)
+  if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
     HYMO_GDN_CLK(clk.exit(0));
     return;
@@ -741,30 +718,14 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   }
 #endif
   constexpr int LSX = PAIR ? P::LS2 : P::LS, LDX = PAIR ? P::LD2 : P::LD;
-  // RG with a range inside: part 0 walks kx .. c1 - 1 (the segment's upper part; not in the last
-  // segment, whose end state nothing reads), part 1 c0 .. kx - 1 (the lower part, into rstate),
-  // then the segment's local state is the upper part's plus the lower part's decayed over the
-  // upper: exp(gsum_upper A) <= 1. Otherwise one part, the segment.
-  const int nparts = RG && kx >= 0 && !last ? 2 : 1;
-  [[maybe_unused]] float gup = 0.f;  // the upper part's gate sum
-  for (int part = 0; part < nparts; ++part) {
-  const bool lower = RG && kx >= 0 && (part == 1 || last);
-  const int pc0 = RG && kx >= 0 && !lower ? kx : c0, pc1 = lower ? kx : c1;
-  if constexpr (RG) {
-    if (part > 0) {
-      __syncthreads();  // every thread is done with the shares left in the chunk buffers
-#pragma unroll
-      for (int it = 0; it < AI; ++it) zero(acc[it]);
-    }
-  }
-  if (pc0 < pc1)
+  if (c0 < c1)
     gseg = segment_local_state<S, D, C, FUSED, P::NTH, P::NW, LSX, LDX,
                                decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR, HP>(
-        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h - half, pc0, pc1, dtb, P::SR ? A2 + S : nullptr, tmp,
+        p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h - half, c0, c1, dtb, P::SR ? A2 + S : nullptr, tmp,
         mb HYMO_GDN_CLK(, &clk));
-  if (part + 1 == nparts) pdl_release<HYMO_GDN_STATE_PDL_LATE>();
+  pdl_release<HYMO_GDN_STATE_PDL_LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
-  float* dst = lower ? p.rstate + size_t(rslot) * S * D : p.segstate + so * S * D;
+  float* dst = p.segstate + so * S * D;
   if constexpr (KS) {
     // the token shares of rows mt: warps ks > 0 leave theirs in shared memory (over the
     // chunk buffers, in the fragment layout), warp ks = 0 adds them in order of ks
@@ -792,38 +753,13 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
         for (int hr = 0; hr < 2; ++hr)
           *reinterpret_cast<float2*>(dst + (mt * 16 + gq + hr * 8) * D + nt * 8 + 2 * tq) =
               make_float2(acc[0][nt][2 * hr], acc[0][nt][2 * hr + 1]);
-      if (RG && lower && nparts == 2) {
-        // the segment's local state: the upper part's (written by this thread in part 0) plus the
-        // lower part's decayed over the upper
-        float* seg_dst = p.segstate + so * S * D;
-#pragma unroll
-        for (int hr = 0; hr < 2; ++hr) {
-          const int s = mt * 16 + gq + hr * 8;
-          const float e = ex2f(gup * A2[s]);
-#pragma unroll
-          for (int nt = 0; nt < D / 8; ++nt) {
-            float2* q = reinterpret_cast<float2*>(seg_dst + s * D + nt * 8 + 2 * tq);
-            const float2 u = *q;
-            *q = make_float2(fmaf(e, acc[0][nt][2 * hr], u.x), fmaf(e, acc[0][nt][2 * hr + 1], u.y));
-          }
-        }
-      }
     }
   } else {
     for_state_pairs<S, D, P::NW>(w, [&](int it, int nt, int hr, int s, int d) {
       *reinterpret_cast<float2*>(dst + s * D + d) = make_float2(acc[it][nt][2 * hr], acc[it][nt][2 * hr + 1]);
     });
   }
-  if (tid == 0) {
-    if (!lower) {
-      p.seggsum[so] = gseg;
-    } else {
-      p.rgsum[rslot] = gseg;
-      p.seggsum[so] = nparts == 2 ? gup + gseg : 0.f;  // (the last segment's: not read, as above)
-    }
-  }
-  gup = gseg;
-  }  // parts
+  if (tid == 0) p.seggsum[so] = gseg;
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 }
 
@@ -896,9 +832,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
-// RG (HYMO_GDN_OUT_RANGES, the plain pass: gdn.cuh): CTA i walks range i / p.HPU's pieces, of
-// head i % p.HPU of each unit the range touches, launched over p.NRU p.HPU CTAs.
-template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>, bool RG = false>
+template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
                                   (S <= 32 && D <= 32) ? (TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2)
                                                           : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
@@ -951,27 +885,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cc = q * 8;
   };
 
-  static_assert(!RG || (!TRAIN && P::TMA && std::is_same_v<HM, HeadMap<>> && seg_scan_fwd(S, D)),
-                "HYMO_GDN_OUT_RANGES: the plain pass with the TMA and the segment scan");
-  // RG: the range (rr, of head rhalf in each unit), the piece's first position rpos, the range's
-  // end rend, and the chunks the earlier pieces walked (kbase: the TMA groups' phases go on)
-  [[maybe_unused]] int rpos = 0, rend = 0, kbase = 0;
-  [[maybe_unused]] const int rr = RG ? int(blockIdx.x) / p.HPU : 0, rhalf = RG ? int(blockIdx.x) % p.HPU : 0;
-  if constexpr (RG) {
-    rpos = out_range_start(p, rr);
-    rend = out_range_start(p, rr + 1);
-  }
-  for (;;) {  // RG: the range's pieces (one a unit); else the CTA's segment, once
-  const int ru = RG ? rpos / p.NC : 0;
-  const int seg = RG ? (rpos - ru * p.NC) / p.cps : cta_seg(p), bh = RG ? ru * p.HPU + rhalf : cta_bh(p),
-            bb = bh / p.H, h = bh % p.H;
+  const int seg = cta_seg(p), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
-  const int c0 = RG ? rpos - ru * p.NC : seg_c0(p, seg), c1 = RG ? min(p.NC, rend - ru * p.NC) : seg_c1(p, c0);
-  if constexpr (RG) {
-    if (tid == 0) *reinterpret_cast<volatile int*>(sm + P::o_rg) = c1;
-    __syncthreads();
-  }
+  const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
   const float dsk = EPI ? p.D_skip[h] : 0.f;
@@ -1013,9 +930,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   constexpr bool TM = P::TMA;
   [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
 #if HYMO_GDN_TMA & 2
-  if constexpr (TM) {
-    if (!RG || kbase == 0) tma_groups_init(mb, sm);  // (RG: the first piece only; the phases go on)
-  }
+  if constexpr (TM) tma_groups_init(mb, sm);
 #endif
   auto fetch_bc = [&](int chn) {
 #if HYMO_GDN_TMA & 2
@@ -1077,21 +992,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       hreg[it][nt][2 * hr] = x.x;
       hreg[it][nt][2 * hr + 1] = x.y;
     });
-    if constexpr (RG) {
-      if (c0 != seg * p.cps) {
-        // the range starts inside the segment (its first piece): the state entering the segment
-        // decayed over the chunks before c0, plus their local state (the state pass's lower part)
-        const int slot = rr * p.HPU + rhalf;
-        const float* lw = p.rstate + size_t(slot) * S * D;
-        const float gl = p.rgsum[slot];
-        for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
-          const float e = ex2f(gl * (-expf(p.A_log[h * S + s]) * 1.4426950408889634f));
-          const float2 x = *reinterpret_cast<const float2*>(lw + s * D + d);
-          hreg[it][nt][2 * hr] = fmaf(e, hreg[it][nt][2 * hr], x.x);
-          hreg[it][nt][2 * hr + 1] = fmaf(e, hreg[it][nt][2 * hr + 1], x.y);
-        });
-      }
-    }
 #pragma unroll
     for (int it = 0; it < IPW; ++it)  // items past NIT (no state rows): zero, as below
       if (wid + it * NWT >= NIT) zero(hreg[it]);
@@ -1142,17 +1042,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // form 4); without it from blockIdx (ctaid_x_fresh: cta_seg's value) as the next segment's
   // start (the form c0 + cps gave this pass other machine code throughout)
 #if HYMO_GDN_TAIL
-  const auto c1_seg = [&]() { return seg_c1(p, c0); };
+  const auto c1_now = [&]() { return seg_c1(p, c0); };
 #else
-  const auto c1_seg = [&]() { return min(p.NC, seg_c0(p, ctaid_x_fresh() + 1)); };
+  const auto c1_now = [&]() { return min(p.NC, seg_c0(p, ctaid_x_fresh() + 1)); };
 #endif
-  // (RG: the piece's end from shared memory, where the piece's top left it)
-  const auto c1_now = [&]() {
-    if constexpr (RG)
-      return *reinterpret_cast<const volatile int*>(sm + P::o_rg);
-    else
-      return c1_seg();
-  };
   float* const g0 = g;
   float* const g1 = reinterpret_cast<float*>(sm + P::o_g1);
   // HYMO_GDN_DIAG8 (the plain pass with TRI4 and SEL; gdn.cuh)
@@ -1207,7 +1100,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
     if constexpr (TM) {
 #if HYMO_GDN_TMA & 2
-      tma_groups_wait(mb, RG ? kbase + k : k);
+      tma_groups_wait(mb, k);
 #endif
     } else {
       cp_async_wait_all();
@@ -1906,16 +1799,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     }
   }
   HYMO_GDN_CLK(clk.exit(c1_now() - c0));
-  if constexpr (!RG) {
-    break;
-  } else {
-    const int pc1 = c1_now();
-    kbase += pc1 - c0;
-    rpos = ru * p.NC + pc1;
-    if (rpos >= rend) break;
-    __syncthreads();  // the next piece reuses the tiles (its top writes the piece's end first)
-  }
-  }  // pieces
 }
 
 // ---------------------------------------------------------------------------

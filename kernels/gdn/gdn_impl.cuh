@@ -225,31 +225,6 @@ cudaError_t run_adj_pass(const KParams& p, cudaStream_t st, bool follows) {
 #endif
 }
 
-// HYMO_GDN_OUT_RANGES (gdn.cuh): the plain forward over p.NRU ranges (gdn.cu sets p.NRU, p.HPU,
-// p.rstate and p.rgsum only where out_ranges_fit and the layout is unsplit): the state pass that
-// splits segments at the ranges' starts (over head pairs where they are on), the segment scan, and
-// the output pass over the ranges, p.NRU p.HPU CTAs.
-template <int S, int D, bool FUSED>
-cudaError_t run_fwd_ranges(const KParams& p, cudaStream_t st) {
-  constexpr int C = chunk_of<S, D>();
-  using PF = PlanF<S, D, C>;
-  if (p.H % 2 == 0 && state_pair_on()) {
-    auto k = state_bf16_kernel<S, D, C, FUSED, HeadMap<>, true, true, true>;
-    HYMO_GDN_TRY(set_smem(k, PF::bytes_state2));
-    HYMO_GDN_TRY(launch_pairs(k, p, 2 * PF::NTH, PF::bytes_state2, st));
-  } else {
-    auto k = state_bf16_kernel<S, D, C, FUSED, HeadMap<>, true, false, true>;
-    HYMO_GDN_TRY(set_smem(k, PF::bytes_state));
-    HYMO_GDN_TRY(launch_bh(k, p, PF::NTH, PF::bytes_state, st, false));
-  }
-  HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false>, p, 128, 0, st, (HYMO_GDN_FWD_PDL & 1) != 0, (S * D + 127) / 128));
-  auto k = out_bf16_kernel<S, D, C, FUSED, false, HeadMap<>, true>;
-  HYMO_GDN_TRY(set_smem(k, PF::bytes_out_rg));
-  TileMaps tm;
-  HYMO_GDN_TRY((encode_bcv<S, D, HeadMap<>>(tm, p, PF::LS, PF::LD, C)));
-  return launch(k, dim3(unsigned(p.NRU * p.HPU)), PF::NTHO, PF::bytes_out_rg, st, (HYMO_GDN_FWD_PDL & 2) != 0, p, tm);
-}
-
 // The staged BF16 forward passes (S, D <= 64) over p's heads: the state pass, the segment scan
 // (local -> entering states) and the output pass; train: the training pass, which also leaves o
 // in FP32 (in dObuf) and the per-chunk entering states (h0buf) for the backward. HM: the split
@@ -257,9 +232,6 @@ cudaError_t run_fwd_ranges(const KParams& p, cudaStream_t st) {
 template <int S, int D, bool FUSED, class HM = HeadMap<>>
 cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   constexpr int C = chunk_of<S, D>();
-  if constexpr (out_ranges_fit(S, D) && std::is_same_v<HM, HeadMap<>>) {
-    if (!train && p.NRU > 0) return run_fwd_ranges<S, D, FUSED>(p, st);
-  }
   // HYMO_GDN_PK2: the plain forward's state pass keeps the keys as BF16 only (the training
   // forward's entering states, and so o, must stay FP32-accurate); it runs the grid's order, so
   // only unsplit layouts (HYMO_GDN_TAIL: a plain forward split on request takes the other)

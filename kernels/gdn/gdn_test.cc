@@ -174,10 +174,6 @@ struct Case {
   // HYMO_GDN_TAIL; -1: the layout's rule), and whether the plain forward splits them too
   int tail = -1;
   bool tail_plain = false;
-  // the plain forward's output pass over this many balanced ranges a head (gdn_set_out_ranges and
-  // gdn_set_out_range_count, HYMO_GDN_OUT_RANGES; 0: the build's choice); a case that asks for
-  // ranges its shape cannot take fails
-  int ranges = 0;
 };
 
 // A case's inputs and output gradient, drawn from its seed (rounded to the dtype's I/O).
@@ -252,15 +248,12 @@ static void run_case(const Case& k, uint64_t seed) {
               (k.tail >= 0 ? " tail=" + std::to_string(k.tail) + (k.tail_plain ? " (plain too)" : "")
                            : std::string()).c_str(),
               k.recompute ? " (bwd recomputes states)" : "");
-  if (k.ranges > 0) std::printf("  (plain forward over %d ranges a head)\n", k.ranges);
   gdn_set_chunks_per_segment(k.cps);
   gdn_set_segments(k.nseg);
   gdn_set_grid_slice(k.slice);
   gdn_set_tail_segments(k.tail, k.tail_plain);
   gdn_set_state_pair(g_state_pair);
   gdn_set_adj_pair(g_adj_pair);
-  gdn_set_out_ranges(k.ranges > 0 ? 1 : -1);
-  gdn_set_out_range_count(k.ranges);
   CpuShape cs;
   cs.B = k.B; cs.T = k.T; cs.H = k.H; cs.D = k.D; cs.S = k.S; cs.fused = k.fused; cs.eps = 1e-6;
   const size_t nv = size_t(k.B) * k.T * k.H * k.D, ns = size_t(k.B) * k.T * k.H * k.S,
@@ -300,14 +293,6 @@ static void run_case(const Case& k, uint64_t seed) {
   Shape s;
   s.B = k.B; s.T = k.T; s.H = k.H; s.D = k.D; s.S = k.S; s.dtype = k.dt; s.fused = k.fused;
   s.eps = 1e-6f;
-  if (k.ranges > 0) {  // the ranges asked for, over heads in pairs where the state pass can pair them
-    ++g_checks;
-    const int want = k.ranges * (gdn_state_pair_fits(s) ? 2 : 1), got = gdn_out_ranges(s);
-    const bool ok = got == want && k.recompute;  // (only the recomputing cases run a plain forward)
-    if (!ok) ++g_fail;
-    std::printf("  %-4s out ranges: %d output CTAs (want %d)%s\n", ok ? "ok" : "FAIL", got, want,
-                k.recompute ? "" : "; the case runs no plain forward (recompute = false)");
-  }
   DevBuf v(nv, bf), b(ns, bf), c(ns, bf), gate(ng, bf), z(nv, bf), out(nv, bf), dO(nv, bf);
   DevBuf dv(nv, bf), db(ns, bf), dc(ns, bf), dgate(ng, bf), dz(nv, bf);
   DevBuf dtb(k.H, false), alog(size_t(k.H) * k.S, false), dsk(k.H, false), wy(k.D, false);
@@ -663,16 +648,6 @@ int main(int argc, char** argv) {
       {1, 4097, 2, 64, 64, DType::BF16, true, 0, lg, true, 4, 0, 0, 2},
       {1, 300, 2, 32, 32, DType::F32, false, 0, 5.0, false, 2, 0, 0, 2},
       {1, 300, 2, 128, 128, DType::BF16, true, 0, lg, true, 2, 0, 0, 1},
-      // (appended in session 56) HYMO_GDN_OUT_RANGES: the plain forward over balanced ranges of
-      // chunks (gdn_set_out_range_count's few, so that they cross heads and start inside
-      // segments): 16 chunks a head (4 segments of 4, the last chunk partial), head pairs, 7 ranges
-      // of 9-10 positions, starting at (unit, chunk) (0, 9), (1, 2), (1, 11), (2, 4), (2, 13: in
-      // the last segment), (3, 6); H odd (one head a unit), S = 16, unfused, 13 chunks in 7
-      // segments of 2, 4 ranges; one pair of 65 chunks (9 segments of 8, the last of one chunk),
-      // 6 ranges, starts inside 4 segments
-      {2, 1000, 4, 32, 32, DType::BF16, true, 0, lg, true, 4, 0, 0, -1, false, 7},
-      {1, 777, 3, 32, 16, DType::BF16, false, 0, 5.0, true, 2, 0, 0, -1, false, 4},
-      {1, 4097, 2, 32, 32, DType::BF16, true, 0, std::log(12.0), true, 8, 0, 0, -1, false, 6},
   };
   if (from > long(cases.size())) {
     std::fprintf(stderr, "%s: --from %ld is past the last of the %zu cases\n", argv[0], from, cases.size());
