@@ -89,6 +89,10 @@ if has py; then
   fi
   PYTHONUNBUFFERED=1 timeout "${GDN_PY_TIMEOUT:-480}" python3 bench/gdn/bench_gdn.py --ours "$GDIR/hymo_gdn_bench" --sweep-json "$OUT/bench.json" $GDN_PY_ARGS 2>&1 \
     | tee "$OUT/py.log" | tail -40 | tee -a "$OUT/log"
+  # (timeout's status: the script's last progress line in py.log says where it stopped)
+  if [ "${PIPESTATUS[0]}" = 124 ]; then
+    log "python baselines stopped after GDN_PY_TIMEOUT=${GDN_PY_TIMEOUT:-480} s: $(grep -E '^  \([0-9]+ s\) timing' "$OUT/py.log" | tail -1)"
+  fi
 fi
 # probe: kernels/gdn/gdn_probe.cu (the state, adjoint, plain output and backward main passes'
 # traffic alone, one line a variant), compiled here with nvcc (it links no library: works with a

@@ -359,30 +359,43 @@ def main():
     o = ours(args.ours, base_shapes)
     compiled = torch.compile(gdn_chunked, dynamic=False)
     rows = []
+    t_start = time.monotonic()
+
+    def starting(impl, sh):
+        # progress: which timing runs now (a call cut off by a timeout says where it was; the first
+        # call of a Triton or torch.compile path compiles and autotunes, minutes at D = S = 128)
+        print(f'  ({time.monotonic() - t_start:.0f} s) timing {impl} at {",".join(map(str, sh))}', flush=True)
+
     for sh in base_shapes:
         us = o[sh]
         nan = float('nan')  # (a binary from before session 55 has no held figures)
         entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'], us.get('fwd_held_ms', nan),
                                        us.get('fwd_bwd_held_ms', nan))}
         if 'torch_chunked_eager' in want:
+            starting('torch_chunked_eager', sh)
             entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5, label='torch_chunked_eager')
             print(f'{sh}: eager {entry["torch_chunked_eager"]}', flush=True)
         if sh in (default, small) and 'torch_chunked_compile' in want:
+            starting('torch_chunked_compile', sh)
             try:
                 entry['torch_chunked_compile'] = time_impl(compiled, sh, 5, label='torch_chunked_compile')
             except Exception as e:  # keep the run going
                 print('torch.compile failed:', repr(e)[:200])
         if fla:
             if 'fla_chunk_gla_eager' in want:
+                starting('fla_chunk_gla_eager', sh)
                 entry['fla_chunk_gla_eager'] = time_impl(gdn_fla, sh, 5, label='fla_chunk_gla_eager')
             if sh in (default, small) and 'fla_chunk_gla_compile' in want:
+                starting('fla_chunk_gla_compile', sh)
                 try:
                     entry['fla_chunk_gla_compile'] = time_impl(fla_compiled, sh, 5, label='fla_chunk_gla_compile')
                 except Exception as e:
                     print('torch.compile around FLA failed:', repr(e)[:200])
             if 'fla_chunk_gla_core_only' in want:
+                starting('fla_chunk_gla_core_only', sh)
                 entry['fla_chunk_gla_core_only'] = time_fla_core(sh, 5)
         if sh[1] <= 256 and 'torch_naive_loop' in want:
+            starting('torch_naive_loop', sh)
             entry['torch_naive_loop'] = time_impl(gdn_naive, sh, 3, label='torch_naive_loop')
         rows.append(entry)
         # (strict JSON: a missing figure is null, not NaN)
