@@ -24,7 +24,9 @@ Precisions: exact (the hand-written backward unrounded: checks it against autogr
 high + low: run 240's variant), tf32-dO, tf32-h, tf32-dh (that operand rounded to TF32 to nearest,
 as cvt.rna.tf32 does, the others high + low), tf32-rn (all three), tf32-rz (all three truncated:
 FP32 bits fed to a .tf32 mma without a conversion). dO's rounding reaches the adjoints too (the
-kernel's adjoint update reads the same dO tiles).
+kernel's adjoint update reads the same dO tiles). o-bf16: the operands high + low, and o (the
+recurrence's output before the epilogue, which the training forward leaves in FP32 for the
+adjoint pass's epilogue backward) rounded to BF16 where that backward reads it.
 
 Usage: /usr/bin/python3 bench/gdn/operand_precision.py [--seeds 6] [--T 320] [--H 4]
 (CPU, PyTorch; about a minute at the defaults on two cores.)
@@ -72,6 +74,9 @@ MODES = {
     'tf32-dh': dict(dO=hilo, h=hilo, dh=lambda x: tf32(x, True)),
     'tf32-rn': dict(dO=lambda x: tf32(x, True), h=lambda x: tf32(x, True), dh=lambda x: tf32(x, True)),
     'tf32-rz': dict(dO=lambda x: tf32(x, False), h=lambda x: tf32(x, False), dh=lambda x: tf32(x, False)),
+    # o (the recurrence's output, before the epilogue) kept in BF16 for the epilogue's backward
+    # (the training forward leaves it in FP32 for the adjoint pass today), operands high + low
+    'o-bf16': dict(dO=hilo, h=hilo, dh=hilo, o=bf16),
 }
 
 
@@ -124,7 +129,13 @@ class Core(torch.autograd.Function):
 def gdn_emulated(v, b, c, gate_raw, z, dt_bias, A_log, D_skip, w_y, mode):
     g, A = prologue(gate_raw, dt_bias, A_log)
     o = Core.apply(b, c, v, g, A, mode)
-    return epilogue(o, v, z, D_skip, w_y)
+    ro = MODES[mode].get('o')
+    if ro is None:
+        return epilogue(o, v, z, D_skip, w_y)
+    # the forward's y from o itself, the backward through the epilogue evaluated at the rounded o
+    o_r = o + (ro(o) - o).detach()
+    y_r = epilogue(o_r, v, z, D_skip, w_y)
+    return y_r + (epilogue(o, v, z, D_skip, w_y) - y_r).detach()
 
 
 def draw(B, T, H, D, S, alog, gen):
