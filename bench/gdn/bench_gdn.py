@@ -371,32 +371,32 @@ def main():
         nan = float('nan')  # (a binary from before session 55 has no held figures)
         entry = {'shape': sh, 'ours': (us['fwd_ms'], us['fwd_bwd_ms'], us.get('fwd_held_ms', nan),
                                        us.get('fwd_bwd_held_ms', nan))}
+
+        def timed(name, impl, reps=5):  # entry[name]: impl timed at sh (time_impl), after a progress line
+            starting(name, sh)
+            entry[name] = time_impl(impl, sh, reps, label=name)
+
         if 'torch_chunked_eager' in want:
-            starting('torch_chunked_eager', sh)
-            entry['torch_chunked_eager'] = time_impl(gdn_chunked, sh, 5, label='torch_chunked_eager')
+            timed('torch_chunked_eager', gdn_chunked)
             print(f'{sh}: eager {entry["torch_chunked_eager"]}', flush=True)
         if sh in (default, small) and 'torch_chunked_compile' in want:
-            starting('torch_chunked_compile', sh)
             try:
-                entry['torch_chunked_compile'] = time_impl(compiled, sh, 5, label='torch_chunked_compile')
+                timed('torch_chunked_compile', compiled)
             except Exception as e:  # keep the run going
                 print('torch.compile failed:', repr(e)[:200])
         if fla:
             if 'fla_chunk_gla_eager' in want:
-                starting('fla_chunk_gla_eager', sh)
-                entry['fla_chunk_gla_eager'] = time_impl(gdn_fla, sh, 5, label='fla_chunk_gla_eager')
+                timed('fla_chunk_gla_eager', gdn_fla)
             if sh in (default, small) and 'fla_chunk_gla_compile' in want:
-                starting('fla_chunk_gla_compile', sh)
                 try:
-                    entry['fla_chunk_gla_compile'] = time_impl(fla_compiled, sh, 5, label='fla_chunk_gla_compile')
+                    timed('fla_chunk_gla_compile', fla_compiled)
                 except Exception as e:
                     print('torch.compile around FLA failed:', repr(e)[:200])
             if 'fla_chunk_gla_core_only' in want:
                 starting('fla_chunk_gla_core_only', sh)
                 entry['fla_chunk_gla_core_only'] = time_fla_core(sh, 5)
         if sh[1] <= 256 and 'torch_naive_loop' in want:
-            starting('torch_naive_loop', sh)
-            entry['torch_naive_loop'] = time_impl(gdn_naive, sh, 3, label='torch_naive_loop')
+            timed('torch_naive_loop', gdn_naive, reps=3)
         rows.append(entry)
         # (strict JSON: a missing figure is null, not NaN)
         print(json.dumps({'shape': sh, **{k: [None if isinstance(x, float) and math.isnan(x) else x for x in v]
