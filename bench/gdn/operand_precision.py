@@ -61,6 +61,14 @@ def tf32(x, nearest):
     return i.view(torch.float32).to(f64)
 
 
+def tf32_rn(x):
+    return tf32(x, True)
+
+
+def tf32_rz(x):  # truncated: FP32 bits fed to a .tf32 mma
+    return tf32(x, False)
+
+
 def ident(x):
     return x
 
@@ -69,11 +77,11 @@ MODES = {
     'exact': dict(dO=ident, h=ident, dh=ident),  # the hand-written backward unrounded, against autograd
     'hilo': dict(dO=hilo, h=hilo, dh=hilo),
     'bf16-dO': dict(dO=bf16, h=hilo, dh=hilo),
-    'tf32-dO': dict(dO=lambda x: tf32(x, True), h=hilo, dh=hilo),
-    'tf32-h': dict(dO=hilo, h=lambda x: tf32(x, True), dh=hilo),
-    'tf32-dh': dict(dO=hilo, h=hilo, dh=lambda x: tf32(x, True)),
-    'tf32-rn': dict(dO=lambda x: tf32(x, True), h=lambda x: tf32(x, True), dh=lambda x: tf32(x, True)),
-    'tf32-rz': dict(dO=lambda x: tf32(x, False), h=lambda x: tf32(x, False), dh=lambda x: tf32(x, False)),
+    'tf32-dO': dict(dO=tf32_rn, h=hilo, dh=hilo),
+    'tf32-h': dict(dO=hilo, h=tf32_rn, dh=hilo),
+    'tf32-dh': dict(dO=hilo, h=hilo, dh=tf32_rn),
+    'tf32-rn': dict(dO=tf32_rn, h=tf32_rn, dh=tf32_rn),
+    'tf32-rz': dict(dO=tf32_rz, h=tf32_rz, dh=tf32_rz),
     # o (the recurrence's output, before the epilogue) kept in BF16 for the epilogue's backward
     # (the training forward leaves it in FP32 for the adjoint pass today), operands high + low
     'o-bf16': dict(dO=hilo, h=hilo, dh=hilo, o=bf16),
