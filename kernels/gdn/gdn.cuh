@@ -103,6 +103,14 @@
 #ifndef HYMO_GDN_FWD_PDL
 #define HYMO_GDN_FWD_PDL 3
 #endif
+// HYMO_GDN_OUT_EARLY (session 57): with the segment scan, the output passes (plain and training)
+// wait for it only once their first chunk's intra-chunk part is done: the staging, P and P V
+// run while the scan and the state pass's last CTAs still run, and the entering state is read,
+// put into the state tiles and added (Qs h) after the wait. Every CTA waits, so that a pass
+// never completes before the kernel it depends on.
+#ifndef HYMO_GDN_OUT_EARLY
+#define HYMO_GDN_OUT_EARLY 0
+#endif
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
 // segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
 // 5a8abdc has it.

@@ -977,52 +977,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     for (int nt = 0; nt < ND; ++nt) wy[nt] = make_float2(p.w_y[cb + nt * 8 + 2 * tq], p.w_y[cb + nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
 
-  // The first chunk's inputs are in flight; everything below may read the state pass's
-  // output and writes global memory.
-  pdl_wait();
-  HYMO_GDN_CLK(clk.waited());
+  // HYMO_GDN_OUT_EARLY (gdn.cuh): with the segment scan, the first chunk's intra-chunk work
+  // (staging, P, P V) runs before the wait, and the entering state is read after it
+  constexpr bool OE = HYMO_GDN_OUT_EARLY && seg_scan_fwd(S, D) && (!TRAIN || HYMO_GDN_TRAIN_FUSE);
   // The state entering this segment, in this warp's accumulators: with the segment scan,
   // segstate holds it; else run = exp(gsum_j A) run + local_j over the earlier segments j
   // (every exponent gsum * A <= 0). Then its BF16 high and low parts into the tiles.
   float hreg[IPW][NTW][4];
-  if constexpr (seg_scan_fwd(S, D)) {
-    const float* src = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
-    for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
-      const float2 x = *reinterpret_cast<const float2*>(src + s * D + d);
-      hreg[it][nt][2 * hr] = x.x;
-      hreg[it][nt][2 * hr + 1] = x.y;
-    });
-#pragma unroll
-    for (int it = 0; it < IPW; ++it)  // items past NIT (no state rows): zero, as below
-      if (wid + it * NWT >= NIT) zero(hreg[it]);
-  } else {
-    const float* loc = p.segstate + size_t(bh) * p.NSEG * S * D;
-    const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
-#pragma unroll
-    for (int it = 0; it < IPW; ++it) {
-      zero(hreg[it]);
-      const int item = wid + it * NWT;
-      if (item >= NIT) continue;
-      const int mt = item / NH, nb = (item % NH) * NTW * 8;
-      const float al0 = -expf(p.A_log[HM::hS(h) * S + mt * 16 + gq]), al1 = -expf(p.A_log[HM::hS(h) * S + mt * 16 + gq + 8]);
-#pragma unroll 4
-      for (int j = 0; j < seg; ++j) {
-        const float gj = __ldg(gsum + j);
-        const float* lj = loc + size_t(j) * S * D;
-        const float e0 = __expf(gj * al0), e1 = __expf(gj * al1);
-#pragma unroll
-        for (int nt = 0; nt < NTW; ++nt)
-#pragma unroll
-          for (int hr = 0; hr < 2; ++hr) {
-            const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
-            const float2 x = __ldg(reinterpret_cast<const float2*>(lj + s * D + d));
-            const float e = hr ? e1 : e0;
-            hreg[it][nt][2 * hr] = fmaf(e, hreg[it][nt][2 * hr], x.x);
-            hreg[it][nt][2 * hr + 1] = fmaf(e, hreg[it][nt][2 * hr + 1], x.y);
-          }
-      }
-    }
-  }
   // HHI (HYMO_GDN_PK2_HHI, the plain pass): the state's high tile only
   constexpr bool HHI = HYMO_GDN_PK2_HHI && !TRAIN;
   auto put_state = [&]() {
@@ -1034,7 +995,57 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         st2_split(hh + s * LD + d, hl + s * LD + d, x0, x1);
     });
   };
-  put_state();
+  // The wait: everything after it may read the state pass's output and write global memory.
+  // Then the entering state into hreg and the tiles.
+  auto enter = [&]() {
+    pdl_wait();
+    HYMO_GDN_CLK(clk.waited());
+    if constexpr (seg_scan_fwd(S, D)) {
+      const float* src = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
+      for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
+        const float2 x = *reinterpret_cast<const float2*>(src + s * D + d);
+        hreg[it][nt][2 * hr] = x.x;
+        hreg[it][nt][2 * hr + 1] = x.y;
+      });
+#pragma unroll
+      for (int it = 0; it < IPW; ++it)  // items past NIT (no state rows): zero, as below
+        if (wid + it * NWT >= NIT) zero(hreg[it]);
+    } else {
+      const float* loc = p.segstate + size_t(bh) * p.NSEG * S * D;
+      const float* gsum = p.seggsum + size_t(bh) * p.NSEG;
+#pragma unroll
+      for (int it = 0; it < IPW; ++it) {
+        zero(hreg[it]);
+        const int item = wid + it * NWT;
+        if (item >= NIT) continue;
+        const int mt = item / NH, nb = (item % NH) * NTW * 8;
+        const float al0 = -expf(p.A_log[HM::hS(h) * S + mt * 16 + gq]), al1 = -expf(p.A_log[HM::hS(h) * S + mt * 16 + gq + 8]);
+#pragma unroll 4
+        for (int j = 0; j < seg; ++j) {
+          const float gj = __ldg(gsum + j);
+          const float* lj = loc + size_t(j) * S * D;
+          const float e0 = __expf(gj * al0), e1 = __expf(gj * al1);
+#pragma unroll
+          for (int nt = 0; nt < NTW; ++nt)
+#pragma unroll
+            for (int hr = 0; hr < 2; ++hr) {
+              const int s = mt * 16 + gq + hr * 8, d = nb + nt * 8 + 2 * tq;
+              const float2 x = __ldg(reinterpret_cast<const float2*>(lj + s * D + d));
+              const float e = hr ? e1 : e0;
+              hreg[it][nt][2 * hr] = fmaf(e, hreg[it][nt][2 * hr], x.x);
+              hreg[it][nt][2 * hr + 1] = fmaf(e, hreg[it][nt][2 * hr + 1], x.y);
+            }
+        }
+      }
+    }
+    put_state();
+  };
+  // The first chunk's inputs are in flight. OE: a CTA without chunks still waits (every CTA
+  // does, so that the pass never completes before the kernel it depends on)
+  if constexpr (!OE)
+    enter();
+  else if (c0 >= c1)
+    pdl_wait();
 
   // the segment's end chunk, c1, recomputed at each use rather than kept in a register across
   // the loop: with HYMO_GDN_TAIL from c0, which the loop keeps anyway (k = ch - c0; the
@@ -1580,9 +1591,17 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TRAIN && HYMO_GDN_TRAIN_FUSE) {
       // P_hi V + P_lo V, then Qs_hi h_hi + Qs_lo h_hi + Qs_hi h_lo, each fragment loaded once
       warp_mm_ldsm_split<ND, false>(acc, r0 + 16, sp + r0 * LP, LPP, LP, sv + cb, 0, LD);
+      if (OE && k == 0) {
+        enter();
+        __syncthreads();
+      }
       warp_mm_ldsm_split<ND, true>(acc, S, qs + r0 * LS, LQ, LS, hh + cb, int(hl - hh), LD);
     } else {
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
+      if (OE && k == 0) {  // (OE: the entering state, once P V is in the accumulators)
+        enter();
+        __syncthreads();
+      }
       if constexpr (P::QR) {
         // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (P4: the
         // plain pass only)
