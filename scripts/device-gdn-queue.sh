@@ -21,11 +21,10 @@
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
-#   293  HYMO_GDN_OUT_EARLY (session 57; prebuilt as B1, with B2 = it and STATE_PDL_LATE=0:
-#        GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=1;-DHYMO_GDN_OUT_EARLY=1 -DHYMO_GDN_STATE_PDL_LATE=0"
-#        scripts/gdn-prebuild.sh): B1's full test, its racecheck, memcheck, synccheck and
-#        initcheck (T <= 320), then an A/B of both against the default on seven shapes, three
-#        rounds (about 420 s)
+#   294  HYMO_GDN_OUT_EARLY's second round (session 57; run 293 measured the first form): three
+#        variants prebuilt as B1-B3 (GDN_AB_FLAGS as in the call below, scripts/gdn-prebuild.sh):
+#        B2's full test and its racecheck, memcheck, synccheck and initcheck (T <= 320), then an
+#        A/B of the three against the default on nine shapes, three rounds (about 400 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -50,9 +49,9 @@
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 293) ;;
+  218 | 219 | 238 | 250 | 294) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 293: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 294: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -113,23 +112,25 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
-  293)
+  294)
     (
       worst=0
       note() { [ "$1" -gt "$worst" ] && worst=$1; }
-      F1="-DHYMO_GDN_OUT_EARLY=1"
+      V1="-DHYMO_GDN_OUT_EARLY=1 -DHYMO_GDN_STATE_PDL_LATE=2"
+      V2="-DHYMO_GDN_OUT_EARLY=5 -DHYMO_GDN_STATE_PDL_LATE=2"
+      V3="-DHYMO_GDN_OUT_EARLY=5"
       tools="racecheck memcheck synccheck initcheck"
-      OUT=$O/t GDN_CUDA_FLAGS="$F1" GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=100 bounded 330 scripts/device-gdn.sh build test san
+      OUT=$O/t GDN_CUDA_FLAGS="$V2" GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=100 bounded 330 scripts/device-gdn.sh build test san
       note $?
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: B1's GPU test did not pass"; note 1; }
+      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: B2's GPU test did not pass"; note 1; }
       for tool in $tools; do
         grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
       done
-      # (device-gdn.sh build set /tmp/gdn-gdir to B1: the A/B's A is the default build)
+      # (device-gdn.sh build set /tmp/gdn-gdir to B2: the A/B's A is the default build)
       if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
-      OUT=$O/ab GDN_AB_FLAGS="$F1;$F1 -DHYMO_GDN_STATE_PDL_LATE=0" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,512,28,32,32 4,4096,16,32,32 4,4096,28,32,16 4,4096,28,64,64" \
-        bounded 300 scripts/device-gdn-ab.sh
+      OUT=$O/ab GDN_AB_FLAGS="$V1;$V2;$V3" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
+        GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,8192,28,32,32 4,512,28,32,32 4,4096,16,32,32 4,4096,28,32,16 4,4096,28,64,64 1,4096,28,32,32" \
+        bounded 330 scripts/device-gdn-ab.sh
       note $?
       exit $worst
     ) > "$O/console.log" 2>&1
@@ -137,7 +138,7 @@ case "$CALL" in
 esac
 rc=$?
 case "$CALL" in
-  238 | 293)  # (its build took /tmp/gdn-gdir)
+  238 | 294)  # (its build took /tmp/gdn-gdir)
     if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
     ;;
 esac

@@ -103,11 +103,13 @@
 #ifndef HYMO_GDN_FWD_PDL
 #define HYMO_GDN_FWD_PDL 3
 #endif
-// HYMO_GDN_OUT_EARLY (session 57): with the segment scan, the output passes (plain and training)
-// wait for it only once their first chunk's intra-chunk part is done: the staging, P and P V
-// run while the scan and the state pass's last CTAs still run, and the entering state is read,
-// put into the state tiles and added (Qs h) after the wait. Every CTA waits, so that a pass
-// never completes before the kernel it depends on.
+// HYMO_GDN_OUT_EARLY (session 57; bits: 1 the plain output pass, 2 the training one): with the
+// segment scan, the output pass waits for it only once its first chunk's intra-chunk part is
+// done: the staging, P and P V run while the scan and the state pass's last CTAs still run,
+// and the entering state is read, put into the state tiles and added (Qs h) after the wait.
+// Every CTA waits, so that a pass never completes before the kernel it depends on. Bit 4 (with
+// bit 1): the plain pass's CTAs of a segment that starts the sequence (entering state zero) wait
+// only at their end, writing y before it (no earlier kernel of the call reads or writes y).
 #ifndef HYMO_GDN_OUT_EARLY
 #define HYMO_GDN_OUT_EARLY 0
 #endif
@@ -458,8 +460,10 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // CTAs has its end state, not at its top (gdn_fwd_bf16.cuh). Run 96 (A/B, 3 rounds): B = 4,
 // H = 16 forward -10.3% (the loss STATE_KSPLIT had there, run 95, is gone: -8.0% with PDL
 // off altogether), default shape forward -3.3%, forward + backward -0.5%.
+// Since session 57 bits: 1 the state pass with BF16 keys (PK: the plain forward's where its
+// segments are not split, HYMO_GDN_PK2_STATE), 2 the other (the training forward's); 3 both.
 #ifndef HYMO_GDN_STATE_PDL_LATE
-#define HYMO_GDN_STATE_PDL_LATE 1
+#define HYMO_GDN_STATE_PDL_LATE 3
 #endif
 // HYMO_GDN_BWD_PDL_LATE (session 16; default on since run 98, 0 turns it off): the same for
 // the backward main kernel (its dependent: the parameter reduction). Run 98 (A/B, 3 rounds):

@@ -666,7 +666,8 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   HYMO_GDN_CLK(Clk clk(p.clocks, kClkState));  // (HYMO_GDN_CLOCKS)
   // HYMO_GDN_STATE_PDL_LATE (gdn.cuh): the dependents' launch waits for every CTA to reach
   // its end state rather than its top
-  pdl_enter_at_top<HYMO_GDN_STATE_PDL_LATE>();
+  constexpr bool LATE = (HYMO_GDN_STATE_PDL_LATE & (PK ? 1 : 2)) != 0;
+  pdl_enter_at_top<LATE>();
   HYMO_GDN_CLK(clk.waited());
   using P = PlanF<S, D, C>;
   using I = Items<S, D, P::NW>;
@@ -723,7 +724,7 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
                                decltype(sbb), decltype(svb), P::SR, KS, HYMO_GDN_STATE_REV, HM, PK && P::SR, HP>(
         p, acc, sbb, svb, kh, kl, g, G, A2, graw, bb, h - half, c0, c1, dtb, P::SR ? A2 + S : nullptr, tmp,
         mb HYMO_GDN_CLK(, &clk));
-  pdl_release<HYMO_GDN_STATE_PDL_LATE>();
+  pdl_release<LATE>();
   const size_t so = size_t(bh) * p.NSEG + seg;
   float* dst = p.segstate + so * S * D;
   if constexpr (KS) {
@@ -979,7 +980,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
 
   // HYMO_GDN_OUT_EARLY (gdn.cuh): with the segment scan, the first chunk's intra-chunk work
   // (staging, P, P V) runs before the wait, and the entering state is read after it
-  constexpr bool OE = HYMO_GDN_OUT_EARLY && seg_scan_fwd(S, D) && (!TRAIN || HYMO_GDN_TRAIN_FUSE);
+  constexpr bool OE = (HYMO_GDN_OUT_EARLY & (TRAIN ? 2 : 1)) && seg_scan_fwd(S, D) && (!TRAIN || HYMO_GDN_TRAIN_FUSE);
+  // OE0 (bit 4, the plain pass): a CTA whose segment starts the sequence (entering state zero)
+  // waits only at its end; what it writes before (y) no earlier kernel of the call touches
+  constexpr bool OE0 = OE && !TRAIN && (HYMO_GDN_OUT_EARLY & 4);
   // The state entering this segment, in this warp's accumulators: with the segment scan,
   // segstate holds it; else run = exp(gsum_j A) run + local_j over the earlier segments j
   // (every exponent gsum * A <= 0). Then its BF16 high and low parts into the tiles.
@@ -1042,10 +1046,15 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   };
   // The first chunk's inputs are in flight. OE: a CTA without chunks still waits (every CTA
   // does, so that the pass never completes before the kernel it depends on)
-  if constexpr (!OE)
+  if constexpr (!OE) {
     enter();
-  else if (c0 >= c1)
+  } else if (c0 >= c1) {
     pdl_wait();
+  } else if (OE0 && c0 == 0) {
+#pragma unroll
+    for (int it = 0; it < IPW; ++it) zero(hreg[it]);
+    put_state();
+  }
 
   // the segment's end chunk, c1, recomputed at each use rather than kept in a register across
   // the loop: with HYMO_GDN_TAIL from c0, which the loop keeps anyway (k = ch - c0; the
@@ -1591,14 +1600,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TRAIN && HYMO_GDN_TRAIN_FUSE) {
       // P_hi V + P_lo V, then Qs_hi h_hi + Qs_lo h_hi + Qs_hi h_lo, each fragment loaded once
       warp_mm_ldsm_split<ND, false>(acc, r0 + 16, sp + r0 * LP, LPP, LP, sv + cb, 0, LD);
-      if (OE && k == 0) {
+      if (OE && k == 0 && !(OE0 && c0 == 0)) {
         enter();
         __syncthreads();
       }
       warp_mm_ldsm_split<ND, true>(acc, S, qs + r0 * LS, LQ, LS, hh + cb, int(hl - hh), LD);
     } else {
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
-      if (OE && k == 0) {  // (OE: the entering state, once P V is in the accumulators)
+      if (OE && k == 0 && !(OE0 && c0 == 0)) {  // (OE: the entering state, once P V is in the accumulators)
         enter();
         __syncthreads();
       }
@@ -1817,6 +1826,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       put_state();
     }
   }
+  if (OE0 && c0 == 0 && c0 < c1) pdl_wait();  // (OE0: the first segment's wait, at its end)
   HYMO_GDN_CLK(clk.exit(c1_now() - c0));
 }
 
