@@ -23,7 +23,7 @@
 #        session 53's runs 264 and 265)
 #   294  HYMO_GDN_OUT_EARLY's second round (session 57; run 293 measured the first form): three
 #        variants prebuilt as B1-B3 (GDN_AB_FLAGS as in the call below, scripts/gdn-prebuild.sh):
-#        B2's full test and its racecheck, memcheck, synccheck and initcheck (T <= 320), then an
+#        B3's full test and its racecheck, memcheck, synccheck and initcheck (T <= 320), then an
 #        A/B of the three against the default on nine shapes, three rounds (about 400 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
@@ -118,15 +118,15 @@ case "$CALL" in
       note() { [ "$1" -gt "$worst" ] && worst=$1; }
       V1="-DHYMO_GDN_OUT_EARLY=1 -DHYMO_GDN_STATE_PDL_LATE=2"
       V2="-DHYMO_GDN_OUT_EARLY=5 -DHYMO_GDN_STATE_PDL_LATE=2"
-      V3="-DHYMO_GDN_OUT_EARLY=5"
+      V3="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2"
       tools="racecheck memcheck synccheck initcheck"
-      OUT=$O/t GDN_CUDA_FLAGS="$V2" GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=100 bounded 330 scripts/device-gdn.sh build test san
+      OUT=$O/t GDN_CUDA_FLAGS="$V3" GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=100 bounded 330 scripts/device-gdn.sh build test san
       note $?
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: B2's GPU test did not pass"; note 1; }
+      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: B3's GPU test did not pass"; note 1; }
       for tool in $tools; do
         grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
       done
-      # (device-gdn.sh build set /tmp/gdn-gdir to B2: the A/B's A is the default build)
+      # (device-gdn.sh build set /tmp/gdn-gdir to B3: the A/B's A is the default build)
       if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
       OUT=$O/ab GDN_AB_FLAGS="$V1;$V2;$V3" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
         GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,8192,28,32,32 4,512,28,32,32 4,4096,16,32,32 4,4096,28,32,16 4,4096,28,64,64 1,4096,28,32,32" \

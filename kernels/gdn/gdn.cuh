@@ -109,7 +109,9 @@
 // and the entering state is read, put into the state tiles and added (Qs h) after the wait.
 // Every CTA waits, so that a pass never completes before the kernel it depends on. Bit 4 (with
 // bit 1): the plain pass's CTAs of a segment that starts the sequence (entering state zero) wait
-// only at their end, writing y before it (no earlier kernel of the call reads or writes y).
+// only at their end, writing y before it (no earlier kernel of the call reads or writes y). Bit 8
+// (with 1 and 4): that pass's grid takes every pair's first segment first (first_seg_place), so
+// that the CTAs placed while the state pass still runs are the ones that need no wait.
 #ifndef HYMO_GDN_OUT_EARLY
 #define HYMO_GDN_OUT_EARLY 0
 #endif

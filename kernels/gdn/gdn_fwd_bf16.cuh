@@ -886,7 +886,19 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cc = q * 8;
   };
 
-  const int seg = cta_seg(p), bh = cta_bh(p), bb = bh / p.H, h = bh % p.H;
+  // HYMO_GDN_OUT_EARLY bit 8 (with bits 1 and 4, HYMO_GDN_TAIL, the plain pass, no short
+  // segments): every pair's first segment first (gdn_place.h's first_seg_place)
+  constexpr bool FSF = (HYMO_GDN_OUT_EARLY & 13) == 13 && HYMO_GDN_TAIL && !TRAIN;
+  int seg, bh;
+  if (FSF && p.nlong == p.NSEG) {
+    int q;
+    first_seg_place(int(blockIdx.y * gridDim.x + blockIdx.x), int(gridDim.y), p.NSEG, seg, q);
+    bh = q + p.bh0;
+  } else {
+    seg = cta_seg(p);
+    bh = cta_bh(p);
+  }
+  const int bb = bh / p.H, h = bh % p.H;
   const int tid = threadIdx.x, wid = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int w = wid % NW, role = wid / NW, cb = role * DR;  // row block, output columns
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);

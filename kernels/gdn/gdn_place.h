@@ -30,6 +30,21 @@ HYMO_GDN_PLACE_FN void tail_place(int lid, int npairs, int nseg, int nlong, int&
   }
 }
 
+// HYMO_GDN_OUT_EARLY bit 8 (the plain output pass, no short segments): the CTA of linear index
+// lid in a grid of nseg x npairs CTAs takes every pair's first segment first (lid < npairs),
+// then the other segments pair by pair, so that the CTAs placed earliest are the ones that need
+// no entering state.
+HYMO_GDN_PLACE_FN void first_seg_place(int lid, int npairs, int nseg, int& seg, int& q) {
+  if (lid < npairs) {
+    q = lid;
+    seg = 0;
+  } else {
+    const int ns = nseg - 1, j = lid - npairs;
+    q = j / ns;
+    seg = 1 + j - q * ns;
+  }
+}
+
 // The first chunk of segment seg: nlong segments of cps chunks, then segments of cps2 (the
 // caller bounds the last one by the sequence's chunks).
 HYMO_GDN_PLACE_FN int tail_c0(int seg, int nlong, int cps, int cps2) {

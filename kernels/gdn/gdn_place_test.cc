@@ -1,7 +1,8 @@
 // gdn_place.h's CTA placement (HYMO_GDN_TAIL) on the CPU: over grids of several shapes, every
 // (segment, pair) is taken by exactly one CTA, every long segment's CTA has a lower linear index
 // than every short one's (the hardware places CTAs in that order), a grid with no short segments
-// keeps its own order, and the segments' first chunks follow one another by their lengths.
+// keeps its own order, and the segments' first chunks follow one another by their lengths;
+// first_seg_place (HYMO_GDN_OUT_EARLY bit 8) takes each (segment, pair) once, first segments first.
 // A last check places with a wrong split and must see it fail. Host code only; no GPU.
 #include <cstdio>
 #include <vector>
@@ -41,6 +42,35 @@ int faults(int npairs, int nseg, int nlong) {
   return bad;
 }
 
+// The faults of first_seg_place over an nseg x npairs grid: each (segment, pair) once, every
+// first segment's CTA before any other, the rest pair by pair in segment order; 0 when sound.
+int first_faults(int npairs, int nseg) {
+  int bad = 0;
+  std::vector<int> taken(size_t(nseg) * npairs, -1);
+  int prev_q = -1, prev_seg = 0;
+  for (int lid = 0; lid < nseg * npairs; ++lid) {
+    int seg = -1, q = -1;
+    first_seg_place(lid, npairs, nseg, seg, q);
+    if (seg < 0 || seg >= nseg || q < 0 || q >= npairs) {
+      ++bad;
+      continue;
+    }
+    int& t = taken[size_t(q) * nseg + seg];
+    bad += t >= 0;
+    t = lid;
+    bad += (seg == 0) != (lid < npairs);
+    if (lid < npairs) {
+      bad += q != lid;
+    } else {
+      bad += !(q > prev_q || (q == prev_q && seg == prev_seg + 1));
+      prev_q = q;
+      prev_seg = seg;
+    }
+  }
+  for (int t : taken) bad += t < 0;
+  return bad;
+}
+
 void check(int npairs, int nseg, int nlong) {
   const int f = faults(npairs, nseg, nlong);
   std::printf("  %-4s %d pairs, %d segments, %d long\n", f ? "FAIL" : "ok", npairs, nseg, nlong);
@@ -55,6 +85,13 @@ int main() {
     for (int nseg : {1, 2, 5, 9, 17})
       for (int nlong : {0, 1, nseg / 2, nseg - 1, nseg})
         if (nlong >= 0 && nlong <= nseg) check(npairs, nseg, nlong);
+  std::printf("first_seg_place: each (segment, pair) once, the first segments' CTAs first\n");
+  for (int npairs : {1, 2, 3, 56, 112})
+    for (int nseg : {1, 2, 5, 8, 17}) {
+      const int f = first_faults(npairs, nseg);
+      std::printf("  %-4s %d pairs, %d segments\n", f ? "FAIL" : "ok", npairs, nseg);
+      g_fail += f != 0;
+    }
   std::printf("tail_c0: 7 segments of 8 chunks, then segments of 4\n");
   {
     const int want[10] = {0, 8, 16, 24, 32, 40, 48, 56, 60, 64};
