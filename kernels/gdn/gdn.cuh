@@ -85,7 +85,10 @@
 // all. Before the wait a kernel may only read the call's inputs and parameters (the
 // call's first kernel is launched plainly, so whatever wrote them has finished) and
 // write shared memory: the output pass and the staged backward fetch their first
-// chunk's input tiles there. pdl_enter() is both at once, at a kernel's top. Without
+// chunk's input tiles there (with HYMO_GDN_OUT_EARLY the output pass also computes its first
+// chunk's intra-chunk part before the wait, and the plain pass's first segments, whose
+// entering state is zero, write y, which no earlier kernel of the call touches, and wait at
+// their end). pdl_enter() is both at once, at a kernel's top. Without
 // the switch these are empty and launches are plain.
 #ifndef HYMO_GDN_PDL
 #define HYMO_GDN_PDL 1
@@ -112,8 +115,14 @@
 // only at their end, writing y before it (no earlier kernel of the call reads or writes y). Bit 8
 // (with 1 and 4): that pass's grid takes every pair's first segment first (first_seg_place), so
 // that the CTAs placed while the state pass still runs are the ones that need no wait.
+// Default 13 (bits 1, 4 and 8) since run 294, with HYMO_GDN_STATE_PDL_LATE = 2 (the plain
+// forward's state pass lets its dependents launch at its top, so that the output CTAs are placed,
+// and work, while it runs). Run 294 (an H100, 3 rounds, held): the plain forward -3.1% at the
+// default shape, -1.0..-5.5% at eight other shapes (T = 512 .. 8192, H = 16, 64, S = 16, D = S =
+// 64, B = 1); bits 1 alone -1.9% and 1 + 4 -2.4% there. Run 293: bit 2 (the training pass) made
+// the training forward 0.8-2.5% slower at D = 32 (three CTAs an SM): off.
 #ifndef HYMO_GDN_OUT_EARLY
-#define HYMO_GDN_OUT_EARLY 0
+#define HYMO_GDN_OUT_EARLY 13
 #endif
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
 // segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
@@ -463,9 +472,12 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // H = 16 forward -10.3% (the loss STATE_KSPLIT had there, run 95, is gone: -8.0% with PDL
 // off altogether), default shape forward -3.3%, forward + backward -0.5%.
 // Since session 57 bits: 1 the state pass with BF16 keys (PK: the plain forward's where its
-// segments are not split, HYMO_GDN_PK2_STATE), 2 the other (the training forward's); 3 both.
+// segments are not split, HYMO_GDN_PK2_STATE), 2 the other (the training forward's); default 2
+// since run 294: with HYMO_GDN_OUT_EARLY the plain forward's output CTAs have work before their
+// wait, and placing them while the state pass runs pays (run 293: -1.1% against -0.3% with the
+// late launch, at the default shape).
 #ifndef HYMO_GDN_STATE_PDL_LATE
-#define HYMO_GDN_STATE_PDL_LATE 3
+#define HYMO_GDN_STATE_PDL_LATE 2
 #endif
 // HYMO_GDN_BWD_PDL_LATE (session 16; default on since run 98, 0 turns it off): the same for
 // the backward main kernel (its dependent: the parameter reduction). Run 98 (A/B, 3 rounds):
