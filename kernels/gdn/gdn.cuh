@@ -110,11 +110,13 @@
 // segment scan, the output pass waits for it only once its first chunk's intra-chunk part is
 // done: the staging, P and P V run while the scan and the state pass's last CTAs still run,
 // and the entering state is read, put into the state tiles and added (Qs h) after the wait.
-// Every CTA waits, so that a pass never completes before the kernel it depends on. Bit 4 (with
-// bit 1): the plain pass's CTAs of a segment that starts the sequence (entering state zero) wait
-// only at their end, writing y before it (no earlier kernel of the call reads or writes y). Bit 8
-// (with 1 and 4): that pass's grid takes every pair's first segment first (first_seg_place), so
-// that the CTAs placed while the state pass still runs are the ones that need no wait.
+// Every CTA waits, so that a pass never completes before the kernel it depends on. Bit 4 (for
+// the passes of bits 1 and 2): the CTAs of a segment that starts the sequence (entering state
+// zero) wait only at their end, writing their outputs before it (y; the training pass also o
+// and the chunks' entering states: no earlier kernel of the call touches them). Bit 8 (with
+// 4): where no segment is split, the pass's grid takes every pair's first segment first
+// (first_seg_place), so that the CTAs placed while the state pass still runs are the ones that
+// need no wait.
 // Default 13 (bits 1, 4 and 8) since run 294, with HYMO_GDN_STATE_PDL_LATE = 2 (the plain
 // forward's state pass lets its dependents launch at its top, so that the output CTAs are placed,
 // and work, while it runs). Run 294 (an H100, 3 rounds, held): the plain forward -3.1% at the

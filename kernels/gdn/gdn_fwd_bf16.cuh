@@ -886,9 +886,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cc = q * 8;
   };
 
-  // HYMO_GDN_OUT_EARLY bit 8 (with bits 1 and 4, HYMO_GDN_TAIL, the plain pass, no short
-  // segments): every pair's first segment first (gdn_place.h's first_seg_place)
-  constexpr bool FSF = (HYMO_GDN_OUT_EARLY & 13) == 13 && HYMO_GDN_TAIL && !TRAIN;
+  // HYMO_GDN_OUT_EARLY (gdn.cuh): with the segment scan, the first chunk's intra-chunk work
+  // (staging, P, P V) runs before the wait, and the entering state is read after it
+  constexpr bool OE = (HYMO_GDN_OUT_EARLY & (TRAIN ? 2 : 1)) && seg_scan_fwd(S, D) && (!TRAIN || HYMO_GDN_TRAIN_FUSE);
+  // OE0 (bit 4): a CTA whose segment starts the sequence (entering state zero) waits only at
+  // its end; what it writes before (y; TRAIN: o and the chunks' entering states) no earlier
+  // kernel of the call touches
+  constexpr bool OE0 = OE && (HYMO_GDN_OUT_EARLY & 4);
+  // FSF (bit 8, with HYMO_GDN_TAIL, where no segment is split): every pair's first segment
+  // first (gdn_place.h's first_seg_place)
+  constexpr bool FSF = OE0 && (HYMO_GDN_OUT_EARLY & 8) && HYMO_GDN_TAIL;
   int seg, bh;
   if (FSF && p.nlong == p.NSEG) {
     int q;
@@ -990,12 +997,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     for (int nt = 0; nt < ND; ++nt) wy[nt] = make_float2(p.w_y[cb + nt * 8 + 2 * tq], p.w_y[cb + nt * 8 + 2 * tq + 1]);  // w_y: 4-byte aligned is enough
   }
 
-  // HYMO_GDN_OUT_EARLY (gdn.cuh): with the segment scan, the first chunk's intra-chunk work
-  // (staging, P, P V) runs before the wait, and the entering state is read after it
-  constexpr bool OE = (HYMO_GDN_OUT_EARLY & (TRAIN ? 2 : 1)) && seg_scan_fwd(S, D) && (!TRAIN || HYMO_GDN_TRAIN_FUSE);
-  // OE0 (bit 4, the plain pass): a CTA whose segment starts the sequence (entering state zero)
-  // waits only at its end; what it writes before (y) no earlier kernel of the call touches
-  constexpr bool OE0 = OE && !TRAIN && (HYMO_GDN_OUT_EARLY & 4);
   // The state entering this segment, in this warp's accumulators: with the segment scan,
   // segstate holds it; else run = exp(gsum_j A) run + local_j over the earlier segments j
   // (every exponent gsum * A <= 0). Then its BF16 high and low parts into the tiles.
