@@ -21,10 +21,11 @@
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
-#   294  HYMO_GDN_OUT_EARLY's second round (session 57; run 293 measured the first form): three
-#        variants prebuilt as B1-B3 (GDN_AB_FLAGS as in the call below, scripts/gdn-prebuild.sh):
-#        B3's full test and its racecheck, memcheck, synccheck and initcheck (T <= 320), then an
-#        A/B of the three against the default on nine shapes, three rounds (about 400 s)
+#   295  HYMO_GDN_OUT_EARLY's default (13, with HYMO_GDN_STATE_PDL_LATE=2; session 57) against
+#        the old one and two forms for the training pass, prebuilt as B1-B3 (GDN_AB_FLAGS as in
+#        the call below, scripts/gdn-prebuild.sh): the A/B on three shapes, three rounds; B2's
+#        full test; then the default build's full test, the benchmark's sweep and ncu (call
+#        218's steps), and its racecheck (T <= 320) (about 540 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -45,13 +46,15 @@
 # session 54 ran 218 and 219 as run 269 (an H200), and wrote 271 (HYMO_GDN_BWD_BCEARLY) and ran it
 # as run 271 (slower, removed; commit 0f19299 has the call); session 56 wrote 285
 # (HYMO_GDN_OUT_RANGES) and ran it as run 285 (slower, removed; commit 9f15488 has the call);
-# docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
+# session 57 wrote 293 and 294 (HYMO_GDN_OUT_EARLY) and ran them as runs 293 and 294 (faster, on
+# by default; commits f28ddbf and c2aeee3 have the calls), then 295; docs/kernels/gdn.md item 0a
+# and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 294) ;;
+  218 | 219 | 238 | 250 | 295) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 294: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 295: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -112,33 +115,31 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
-  294)
+  295)
     (
       worst=0
       note() { [ "$1" -gt "$worst" ] && worst=$1; }
-      V1="-DHYMO_GDN_OUT_EARLY=1 -DHYMO_GDN_STATE_PDL_LATE=2"
-      V2="-DHYMO_GDN_OUT_EARLY=5 -DHYMO_GDN_STATE_PDL_LATE=2"
-      V3="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2"
-      tools="racecheck memcheck synccheck initcheck"
-      OUT=$O/t GDN_CUDA_FLAGS="$V3" GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=100 bounded 330 scripts/device-gdn.sh build test san
-      note $?
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: B3's GPU test did not pass"; note 1; }
-      for tool in $tools; do
-        grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
-      done
-      # (device-gdn.sh build set /tmp/gdn-gdir to B3: the A/B's A is the default build)
-      if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
+      V1="-DHYMO_GDN_OUT_EARLY=0 -DHYMO_GDN_STATE_PDL_LATE=3"
+      V2="-DHYMO_GDN_OUT_EARLY=15"
+      V3="-DHYMO_GDN_OUT_EARLY=15 -DHYMO_GDN_STATE_PDL_LATE=0"
       OUT=$O/ab GDN_AB_FLAGS="$V1;$V2;$V3" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,8192,28,32,32 4,512,28,32,32 4,4096,16,32,32 4,4096,28,32,16 4,4096,28,64,64 1,4096,28,32,32" \
-        bounded 330 scripts/device-gdn-ab.sh
+        GDN_AB_SHAPES="4,4096,28,32,32 4,2048,28,32,32 4,4096,64,32,32" bounded 150 scripts/device-gdn-ab.sh
       note $?
+      OUT=$O/t2 GDN_CUDA_FLAGS="$V2" bounded 120 scripts/device-gdn.sh build test
+      grep -q "PASSED: 0 of" "$O/t2/test.log" 2> /dev/null || { echo "device-gdn-queue: B2's GPU test did not pass"; note 1; }
+      if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
+      OUT=$O/d bounded 200 scripts/device-gdn.sh build test bench ncut
+      note $?
+      grep -q "PASSED: 0 of" "$O/d/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
+      OUT=$O/rc GDN_SAN_TOOLS=racecheck GDN_SAN_TIMEOUT=200 bounded 210 scripts/device-gdn.sh build san
+      grep -q "^exit 0" "$O/rc/san-racecheck.log" 2> /dev/null || { echo "device-gdn-queue: racecheck did not pass"; note 1; }
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?
 case "$CALL" in
-  238 | 294)  # (its build took /tmp/gdn-gdir)
+  238 | 295)  # (its build took /tmp/gdn-gdir)
     if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
     ;;
 esac
