@@ -23,9 +23,9 @@
 #        session 53's runs 264 and 265)
 #   295  HYMO_GDN_OUT_EARLY's default (13, with HYMO_GDN_STATE_PDL_LATE=2; session 57) against
 #        the old one and two forms for the training pass, prebuilt as B1-B3 (GDN_AB_FLAGS as in
-#        the call below, scripts/gdn-prebuild.sh): the A/B on three shapes, three rounds; B2's
-#        full test; then the default build's full test, the benchmark's sweep and ncu (call
-#        218's steps), and its racecheck (T <= 320) (about 540 s)
+#        the call below, scripts/gdn-prebuild.sh): the A/B on three shapes, three rounds; the
+#        default build's full test, the benchmark's sweep and ncu (call 218's steps); B2's full
+#        test; the default build's racecheck (T <= 320) (about 540 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -125,12 +125,12 @@ case "$CALL" in
       OUT=$O/ab GDN_AB_FLAGS="$V1;$V2;$V3" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
         GDN_AB_SHAPES="4,4096,28,32,32 4,2048,28,32,32 4,4096,64,32,32" bounded 150 scripts/device-gdn-ab.sh
       note $?
-      OUT=$O/t2 GDN_CUDA_FLAGS="$V2" bounded 120 scripts/device-gdn.sh build test
-      grep -q "PASSED: 0 of" "$O/t2/test.log" 2> /dev/null || { echo "device-gdn-queue: B2's GPU test did not pass"; note 1; }
-      if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
       OUT=$O/d bounded 200 scripts/device-gdn.sh build test bench ncut
       note $?
       grep -q "PASSED: 0 of" "$O/d/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
+      OUT=$O/t2 GDN_CUDA_FLAGS="$V2" bounded 120 scripts/device-gdn.sh build test
+      grep -q "PASSED: 0 of" "$O/t2/test.log" 2> /dev/null || { echo "device-gdn-queue: B2's GPU test did not pass"; note 1; }
+      if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
       OUT=$O/rc GDN_SAN_TOOLS=racecheck GDN_SAN_TIMEOUT=200 bounded 210 scripts/device-gdn.sh build san
       grep -q "^exit 0" "$O/rc/san-racecheck.log" 2> /dev/null || { echo "device-gdn-queue: racecheck did not pass"; note 1; }
       exit $worst
