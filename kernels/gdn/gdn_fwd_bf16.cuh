@@ -1003,9 +1003,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   float hreg[IPW][NTW][4];
   // HHI (HYMO_GDN_PK2_HHI, the plain pass): the state's high tile only
   constexpr bool HHI = HYMO_GDN_PK2_HHI && !TRAIN;
-  auto put_state = [&]() {
+  // (the state as a parameter, not captured: nvcc's front end took the capture, before hreg's
+  // first store, for a read of it, warning 549)
+  auto put_state = [&](const float (&hs)[IPW][NTW][4]) {
     for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
-      const float x0 = hreg[it][nt][2 * hr], x1 = hreg[it][nt][2 * hr + 1];
+      const float x0 = hs[it][nt][2 * hr], x1 = hs[it][nt][2 * hr + 1];
       if constexpr (HHI)
         *reinterpret_cast<uint32_t*>(hh + s * LD + d) = pack_bf16(x0, x1);
       else
@@ -1055,7 +1057,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
         }
       }
     }
-    put_state();
+    put_state(hreg);
   };
   // The first chunk's inputs are in flight. OE: a CTA without chunks still waits (every CTA
   // does, so that the pass never completes before the kernel it depends on)
@@ -1066,7 +1068,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   } else if (OE0 && c0 == 0) {
 #pragma unroll
     for (int it = 0; it < IPW; ++it) zero(hreg[it]);
-    put_state();
+    put_state(hreg);
   }
 
   // the segment's end chunk, c1, recomputed at each use rather than kept in a register across
@@ -1836,7 +1838,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
           if constexpr (TRAIN) warp_mm_ldsm<NTW, true>(hreg[it], C, kl + LK + mt * 16, LS, sv + nb, LD);
         }
       }
-      put_state();
+      put_state(hreg);
     }
   }
   if (OE0 && c0 == 0 && c0 < c1) pdl_wait();  // (OE0: the first segment's wait, at its end)
