@@ -47,7 +47,8 @@
 # as run 271 (slower, removed; commit 0f19299 has the call); session 56 wrote 285
 # (HYMO_GDN_OUT_RANGES) and ran it as run 285 (slower, removed; commit 9f15488 has the call);
 # session 57 wrote 293 and 294 (HYMO_GDN_OUT_EARLY) and ran them as runs 293 and 294 (faster, on
-# by default; commits f28ddbf and c2aeee3 have the calls), then 295; docs/kernels/gdn.md item 0a
+# by default; commits f28ddbf and c2aeee3 have the calls), then wrote 295 (not run: no machine
+# came); docs/kernels/gdn.md item 0a
 # and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
