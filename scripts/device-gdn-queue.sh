@@ -22,10 +22,13 @@
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
 #   295  HYMO_GDN_OUT_EARLY's default (13, with HYMO_GDN_STATE_PDL_LATE=2; session 57) against
-#        the old one (B1) and against bits 2, 4 and 8 for the training pass too (B2; both prebuilt:
-#        GDN_AB_FLAGS as in the call below, scripts/gdn-prebuild.sh): the A/B on three shapes, three
-#        rounds; the default build's full test, the benchmark's sweep and ncu (call 218's steps);
-#        B2's full test; the default build's racecheck (T <= 320) (about 540 s)
+#        the old one (B1) and against bits 2, 4 and 8 for the training pass too (B2), the latter
+#        also with the training state pass launching its dependents at its top (B3); prebuilt:
+#        GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=0 -DHYMO_GDN_STATE_PDL_LATE=3;-DHYMO_GDN_OUT_EARLY=15;-DHYMO_GDN_OUT_EARLY=15 -DHYMO_GDN_STATE_PDL_LATE=0"
+#        scripts/gdn-prebuild.sh. The A/B on three shapes, three rounds; the default build's
+#        full test, the benchmark's sweep and ncu (call 218's steps); B2's full test; the
+#        default build's racecheck (T <= 320) (about 560 s: give it GDN_QUEUE_END=$(($(date
+#        +%s)+570)) and the tool's 600 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -122,7 +125,8 @@ case "$CALL" in
       note() { [ "$1" -gt "$worst" ] && worst=$1; }
       V1="-DHYMO_GDN_OUT_EARLY=0 -DHYMO_GDN_STATE_PDL_LATE=3"
       V2="-DHYMO_GDN_OUT_EARLY=15"
-      OUT=$O/ab GDN_AB_FLAGS="$V1;$V2" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
+      V3="-DHYMO_GDN_OUT_EARLY=15 -DHYMO_GDN_STATE_PDL_LATE=0"
+      OUT=$O/ab GDN_AB_FLAGS="$V1;$V2;$V3" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
         GDN_AB_SHAPES="4,4096,28,32,32 4,2048,28,32,32 4,4096,64,32,32" bounded 150 scripts/device-gdn-ab.sh
       note $?
       OUT=$O/d bounded 200 scripts/device-gdn.sh build test bench ncut

@@ -114,9 +114,9 @@
 // the passes of bits 1 and 2): the CTAs of a segment that starts the sequence (entering state
 // zero) wait only at their end, writing their outputs before it (y; the training pass also o
 // and the chunks' entering states: no earlier kernel of the call touches them). Bit 8 (with
-// 4): where no segment is split, the pass's grid takes every pair's first segment first
-// (first_seg_place), so that the CTAs placed while the state pass still runs are the ones that
-// need no wait.
+// 4): the pass's grid takes every pair's first segment first (first_seg_place; the plain pass
+// only where no segment is split, the training pass also with split ones), so that the CTAs
+// placed while the state pass still runs are the ones that need no wait.
 // Default 13 (bits 1, 4 and 8) since run 294, with HYMO_GDN_STATE_PDL_LATE = 2 (the plain
 // forward's state pass lets its dependents launch at its top, so that the output CTAs are placed,
 // and work, while it runs). Run 294 (an H100, 3 rounds, held): the plain forward -3.1% at the

@@ -893,13 +893,18 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   // its end; what it writes before (y; TRAIN: o and the chunks' entering states) no earlier
   // kernel of the call touches
   constexpr bool OE0 = OE && (HYMO_GDN_OUT_EARLY & 4);
-  // FSF (bit 8, with HYMO_GDN_TAIL, where no segment is split): every pair's first segment
-  // first (gdn_place.h's first_seg_place)
+  // FSF (bit 8, with HYMO_GDN_TAIL; the plain pass where no segment is split, the training pass
+  // always): every pair's first segment first (gdn_place.h's first_seg_place)
   constexpr bool FSF = OE0 && (HYMO_GDN_OUT_EARLY & 8) && HYMO_GDN_TAIL;
+#if HYMO_GDN_TAIL
+  const int nlong = p.nlong;
+#else
+  const int nlong = p.NSEG;  // (FSF needs the switch)
+#endif
   int seg, bh;
-  if (FSF && p.nlong == p.NSEG) {
+  if (FSF && (TRAIN || nlong == p.NSEG)) {
     int q;
-    first_seg_place(int(blockIdx.y * gridDim.x + blockIdx.x), int(gridDim.y), p.NSEG, seg, q);
+    first_seg_place(int(blockIdx.y * gridDim.x + blockIdx.x), int(gridDim.y), p.NSEG, TRAIN ? nlong : p.NSEG, seg, q);
     bh = q + p.bh0;
   } else {
     seg = cta_seg(p);

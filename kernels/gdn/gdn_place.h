@@ -30,18 +30,22 @@ HYMO_GDN_PLACE_FN void tail_place(int lid, int npairs, int nseg, int nlong, int&
   }
 }
 
-// HYMO_GDN_OUT_EARLY bit 8 (the plain output pass, no short segments): the CTA of linear index
-// lid in a grid of nseg x npairs CTAs takes every pair's first segment first (lid < npairs),
-// then the other segments pair by pair, so that the CTAs placed earliest are the ones that need
-// no entering state.
-HYMO_GDN_PLACE_FN void first_seg_place(int lid, int npairs, int nseg, int& seg, int& q) {
+// HYMO_GDN_OUT_EARLY bit 8: the CTA of linear index lid in a grid of nseg x npairs CTAs takes
+// every pair's first segment first (lid < npairs), then the other segments as tail_place orders
+// them (their long ones pair by pair, then their short ones), so that the CTAs placed earliest
+// are the ones that need no entering state. With nlong = nseg (no short segment) the rest come
+// pair by pair in segment order.
+HYMO_GDN_PLACE_FN void first_seg_place(int lid, int npairs, int nseg, int nlong, int& seg, int& q) {
   if (lid < npairs) {
     q = lid;
     seg = 0;
-  } else {
+  } else if (nlong == nseg) {  // (the grid's order over segments 1 ..)
     const int ns = nseg - 1, j = lid - npairs;
     q = j / ns;
     seg = 1 + j - q * ns;
+  } else {
+    tail_place(lid - npairs, npairs, nseg - 1, nlong > 0 ? nlong - 1 : 0, seg, q);
+    ++seg;
   }
 }
 

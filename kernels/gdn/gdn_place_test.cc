@@ -42,15 +42,17 @@ int faults(int npairs, int nseg, int nlong) {
   return bad;
 }
 
-// The faults of first_seg_place over an nseg x npairs grid: each (segment, pair) once, every
-// first segment's CTA before any other, the rest pair by pair in segment order; 0 when sound.
-int first_faults(int npairs, int nseg) {
+// The faults of first_seg_place over an nseg x npairs grid whose first nlong segments are long:
+// each (segment, pair) once, every first segment's CTA before any other, then every other long
+// segment's before any short one's; with nlong = nseg the rest pair by pair in segment order.
+// 0 when sound.
+int first_faults(int npairs, int nseg, int nlong) {
   int bad = 0;
   std::vector<int> taken(size_t(nseg) * npairs, -1);
-  int prev_q = -1, prev_seg = 0;
+  int prev_q = -1, prev_seg = 0, last_long = -1, first_short = nseg * npairs;
   for (int lid = 0; lid < nseg * npairs; ++lid) {
     int seg = -1, q = -1;
-    first_seg_place(lid, npairs, nseg, seg, q);
+    first_seg_place(lid, npairs, nseg, nlong, seg, q);
     if (seg < 0 || seg >= nseg || q < 0 || q >= npairs) {
       ++bad;
       continue;
@@ -61,13 +63,20 @@ int first_faults(int npairs, int nseg) {
     bad += (seg == 0) != (lid < npairs);
     if (lid < npairs) {
       bad += q != lid;
-    } else {
+      continue;
+    }
+    if (seg < nlong)
+      last_long = lid;
+    else if (first_short == nseg * npairs)
+      first_short = lid;
+    if (nlong == nseg) {
       bad += !(q > prev_q || (q == prev_q && seg == prev_seg + 1));
       prev_q = q;
       prev_seg = seg;
     }
   }
   for (int t : taken) bad += t < 0;
+  bad += last_long >= first_short;
   return bad;
 }
 
@@ -87,11 +96,12 @@ int main() {
         if (nlong >= 0 && nlong <= nseg) check(npairs, nseg, nlong);
   std::printf("first_seg_place: each (segment, pair) once, the first segments' CTAs first\n");
   for (int npairs : {1, 2, 3, 56, 112})
-    for (int nseg : {1, 2, 5, 8, 17}) {
-      const int f = first_faults(npairs, nseg);
-      std::printf("  %-4s %d pairs, %d segments\n", f ? "FAIL" : "ok", npairs, nseg);
-      g_fail += f != 0;
-    }
+    for (int nseg : {1, 2, 5, 8, 17})
+      for (int nlong : {0, 1, nseg / 2, nseg - 1, nseg}) {
+        const int f = first_faults(npairs, nseg, nlong);
+        std::printf("  %-4s %d pairs, %d segments, %d long\n", f ? "FAIL" : "ok", npairs, nseg, nlong);
+        g_fail += f != 0;
+      }
   std::printf("tail_c0: 7 segments of 8 chunks, then segments of 4\n");
   {
     const int want[10] = {0, 8, 16, 24, 32, 40, 48, 56, 60, 64};
