@@ -88,7 +88,11 @@ def kernel_report(name, ctas, nshow):
             cur += d
             slots = max(slots, cur)
     wait = [us(c["waited"] - c["enter"]) for c in ctas if c["waited"]]
-    pro = [us(c["chunks"][0] - c["waited"]) for c in ctas if c["waited"] and c["chunks"]]
+    # HYMO_GDN_OUT_EARLY (session 57): the plain output pass waits inside its first chunk (after
+    # its P V), or its first segments at their end, so its "wait" there holds the first chunk's
+    # intra-chunk work and a CTA stamped "waited" after its first chunk's stamp has no prologue
+    late = sum(1 for c in ctas if c["waited"] and c["chunks"] and c["waited"] > c["chunks"][0])
+    pro = [us(c["chunks"][0] - c["waited"]) for c in ctas if c["waited"] and c["chunks"] and c["waited"] <= c["chunks"][0]]
     first, mid, last, per_chunk = [], [], [], {}
     for c in ctas:
         ch = c["chunks"]
@@ -178,12 +182,16 @@ def kernel_report(name, ctas, nshow):
         "step_distance_mean": round(mean(dist), 3) if dist else None,
         "step_within_0p1": round(sum(1 for d in dist if d < 0.1) / len(dist), 3) if dist else None,
         "first_pairs_breadth_first": f"{bf_ok}/{len(bf)}",
+        "ctas_waited_inside_first_chunk": late,
     }
     print(f"  {name}: {len(ctas)} CTAs on {nsm} SMs (up to {slots} an SM), span {span:.1f} us, "
           f"SM clock {ghz:.2f} GHz")
     print(f"    a CTA (medians, us): in all {median(busy):.2f} = wait {median(wait):.2f} + prologue "
           f"{median(pro):.2f} + chunks (first {median(first):.3f}, middle {mid_m:.3f}, last incl. epilogue "
           f"{median(last):.3f}; {median(nch_all)} chunks)")
+    if late:
+        print(f"    {late} CTAs waited inside or after their first chunk (HYMO_GDN_OUT_EARLY): their wait "
+              f"holds that chunk's intra-chunk work, and they have no prologue")
     print(f"    per chunk k (median us): " + " ".join(f"{x:.2f}" for x in s["per_chunk_us_median"]))
     print(f"    slots busy over the span: {100 * fill:.1f}% (after the wait: {100 * fill_work:.1f}%); "
           f"time beyond every chunk at the middle rate: {100 * over:.1f}% of the CTAs' time after the wait")

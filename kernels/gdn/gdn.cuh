@@ -86,8 +86,9 @@
 // call's first kernel is launched plainly, so whatever wrote them has finished) and
 // write shared memory: the output pass and the staged backward fetch their first
 // chunk's input tiles there (with HYMO_GDN_OUT_EARLY the output pass also computes its first
-// chunk's intra-chunk part before the wait, and the plain pass's first segments, whose
-// entering state is zero, write y, which no earlier kernel of the call touches, and wait at
+// chunk's intra-chunk part before the wait, and the CTAs of its first segments, whose
+// entering state is zero, write their outputs (y; the split path's o parts; with bit 2 the
+// training pass's o and chunk states), which no earlier kernel of the call touches, and wait at
 // their end). pdl_enter() is both at once, at a kernel's top. Without
 // the switch these are empty and launches are plain.
 #ifndef HYMO_GDN_PDL
@@ -110,7 +111,8 @@
 // segment scan, the output pass waits for it only once its first chunk's intra-chunk part is
 // done: the staging, P and P V run while the scan and the state pass's last CTAs still run,
 // and the entering state is read, put into the state tiles and added (Qs h) after the wait.
-// Every CTA waits, so that a pass never completes before the kernel it depends on. Bit 4 (for
+// Every CTA waits, so that a pass never completes before the kernel it depends on. Bit 2 needs
+// HYMO_GDN_TRAIN_FUSE (its o = P V + Qs h order; without it the bit does nothing). Bit 4 (for
 // the passes of bits 1 and 2): the CTAs of a segment that starts the sequence (entering state
 // zero) wait only at their end, writing their outputs before it (y; the training pass also o
 // and the chunks' entering states: no earlier kernel of the call touches them). Bit 8 (with
@@ -126,6 +128,7 @@
 #ifndef HYMO_GDN_OUT_EARLY
 #define HYMO_GDN_OUT_EARLY 13
 #endif
+static_assert(HYMO_GDN_OUT_EARLY >= 0 && HYMO_GDN_OUT_EARLY <= 15, "HYMO_GDN_OUT_EARLY: bits 1, 2, 4, 8");
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
 // segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
 // 5a8abdc has it.
@@ -468,19 +471,22 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #define HYMO_GDN_SEL 1
 #endif
 
-// HYMO_GDN_STATE_PDL_LATE (session 16; default on since run 96, 0 turns it off): the state
+// HYMO_GDN_STATE_PDL_LATE (session 16; on since run 96; bits since session 57, below): the state
 // pass lets its dependents (the segment scan, then the output pass) launch once each of its
 // CTAs has its end state, not at its top (gdn_fwd_bf16.cuh). Run 96 (A/B, 3 rounds): B = 4,
 // H = 16 forward -10.3% (the loss STATE_KSPLIT had there, run 95, is gone: -8.0% with PDL
 // off altogether), default shape forward -3.3%, forward + backward -0.5%.
 // Since session 57 bits: 1 the state pass with BF16 keys (PK: the plain forward's where its
-// segments are not split, HYMO_GDN_PK2_STATE), 2 the other (the training forward's); default 2
+// segments are not split, HYMO_GDN_PK2_STATE), 2 the other (the training forward's, and the plain
+// forward's where its segments are split or PK2_STATE is off); 0 none, 3 both; default 2
 // since run 294: with HYMO_GDN_OUT_EARLY the plain forward's output CTAs have work before their
 // wait, and placing them while the state pass runs pays (run 293: -1.1% against -0.3% with the
 // late launch, at the default shape).
 #ifndef HYMO_GDN_STATE_PDL_LATE
 #define HYMO_GDN_STATE_PDL_LATE 2
 #endif
+static_assert(HYMO_GDN_STATE_PDL_LATE >= 0 && HYMO_GDN_STATE_PDL_LATE <= 3,
+              "HYMO_GDN_STATE_PDL_LATE: bits 1 (the state pass with BF16 keys) and 2 (the other)");
 // HYMO_GDN_BWD_PDL_LATE (session 16; default on since run 98, 0 turns it off): the same for
 // the backward main kernel (its dependent: the parameter reduction). Run 98 (A/B, 3 rounds):
 // forward + backward -0.5% (default shape), -1.3% (B = 4, H = 16), -0.4% (H = 64). The same for

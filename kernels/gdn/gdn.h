@@ -11,7 +11,9 @@
 //   dt_bias [H], A_log [H,S], D_skip [H], w_y [D]: FP32 (and their grads FP32)
 // io dtype: BF16 (production) or FP32 (the test variant; no TF32 anywhere).
 // v, b, c, z, out, dout, dv, db, dc, dz and the workspace must be 16-byte aligned
-// (checked).
+// (checked). No output may overlap an input or another output (not checked): a call's
+// kernels write outputs while others still read inputs (since session 57 the forward's first
+// output rows can be written while its state pass reads v, b, c and the gate).
 // D and S must each be one of 16, 32, 64, 128; any T >= 1, any B*H >= 1.
 //
 // fused = 1: g = sigmoid(gate_raw + dt_bias), A = -exp(A_log),

@@ -828,7 +828,9 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 
 // ---------------------------------------------------------------------------
 // Output pass: each CTA combines the earlier segments' local states into its
-// entering state (or, after the segment scan, loads it), then walks its chunks. b, c and the gate of the next chunk are
+// entering state (or, after the segment scan, loads it: with HYMO_GDN_OUT_EARLY once its
+// first chunk's P V is done, or not at all where the segment starts the sequence), then
+// walks its chunks. b, c and the gate of the next chunk are
 // fetched as soon as the current chunk is done with them, v a chunk ahead (double
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
@@ -839,7 +841,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
                                                           : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
     out_bf16_kernel(KParams p HYMO_GDN_OUT_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, TRAIN ? kClkTrain : kClkOut));  // (HYMO_GDN_CLOCKS)
-  pdl_launch_dependents();  // pdl_wait() below, before the segment combine
+  pdl_launch_dependents();  // pdl_wait() below: before the segment combine, or (OE) later
   using P = PlanF<S, D, C, TRAIN>;
   // HM::split (S or D = 128, gdn_impl.cuh): one block of a head's state, the prologue as
   // FUSED says, no epilogue: o in FP32 into p.dObuf ([B,T,p.H,D], the kernel's own heads;
@@ -1070,6 +1072,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     enter();
   } else if (c0 >= c1) {
     pdl_wait();
+    HYMO_GDN_CLK(clk.waited());
   } else if (OE0 && c0 == 0) {
 #pragma unroll
     for (int it = 0; it < IPW; ++it) zero(hreg[it]);
@@ -1846,7 +1849,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       put_state(hreg);
     }
   }
-  if (OE0 && c0 == 0 && c0 < c1) pdl_wait();  // (OE0: the first segment's wait, at its end)
+  if (OE0 && c0 == 0 && c0 < c1) {  // (OE0: the first segment's wait, at its end)
+    pdl_wait();
+    HYMO_GDN_CLK(clk.waited());
+  }
   HYMO_GDN_CLK(clk.exit(c1_now() - c0));
 }
 

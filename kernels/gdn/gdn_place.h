@@ -2,7 +2,7 @@
 // segment starts and ends (HYMO_GDN_TAIL, gdn.cuh: cta_place, seg_c0, seg_c1). Host code sees the same
 // functions: gdn_place_test.cc checks that every (segment, pair) of a grid is taken exactly once,
 // that every long segment's CTA comes before any short one's, and that the segments tile the
-// sequence.
+// sequence; and first_seg_place (HYMO_GDN_OUT_EARLY bit 8: every pair's first segment first).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -39,7 +39,8 @@ HYMO_GDN_PLACE_FN void first_seg_place(int lid, int npairs, int nseg, int nlong,
   if (lid < npairs) {
     q = lid;
     seg = 0;
-  } else if (nlong == nseg) {  // (the grid's order over segments 1 ..)
+  } else if (nlong == nseg) {  // (what tail_place gives here too, written out so that the plain
+    // output pass, which passes nlong = nseg, keeps the machine code run 294 measured)
     const int ns = nseg - 1, j = lid - npairs;
     q = j / ns;
     seg = 1 + j - q * ns;
