@@ -28,6 +28,10 @@
 #        scripts/gdn-prebuild.sh. The A/B on three shapes, three rounds; B2's full test; the
 #        default build's racecheck (T <= 320; run 294's took over 100 s) (about 500 s). The
 #        default's full test, sweep and ncu are call 218.
+#   296  HYMO_GDN_OUT_EARLY bit 16 (session 57: the plain forward without its segment scan, each
+#        output CTA combining the earlier segments' states after its wait), prebuilt as B1:
+#        GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=29" scripts/gdn-prebuild.sh. B1's full test, then
+#        an A/B on six shapes, three rounds (about 250 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -49,15 +53,15 @@
 # as run 271 (slower, removed; commit 0f19299 has the call); session 56 wrote 285
 # (HYMO_GDN_OUT_RANGES) and ran it as run 285 (slower, removed; commit 9f15488 has the call);
 # session 57 wrote 293 and 294 (HYMO_GDN_OUT_EARLY) and ran them as runs 293 and 294 (faster, on
-# by default; commits f28ddbf and c2aeee3 have the calls), then wrote 295 (not run: no machine
-# came); docs/kernels/gdn.md item 0a
+# by default; commits f28ddbf and c2aeee3 have the calls), then wrote 295 and 296 (not run: no
+# machine came); docs/kernels/gdn.md item 0a
 # and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 295) ;;
+  218 | 219 | 238 | 250 | 295 | 296) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 295: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 295 or 296: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -136,14 +140,29 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
+  296)
+    (
+      worst=0
+      note() { [ "$1" -gt "$worst" ] && worst=$1; }
+      V1="-DHYMO_GDN_OUT_EARLY=29"
+      OUT=$O/t GDN_CUDA_FLAGS="$V1" bounded 140 scripts/device-gdn.sh build test
+      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: B1's GPU test did not pass"; note 1; }
+      if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
+      OUT=$O/ab GDN_AB_FLAGS="$V1" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
+        GDN_AB_SHAPES="4,4096,28,32,32 4,2048,28,32,32 4,8192,28,32,32 4,4096,64,32,32 4,4096,16,32,32 1,4096,28,32,32" \
+        bounded 200 scripts/device-gdn-ab.sh
+      note $?
+      exit $worst
+    ) > "$O/console.log" 2>&1
+    ;;
 esac
 rc=$?
 case "$CALL" in
-  238 | 295)  # (its build took /tmp/gdn-gdir)
+  238 | 295 | 296)  # (its build took /tmp/gdn-gdir)
     if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 295 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250, 295 and 296 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0

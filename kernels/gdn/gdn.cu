@@ -464,9 +464,10 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 // them in the staged BF16 variants; the split path (S or D = 128) adds the parts' sum and
 // epilogue
 int gdn_forward_launches(const Shape& s, bool save_for_backward) {
-  (void)save_for_backward;  // (the training pass replaces the output pass: as many launches)
+  // (the training pass replaces the output pass: as many launches, unless the plain forward
+  // drops its scan, HYMO_GDN_OUT_EARLY bit 16)
   if (split(s)) return dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 4 : 3;
-  return staged(s) && dev::seg_scan_fwd(s.S, s.D) ? 3 : 2;
+  return staged(s) && dev::seg_scan_fwd_in(s.S, s.D, save_for_backward, false) ? 3 : 2;
 }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
@@ -476,9 +477,10 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // parameter reduction, recomputing with the training forward less its parts' sum.
   if (split(s)) return 5 + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
   const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
-  return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s) : 1);
+  return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s, true) : 1);
 }
 int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }
+int gdn_out_early() { return HYMO_GDN_OUT_EARLY; }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,
                         bool save_for_backward) {

@@ -107,10 +107,12 @@
 #ifndef HYMO_GDN_FWD_PDL
 #define HYMO_GDN_FWD_PDL 3
 #endif
-// HYMO_GDN_OUT_EARLY (session 57; bits: 1 the plain output pass, 2 the training one): with the
-// segment scan, the output pass waits for it only once its first chunk's intra-chunk part is
-// done: the staging, P and P V run while the scan and the state pass's last CTAs still run,
-// and the entering state is read, put into the state tiles and added (Qs h) after the wait.
+// HYMO_GDN_OUT_EARLY (session 57; bits: 1 the plain output pass, 2 the training one): the
+// output pass waits for the kernel before it (the segment scan, or without one, HYMO_GDN_SEG_SCAN
+// bit 1 off, the state pass) only once its first chunk's intra-chunk part is done: the staging,
+// P and P V run while the scan and the state pass's last CTAs still run, and the entering state
+// is read (or combined from the earlier segments' local states), put into the state tiles and
+// added (Qs h) after the wait.
 // Every CTA waits, so that a pass never completes before the kernel it depends on. Bit 2 needs
 // HYMO_GDN_TRAIN_FUSE (its o = P V + Qs h order; without it the bit does nothing). Bit 4 (for
 // the passes of bits 1 and 2): the CTAs of a segment that starts the sequence (entering state
@@ -119,6 +121,10 @@
 // 4): the pass's grid takes every pair's first segment first (first_seg_place; the plain pass
 // only where no segment is split, the training pass also with split ones), so that the CTAs
 // placed while the state pass still runs are the ones that need no wait.
+// Bit 16 (with 1; session 57, queued as device call 296, not measured): the plain forward off the
+// split path drops its segment scan; its output pass then depends on the state pass directly and
+// each CTA combines the earlier segments' local states after its wait (the in-CTA combine the
+// scan replaced, HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path.
 // Default 13 (bits 1, 4 and 8) since run 294, with HYMO_GDN_STATE_PDL_LATE = 2 (the plain
 // forward's state pass lets its dependents launch at its top, so that the output CTAs are placed,
 // and work, while it runs). Run 294 (an H100, 3 rounds, held): the plain forward -3.1% at the
@@ -128,7 +134,7 @@
 #ifndef HYMO_GDN_OUT_EARLY
 #define HYMO_GDN_OUT_EARLY 13
 #endif
-static_assert(HYMO_GDN_OUT_EARLY >= 0 && HYMO_GDN_OUT_EARLY <= 15, "HYMO_GDN_OUT_EARLY: bits 1, 2, 4, 8");
+static_assert(HYMO_GDN_OUT_EARLY >= 0 && HYMO_GDN_OUT_EARLY <= 31, "HYMO_GDN_OUT_EARLY: bits 1, 2, 4, 8, 16");
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
 // segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
 // 5a8abdc has it.

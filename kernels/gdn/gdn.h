@@ -146,5 +146,8 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward);
 // The build's segment scans (HYMO_GDN_SEG_SCAN, docs/kernels/gdn.md): bit 1 the forward's, bit 2
 // the staged backward's (the default, 3: both).
 int gdn_segment_scans();
+// The build's HYMO_GDN_OUT_EARLY (gdn.cuh; bit 16 with bit 1: the plain forward without its
+// segment scan off the split path, one launch fewer than the training forward).
+int gdn_out_early();
 
 }  // namespace hymo::gdn

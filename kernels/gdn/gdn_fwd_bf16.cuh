@@ -323,6 +323,12 @@ __host__ __device__ constexpr bool state_pair_fits(int S, int D) {
 
 // The staged forward's segment scan (HYMO_GDN_SEG_SCAN bit 1).
 __host__ __device__ constexpr bool seg_scan_fwd(int, int) { return (HYMO_GDN_SEG_SCAN & 1) != 0; }
+// ... in a forward of the kind given (train: the training forward; split: S or D = 128's blocks):
+// HYMO_GDN_OUT_EARLY bit 16 (with bit 1, gdn.cuh) drops it from the plain forward off the split
+// path, each output CTA combining the earlier segments' local states after its wait.
+__host__ __device__ constexpr bool seg_scan_fwd_in(int S, int D, bool train, bool split) {
+  return seg_scan_fwd(S, D) && (train || split || (HYMO_GDN_OUT_EARLY & 17) != 17);
+}
 // ... and the staged backward's reverse scan (bit 2; its main kernel is staged_bwd's).
 __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return (HYMO_GDN_SEG_SCAN & 2) && staged_bwd(S, D);
@@ -888,9 +894,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     cc = q * 8;
   };
 
-  // HYMO_GDN_OUT_EARLY (gdn.cuh): with the segment scan, the first chunk's intra-chunk work
-  // (staging, P, P V) runs before the wait, and the entering state is read after it
-  constexpr bool OE = (HYMO_GDN_OUT_EARLY & (TRAIN ? 2 : 1)) && seg_scan_fwd(S, D) && (!TRAIN || HYMO_GDN_TRAIN_FUSE);
+  // HYMO_GDN_OUT_EARLY (gdn.cuh): the first chunk's intra-chunk work (staging, P, P V) runs
+  // before the wait, and the entering state is read (with the segment scan) or combined from the
+  // earlier segments' local states (without it) after it
+  constexpr bool OE = (HYMO_GDN_OUT_EARLY & (TRAIN ? 2 : 1)) && (!TRAIN || HYMO_GDN_TRAIN_FUSE);
   // OE0 (bit 4): a CTA whose segment starts the sequence (entering state zero) waits only at
   // its end; what it writes before (y; TRAIN: o and the chunks' entering states) no earlier
   // kernel of the call touches
@@ -1026,7 +1033,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   auto enter = [&]() {
     pdl_wait();
     HYMO_GDN_CLK(clk.waited());
-    if constexpr (seg_scan_fwd(S, D)) {
+    if constexpr (seg_scan_fwd_in(S, D, TRAIN, HM::split)) {
       const float* src = p.segstate + (size_t(bh) * p.NSEG + seg) * S * D;
       for_state_pairs<S, D, NWT>(wid, [&](int it, int nt, int hr, int s, int d) {
         const float2 x = *reinterpret_cast<const float2*>(src + s * D + d);

@@ -262,7 +262,7 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
   }
   // HYMO_GDN_FWD_PDL (gdn.cuh): the plain forward's links, one bit each
   const bool pdl_scan = train || (HYMO_GDN_FWD_PDL & 1), pdl_out = train || (HYMO_GDN_FWD_PDL & 2);
-  if constexpr (seg_scan_fwd(S, D))
+  if (seg_scan_fwd_in(S, D, train, HM::split))
     HYMO_GDN_TRY(launch_bh(seg_scan_kernel<S, D, false, HM>, p, 128, 0, st, pdl_scan, (S * D + 127) / 128));
   return train ? run_out_pass<S, D, C, FUSED, true, HM>(p, st) : run_out_pass<S, D, C, FUSED, false, HM>(p, st, pdl_out);
 }
