@@ -90,6 +90,17 @@ bounded() {
 # the default build's folder (/tmp/gdn-gdir, which device-gdn-ab.sh takes as its A): the calls
 # that build a variant through device-gdn.sh put it back afterwards
 GDIR_SAVED=$(cat /tmp/gdn-gdir 2> /dev/null || true)
+restore_gdir() { if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi; }
+# the worst of a call's steps and verdicts (calls 250, 295, 296): note RC keeps the largest
+worst=0
+note() { [ "$1" -gt "$worst" ] && worst=$1; }
+# variant_test DIR FLAGS NAME: the GPU test of the build with FLAGS (prebuilt, or built here) into
+# $O/DIR, its verdict noted as NAME's; then /tmp/gdn-gdir back to the default build's
+variant_test() {
+  OUT=$O/$1 GDN_CUDA_FLAGS="$2" bounded 140 scripts/device-gdn.sh build test
+  grep -q "PASSED: 0 of" "$O/$1/test.log" 2> /dev/null || { echo "device-gdn-queue: $3's GPU test did not pass"; note 1; }
+  restore_gdir
+}
 case "$CALL" in
   218)
     OUT=$O bounded 400 scripts/device-gdn.sh build test bench ncut > "$O/console.log" 2>&1
@@ -102,8 +113,6 @@ case "$CALL" in
     ;;
   250)
     (
-      worst=0
-      note() { [ "$1" -gt "$worst" ] && worst=$1; }
       # (memcheck, synccheck and initcheck take seconds each; racecheck, about 90 s, runs apart:
       # OUT=$OUT/t GDN_SAN_TOOLS=racecheck scripts/device-gdn.sh build san)
       tools="memcheck synccheck initcheck"
@@ -124,17 +133,13 @@ case "$CALL" in
     ;;
   295)
     (
-      worst=0
-      note() { [ "$1" -gt "$worst" ] && worst=$1; }
       V1="-DHYMO_GDN_OUT_EARLY=0 -DHYMO_GDN_STATE_PDL_LATE=3"
       V2="-DHYMO_GDN_OUT_EARLY=15"
       V3="-DHYMO_GDN_OUT_EARLY=15 -DHYMO_GDN_STATE_PDL_LATE=0"
       OUT=$O/ab GDN_AB_FLAGS="$V1;$V2;$V3" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
         GDN_AB_SHAPES="4,4096,28,32,32 4,2048,28,32,32 4,4096,64,32,32" bounded 170 scripts/device-gdn-ab.sh
       note $?
-      OUT=$O/t2 GDN_CUDA_FLAGS="$V2" bounded 140 scripts/device-gdn.sh build test
-      grep -q "PASSED: 0 of" "$O/t2/test.log" 2> /dev/null || { echo "device-gdn-queue: B2's GPU test did not pass"; note 1; }
-      if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
+      variant_test t2 "$V2" B2
       OUT=$O/rc GDN_SAN_TOOLS=racecheck GDN_SAN_TIMEOUT=240 bounded 250 scripts/device-gdn.sh build san
       grep -q "^exit 0" "$O/rc/san-racecheck.log" 2> /dev/null || { echo "device-gdn-queue: racecheck did not pass"; note 1; }
       exit $worst
@@ -142,12 +147,8 @@ case "$CALL" in
     ;;
   296)
     (
-      worst=0
-      note() { [ "$1" -gt "$worst" ] && worst=$1; }
       V1="-DHYMO_GDN_OUT_EARLY=29"
-      OUT=$O/t GDN_CUDA_FLAGS="$V1" bounded 140 scripts/device-gdn.sh build test
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: B1's GPU test did not pass"; note 1; }
-      if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
+      variant_test t "$V1" B1
       OUT=$O/ab GDN_AB_FLAGS="$V1" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
         GDN_AB_SHAPES="4,4096,28,32,32 4,2048,28,32,32 4,8192,28,32,32 4,4096,64,32,32 4,4096,16,32,32 1,4096,28,32,32" \
         bounded 200 scripts/device-gdn-ab.sh
@@ -159,7 +160,7 @@ esac
 rc=$?
 case "$CALL" in
   238 | 295 | 296)  # (its build took /tmp/gdn-gdir)
-    if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi
+    restore_gdir
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
