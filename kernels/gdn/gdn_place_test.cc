@@ -15,15 +15,16 @@ namespace {
 
 int g_fail = 0;
 
-// The faults of the placement of an nseg x npairs grid whose first nlong segments are long, as
-// tail_place gives it; 0 when it is sound.
-int faults(int npairs, int nseg, int nlong) {
+// The faults every placement of an nseg x npairs grid is checked for: place(lid, seg, q) gives
+// each (segment, pair) to exactly one CTA. order(lid, seg, q) returns the placement's own
+// faults at each CTA, taken in linear order. 0 when sound.
+template <class Place, class Order>
+int cover_faults(int npairs, int nseg, Place place, Order order) {
   int bad = 0;
   std::vector<int> taken(size_t(nseg) * npairs, -1);
-  int last_long = -1, first_short = nseg * npairs;
   for (int lid = 0; lid < nseg * npairs; ++lid) {
     int seg = -1, q = -1;
-    tail_place(lid, npairs, nseg, nlong, seg, q);
+    place(lid, seg, q);
     if (seg < 0 || seg >= nseg || q < 0 || q >= npairs) {
       ++bad;
       continue;
@@ -31,53 +32,58 @@ int faults(int npairs, int nseg, int nlong) {
     int& t = taken[size_t(q) * nseg + seg];
     bad += t >= 0;  // taken twice
     t = lid;
-    if (seg < nlong)
-      last_long = lid;
-    else if (first_short == nseg * npairs)
-      first_short = lid;
-    if (nlong == nseg) bad += seg != lid % nseg || q != lid / nseg;
+    bad += order(lid, seg, q);
   }
   for (int t : taken) bad += t < 0;  // never taken
-  bad += last_long >= first_short;
   return bad;
 }
 
-// The faults of first_seg_place over an nseg x npairs grid whose first nlong segments are long:
-// each (segment, pair) once, every first segment's CTA before any other, then every other long
-// segment's before any short one's; with nlong = nseg the rest pair by pair in segment order.
-// 0 when sound.
-int first_faults(int npairs, int nseg, int nlong) {
-  int bad = 0;
-  std::vector<int> taken(size_t(nseg) * npairs, -1);
-  int prev_q = -1, prev_seg = 0, last_long = -1, first_short = nseg * npairs;
-  for (int lid = 0; lid < nseg * npairs; ++lid) {
-    int seg = -1, q = -1;
-    first_seg_place(lid, npairs, nseg, nlong, seg, q);
-    if (seg < 0 || seg >= nseg || q < 0 || q >= npairs) {
-      ++bad;
-      continue;
-    }
-    int& t = taken[size_t(q) * nseg + seg];
-    bad += t >= 0;
-    t = lid;
-    bad += (seg == 0) != (lid < npairs);
-    if (lid < npairs) {
-      bad += q != lid;
-      continue;
-    }
+// Long segments' CTAs before short ones' (segments 0 .. nlong - 1 long): saw() each CTA in
+// linear order, then faults().
+struct LongFirst {
+  int nlong, last_long = -1, first_short = -1;
+  void saw(int lid, int seg) {
     if (seg < nlong)
       last_long = lid;
-    else if (first_short == nseg * npairs)
+    else if (first_short < 0)
       first_short = lid;
-    if (nlong == nseg) {
-      bad += !(q > prev_q || (q == prev_q && seg == prev_seg + 1));
-      prev_q = q;
-      prev_seg = seg;
-    }
   }
-  for (int t : taken) bad += t < 0;
-  bad += last_long >= first_short;
-  return bad;
+  int faults() const { return first_short >= 0 && last_long >= first_short; }
+};
+
+// The faults of the placement of an nseg x npairs grid whose first nlong segments are long, as
+// tail_place gives it: the long segments' CTAs first, and with nlong = nseg the grid's own order.
+int faults(int npairs, int nseg, int nlong) {
+  LongFirst lf{nlong};
+  const int bad = cover_faults(
+      npairs, nseg, [&](int lid, int& seg, int& q) { tail_place(lid, npairs, nseg, nlong, seg, q); },
+      [&](int lid, int seg, int q) {
+        lf.saw(lid, seg);
+        return nlong == nseg ? int(seg != lid % nseg || q != lid / nseg) : 0;
+      });
+  return bad + lf.faults();
+}
+
+// The faults of first_seg_place over an nseg x npairs grid whose first nlong segments are long:
+// every first segment's CTA (pair by pair) before any other, then every other long segment's
+// before any short one's; with nlong = nseg the rest pair by pair in segment order.
+int first_faults(int npairs, int nseg, int nlong) {
+  LongFirst lf{nlong};
+  int prev_q = -1, prev_seg = 0;
+  const int bad = cover_faults(
+      npairs, nseg, [&](int lid, int& seg, int& q) { first_seg_place(lid, npairs, nseg, nlong, seg, q); },
+      [&](int lid, int seg, int q) {
+        if (lid < npairs) return int(seg != 0 || q != lid);
+        int f = seg == 0;
+        lf.saw(lid, seg);
+        if (nlong == nseg) {
+          f += !(q > prev_q || (q == prev_q && seg == prev_seg + 1));
+          prev_q = q;
+          prev_seg = seg;
+        }
+        return f;
+      });
+  return bad + lf.faults();
 }
 
 void check(int npairs, int nseg, int nlong) {
