@@ -913,7 +913,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
   int seg, bh;
   if (FSF && (TRAIN || nlong == p.NSEG)) {
     int q;
-    first_seg_place(int(blockIdx.y * gridDim.x + blockIdx.x), int(gridDim.y), p.NSEG, TRAIN ? nlong : p.NSEG, seg, q);
+    first_seg_place(int(blockIdx.y * gridDim.x + blockIdx.x), int(gridDim.y), p.NSEG, nlong, seg, q);
     bh = q + p.bh0;
   } else {
     seg = cta_seg(p);
@@ -1074,13 +1074,24 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     put_state(hreg);
   };
   // The first chunk's inputs are in flight. OE: a CTA without chunks still waits (every CTA
-  // does, so that the pass never completes before the kernel it depends on)
+  // does, so that the pass never completes before the kernel it depends on); OE0: a CTA whose
+  // segment starts the sequence enters with a zero state and waits at its end (zero_entry), the
+  // others enter in their first chunk, once its P V is done (enter_in_chunk)
+  // (a lambda rather than a bool held across the chunk loop, which changed the s16 and s32 units'
+  // machine code; recomputed from c0, which the loop keeps anyway)
+  const auto zero_entry = [&]() { return OE0 && c0 == 0; };
+  const auto enter_in_chunk = [&](int k) {
+    if (OE && k == 0 && !zero_entry()) {
+      enter();
+      __syncthreads();
+    }
+  };
   if constexpr (!OE) {
     enter();
   } else if (c0 >= c1) {
     pdl_wait();
     HYMO_GDN_CLK(clk.waited());
-  } else if (OE0 && c0 == 0) {
+  } else if (zero_entry()) {
 #pragma unroll
     for (int it = 0; it < IPW; ++it) zero(hreg[it]);
     put_state(hreg);
@@ -1630,17 +1641,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
     if constexpr (TRAIN && HYMO_GDN_TRAIN_FUSE) {
       // P_hi V + P_lo V, then Qs_hi h_hi + Qs_lo h_hi + Qs_hi h_lo, each fragment loaded once
       warp_mm_ldsm_split<ND, false>(acc, r0 + 16, sp + r0 * LP, LPP, LP, sv + cb, 0, LD);
-      if (OE && k == 0 && !(OE0 && c0 == 0)) {
-        enter();
-        __syncthreads();
-      }
+      enter_in_chunk(k);
       warp_mm_ldsm_split<ND, true>(acc, S, qs + r0 * LS, LQ, LS, hh + cb, int(hl - hh), LD);
     } else {
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
-      if (OE && k == 0 && !(OE0 && c0 == 0)) {  // (OE: the entering state, once P V is in the accumulators)
-        enter();
-        __syncthreads();
-      }
+      enter_in_chunk(k);  // (OE: the entering state, once P V is in the accumulators)
       if constexpr (P::QR) {
         // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (P4: the
         // plain pass only)
@@ -1856,7 +1861,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
       put_state(hreg);
     }
   }
-  if (OE0 && c0 == 0 && c0 < c1) {  // (OE0: the first segment's wait, at its end)
+  if (zero_entry() && c0 < c1) {  // (OE0: the first segment's wait, at its end)
     pdl_wait();
     HYMO_GDN_CLK(clk.waited());
   }
