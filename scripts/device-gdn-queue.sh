@@ -21,17 +21,11 @@
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
-#   295  HYMO_GDN_OUT_EARLY's default (13, with HYMO_GDN_STATE_PDL_LATE=2; session 57) against
-#        the old one (B1) and against bits 2, 4 and 8 for the training pass too (B2), the latter
-#        also with the training state pass launching its dependents at its top (B3); prebuilt:
-#        GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=0 -DHYMO_GDN_STATE_PDL_LATE=3;-DHYMO_GDN_OUT_EARLY=15;-DHYMO_GDN_OUT_EARLY=15 -DHYMO_GDN_STATE_PDL_LATE=0"
-#        scripts/gdn-prebuild.sh. The A/B on three shapes, three rounds; B2's full test; the
-#        default build's racecheck (T <= 320; run 294's took over 100 s) (about 500 s). The
-#        default's full test, sweep and ncu are call 218.
-#   296  HYMO_GDN_OUT_EARLY bit 16 (session 57: the plain forward without its segment scan, each
-#        output CTA combining the earlier segments' states after its wait), prebuilt as B1:
-#        GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=29" scripts/gdn-prebuild.sh. B1's full test, then
-#        an A/B on six shapes, three rounds (about 250 s)
+#   298  the default since session 58 (HYMO_GDN_OUT_EARLY=31, HYMO_GDN_STATE_PDL_LATE=0): its
+#        full test and memcheck, synccheck, initcheck and racecheck (T <= 320), then an A/B on
+#        eight shapes, three rounds, against session 57's default (B1) and bit 16 alone on it (B2),
+#        prebuilt: GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=29 -DHYMO_GDN_STATE_PDL_LATE=2"
+#        scripts/gdn-prebuild.sh; then the benchmark's sweep (about 300 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -53,15 +47,16 @@
 # as run 271 (slower, removed; commit 0f19299 has the call); session 56 wrote 285
 # (HYMO_GDN_OUT_RANGES) and ran it as run 285 (slower, removed; commit 9f15488 has the call);
 # session 57 wrote 293 and 294 (HYMO_GDN_OUT_EARLY) and ran them as runs 293 and 294 (faster, on
-# by default; commits f28ddbf and c2aeee3 have the calls), then wrote 295 and 296 (not run: no
-# machine came); docs/kernels/gdn.md item 0a
+# by default; commits f28ddbf and c2aeee3 have the calls), then wrote 295 and 296 (no machine
+# came); session 58 ran them as runs 295 and 296 (both faster, on by default since; commit bec1456
+# has the calls) and wrote 298; docs/kernels/gdn.md item 0a
 # and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 295 | 296) ;;
+  218 | 219 | 238 | 250 | 298) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 295 or 296: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 298: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -91,16 +86,9 @@ bounded() {
 # that build a variant through device-gdn.sh put it back afterwards
 GDIR_SAVED=$(cat /tmp/gdn-gdir 2> /dev/null || true)
 restore_gdir() { if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi; }
-# the worst of a call's steps and verdicts (calls 250, 295, 296): note RC keeps the largest
+# the worst of a call's steps and verdicts (calls 250, 298): note RC keeps the largest
 worst=0
 note() { [ "$1" -gt "$worst" ] && worst=$1; }
-# variant_test DIR FLAGS NAME: the GPU test of the build with FLAGS (prebuilt, or built here) into
-# $O/DIR, its verdict noted as NAME's; then /tmp/gdn-gdir back to the default build's
-variant_test() {
-  OUT=$O/$1 GDN_CUDA_FLAGS="$2" bounded 140 scripts/device-gdn.sh build test
-  grep -q "PASSED: 0 of" "$O/$1/test.log" 2> /dev/null || { echo "device-gdn-queue: $3's GPU test did not pass"; note 1; }
-  restore_gdir
-}
 case "$CALL" in
   218)
     OUT=$O bounded 400 scripts/device-gdn.sh build test bench ncut > "$O/console.log" 2>&1
@@ -131,27 +119,21 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
-  295)
+  298)
     (
-      V1="-DHYMO_GDN_OUT_EARLY=0 -DHYMO_GDN_STATE_PDL_LATE=3"
-      V2="-DHYMO_GDN_OUT_EARLY=15"
-      V3="-DHYMO_GDN_OUT_EARLY=15 -DHYMO_GDN_STATE_PDL_LATE=0"
-      OUT=$O/ab GDN_AB_FLAGS="$V1;$V2;$V3" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,32,32 4,2048,28,32,32 4,4096,64,32,32" bounded 170 scripts/device-gdn-ab.sh
+      tools="memcheck synccheck initcheck racecheck"
+      OUT=$O/t GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=150 bounded 330 scripts/device-gdn.sh build test san
       note $?
-      variant_test t2 "$V2" B2
-      OUT=$O/rc GDN_SAN_TOOLS=racecheck GDN_SAN_TIMEOUT=240 bounded 250 scripts/device-gdn.sh build san
-      grep -q "^exit 0" "$O/rc/san-racecheck.log" 2> /dev/null || { echo "device-gdn-queue: racecheck did not pass"; note 1; }
-      exit $worst
-    ) > "$O/console.log" 2>&1
-    ;;
-  296)
-    (
-      V1="-DHYMO_GDN_OUT_EARLY=29"
-      variant_test t "$V1" B1
-      OUT=$O/ab GDN_AB_FLAGS="$V1" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,32,32 4,2048,28,32,32 4,8192,28,32,32 4,4096,64,32,32 4,4096,16,32,32 1,4096,28,32,32" \
+      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
+      for tool in $tools; do
+        grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
+      done
+      OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=29 -DHYMO_GDN_STATE_PDL_LATE=2" \
+        GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
+        GDN_AB_SHAPES="4,4096,28,32,32 4,512,28,32,32 4,2048,28,32,32 4,8192,28,32,32 4,4096,64,32,32 4,4096,16,32,32 4,4096,28,32,16 4,4096,28,64,64 1,4096,28,32,32" \
         bounded 200 scripts/device-gdn-ab.sh
+      note $?
+      OUT=$O/bench bounded 60 scripts/device-gdn.sh build bench
       note $?
       exit $worst
     ) > "$O/console.log" 2>&1
@@ -159,11 +141,11 @@ case "$CALL" in
 esac
 rc=$?
 case "$CALL" in
-  238 | 295 | 296)  # (its build took /tmp/gdn-gdir)
+  238)  # (its build took /tmp/gdn-gdir)
     restore_gdir
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250, 295 and 296 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 298 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0

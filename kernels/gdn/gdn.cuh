@@ -121,18 +121,25 @@
 // 4): the pass's grid takes every pair's first segment first (first_seg_place; the plain pass
 // only where no segment is split, the training pass also with split ones), so that the CTAs
 // placed while the state pass still runs are the ones that need no wait.
-// Bit 16 (with 1; session 57, queued as device call 296, not measured): the plain forward off the
-// split path drops its segment scan; its output pass then depends on the state pass directly and
-// each CTA combines the earlier segments' local states after its wait (the in-CTA combine the
-// scan replaced, HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path.
-// Default 13 (bits 1, 4 and 8) since run 294, with HYMO_GDN_STATE_PDL_LATE = 2 (the plain
-// forward's state pass lets its dependents launch at its top, so that the output CTAs are placed,
-// and work, while it runs). Run 294 (an H100, 3 rounds, held): the plain forward -3.1% at the
-// default shape, -1.0..-5.5% at eight other shapes (T = 512 .. 8192, H = 16, 64, S = 16, D = S =
-// 64, B = 1); bits 1 alone -1.9% and 1 + 4 -2.4% there. Run 293: bit 2 (the training pass) made
-// the training forward 0.8-2.5% slower at D = 32 (three CTAs an SM): off.
+// Bit 16 (with 1; session 57): the plain forward off the split path drops its segment scan; its
+// output pass then depends on the state pass directly and each CTA combines the earlier
+// segments' local states after its wait (the in-CTA combine the scan replaced,
+// HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path.
+// Run 294 (an H100, 3 rounds, held) made 13 (bits 1, 4 and 8) the default, with
+// HYMO_GDN_STATE_PDL_LATE = 2 (the plain forward's state pass lets its dependents launch at its
+// top, so that the output CTAs are placed, and work, while it runs): the plain forward -3.1% at
+// the default shape, -1.0..-5.5% at eight other shapes (T = 512 .. 8192, H = 16, 64, S = 16, D =
+// S = 64, B = 1); bits 1 alone -1.9% and 1 + 4 -2.4% there. Run 293: bit 2 alone (the training
+// pass) made the training forward 0.8-2.5% slower at D = 32 (three CTAs an SM).
+// Session 58 (H100s): run 295 repeated 13 against 0 (0 +2.3% held at the default shape) and
+// measured bits 2 + 4 + 8 on the training pass too (15): with HYMO_GDN_STATE_PDL_LATE = 0 (the
+// training state pass's dependents also launched at its top) the training forward -2.6%, -3.7%
+// and -1.3% (default shape, T = 2048, H = 64), forward + backward -1.4%, -1.7%, -0.5%. Run 296:
+// bit 16 (29) the plain forward -1.2% idle, -0.5% held at the default shape, -0.7..-5.1% at five
+// other shapes, its full test (run 296) and the four sanitizers (run 297) clean. Default 31 with
+// HYMO_GDN_STATE_PDL_LATE = 0 since session 58 (docs/kernels/gdn.md item 18).
 #ifndef HYMO_GDN_OUT_EARLY
-#define HYMO_GDN_OUT_EARLY 13
+#define HYMO_GDN_OUT_EARLY 31
 #endif
 static_assert(HYMO_GDN_OUT_EARLY >= 0 && HYMO_GDN_OUT_EARLY <= 31, "HYMO_GDN_OUT_EARLY: bits 1, 2, 4, 8, 16");
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
@@ -484,12 +491,14 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 // off altogether), default shape forward -3.3%, forward + backward -0.5%.
 // Since session 57 bits: 1 the state pass with BF16 keys (PK: the plain forward's where its
 // segments are not split, HYMO_GDN_PK2_STATE), 2 the other (the training forward's, and the plain
-// forward's where its segments are split or PK2_STATE is off); 0 none, 3 both; default 2
-// since run 294: with HYMO_GDN_OUT_EARLY the plain forward's output CTAs have work before their
-// wait, and placing them while the state pass runs pays (run 293: -1.1% against -0.3% with the
-// late launch, at the default shape).
+// forward's where its segments are split or PK2_STATE is off); 0 none, 3 both. Default 2 from
+// run 294: with HYMO_GDN_OUT_EARLY the plain forward's output CTAs have work before their wait,
+// and placing them while the state pass runs pays (run 293: -1.1% against -0.3% with the late
+// launch, at the default shape). Default 0 since session 58, with HYMO_GDN_OUT_EARLY = 31 (its
+// training bits): run 295's training forward -2.6% at the default shape against -1.0% with the
+// training state pass's late launch kept.
 #ifndef HYMO_GDN_STATE_PDL_LATE
-#define HYMO_GDN_STATE_PDL_LATE 2
+#define HYMO_GDN_STATE_PDL_LATE 0
 #endif
 static_assert(HYMO_GDN_STATE_PDL_LATE >= 0 && HYMO_GDN_STATE_PDL_LATE <= 3,
               "HYMO_GDN_STATE_PDL_LATE: bits 1 (the state pass with BF16 keys) and 2 (the other)");
