@@ -22,10 +22,11 @@
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
 #   298  the default since session 58 (HYMO_GDN_OUT_EARLY=31, HYMO_GDN_STATE_PDL_LATE=0): its
-#        full test and memcheck, synccheck, initcheck and racecheck (T <= 320), then an A/B on
-#        eight shapes, three rounds, against session 57's default (B1) and bit 16 alone on it (B2),
-#        prebuilt: GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=29 -DHYMO_GDN_STATE_PDL_LATE=2"
-#        scripts/gdn-prebuild.sh; then the benchmark's sweep (about 300 s)
+#        full test and memcheck, synccheck, initcheck and racecheck (T <= 320); the full test of
+#        bit 32 on it (B3: the training forward without its segment scan); an A/B on nine shapes,
+#        three rounds, against session 57's default (B1), bit 16 alone on it (B2) and B3,
+#        prebuilt: GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=29 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=63"
+#        scripts/gdn-prebuild.sh; then the benchmark's sweep (about 420 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -128,10 +129,15 @@ case "$CALL" in
       for tool in $tools; do
         grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
       done
-      OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=29 -DHYMO_GDN_STATE_PDL_LATE=2" \
+      V3="-DHYMO_GDN_OUT_EARLY=63"
+      OUT=$O/t3 GDN_CUDA_FLAGS="$V3" bounded 120 scripts/device-gdn.sh build test
+      grep -q "PASSED: 0 of" "$O/t3/test.log" 2> /dev/null || { echo "device-gdn-queue: B3's GPU test did not pass"; note 1; }
+      grep -q "PASSED: 0 failed" "$O/t3/layout.log" 2> /dev/null || { echo "device-gdn-queue: B3's layout test did not pass"; note 1; }
+      restore_gdir
+      OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=29 -DHYMO_GDN_STATE_PDL_LATE=2;$V3" \
         GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
         GDN_AB_SHAPES="4,4096,28,32,32 4,512,28,32,32 4,2048,28,32,32 4,8192,28,32,32 4,4096,64,32,32 4,4096,16,32,32 4,4096,28,32,16 4,4096,28,64,64 1,4096,28,32,32" \
-        bounded 200 scripts/device-gdn-ab.sh
+        bounded 220 scripts/device-gdn-ab.sh
       note $?
       OUT=$O/bench bounded 60 scripts/device-gdn.sh build bench
       note $?
@@ -141,7 +147,7 @@ case "$CALL" in
 esac
 rc=$?
 case "$CALL" in
-  238)  # (its build took /tmp/gdn-gdir)
+  238 | 298)  # (its build took /tmp/gdn-gdir)
     restore_gdir
     ;;
 esac

@@ -124,7 +124,10 @@
 // Bit 16 (with 1; session 57): the plain forward off the split path drops its segment scan; its
 // output pass then depends on the state pass directly and each CTA combines the earlier
 // segments' local states after its wait (the in-CTA combine the scan replaced,
-// HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path.
+// HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path. Bit 32 (with 2;
+// session 58, queued as device call 298's B3, not measured): the same for the training forward
+// (the staged backward reads the per-chunk states and the segments' gate sums, not the scanned
+// segment states, so it is unaffected).
 // Run 294 (an H100, 3 rounds, held) made 13 (bits 1, 4 and 8) the default, with
 // HYMO_GDN_STATE_PDL_LATE = 2 (the plain forward's state pass lets its dependents launch at its
 // top, so that the output CTAs are placed, and work, while it runs): the plain forward -3.1% at
@@ -141,7 +144,7 @@
 #ifndef HYMO_GDN_OUT_EARLY
 #define HYMO_GDN_OUT_EARLY 31
 #endif
-static_assert(HYMO_GDN_OUT_EARLY >= 0 && HYMO_GDN_OUT_EARLY <= 31, "HYMO_GDN_OUT_EARLY: bits 1, 2, 4, 8, 16");
+static_assert(HYMO_GDN_OUT_EARLY >= 0 && HYMO_GDN_OUT_EARLY <= 63, "HYMO_GDN_OUT_EARLY: bits 1, 2, 4, 8, 16, 32");
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
 // segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
 // 5a8abdc has it.
