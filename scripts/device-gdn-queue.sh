@@ -21,12 +21,6 @@
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
-#   298  the default since session 58 (HYMO_GDN_OUT_EARLY=31, HYMO_GDN_STATE_PDL_LATE=0): its
-#        full test and memcheck, synccheck, initcheck and racecheck (T <= 320); the full test of
-#        bit 32 on it (B3: the training forward without its segment scan); an A/B on nine shapes,
-#        three rounds, against session 57's default (B1), bit 16 alone on it (B2) and B3,
-#        prebuilt: GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=29 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=63"
-#        scripts/gdn-prebuild.sh; then the benchmark's sweep (about 420 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -50,14 +44,15 @@
 # session 57 wrote 293 and 294 (HYMO_GDN_OUT_EARLY) and ran them as runs 293 and 294 (faster, on
 # by default; commits f28ddbf and c2aeee3 have the calls), then wrote 295 and 296 (no machine
 # came); session 58 ran them as runs 295 and 296 (both faster, on by default since; commit bec1456
-# has the calls) and wrote 298; docs/kernels/gdn.md item 0a
+# has the calls), wrote 298 and ran it as run 298 (the new default checked; commit 147b2f6 has
+# the call); docs/kernels/gdn.md item 0a
 # and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 298) ;;
+  218 | 219 | 238 | 250) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 298: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238 or 250: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -87,7 +82,7 @@ bounded() {
 # that build a variant through device-gdn.sh put it back afterwards
 GDIR_SAVED=$(cat /tmp/gdn-gdir 2> /dev/null || true)
 restore_gdir() { if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi; }
-# the worst of a call's steps and verdicts (calls 250, 298): note RC keeps the largest
+# the worst of a call's steps and verdicts (call 250): note RC keeps the largest
 worst=0
 note() { [ "$1" -gt "$worst" ] && worst=$1; }
 case "$CALL" in
@@ -120,38 +115,14 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
-  298)
-    (
-      tools="memcheck synccheck initcheck racecheck"
-      OUT=$O/t GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=150 bounded 330 scripts/device-gdn.sh build test san
-      note $?
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
-      for tool in $tools; do
-        grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
-      done
-      V3="-DHYMO_GDN_OUT_EARLY=63"
-      OUT=$O/t3 GDN_CUDA_FLAGS="$V3" bounded 120 scripts/device-gdn.sh build test
-      grep -q "PASSED: 0 of" "$O/t3/test.log" 2> /dev/null || { echo "device-gdn-queue: B3's GPU test did not pass"; note 1; }
-      grep -q "PASSED: 0 failed" "$O/t3/layout.log" 2> /dev/null || { echo "device-gdn-queue: B3's layout test did not pass"; note 1; }
-      restore_gdir
-      OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2;-DHYMO_GDN_OUT_EARLY=29 -DHYMO_GDN_STATE_PDL_LATE=2;$V3" \
-        GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,32,32 4,512,28,32,32 4,2048,28,32,32 4,8192,28,32,32 4,4096,64,32,32 4,4096,16,32,32 4,4096,28,32,16 4,4096,28,64,64 1,4096,28,32,32" \
-        bounded 220 scripts/device-gdn-ab.sh
-      note $?
-      OUT=$O/bench bounded 60 scripts/device-gdn.sh build bench
-      note $?
-      exit $worst
-    ) > "$O/console.log" 2>&1
-    ;;
 esac
 rc=$?
 case "$CALL" in
-  238 | 298)  # (its build took /tmp/gdn-gdir)
+  238)  # (its build took /tmp/gdn-gdir)
     restore_gdir
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 298 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0

@@ -464,8 +464,8 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 // them in the staged BF16 variants; the split path (S or D = 128) adds the parts' sum and
 // epilogue
 int gdn_forward_launches(const Shape& s, bool save_for_backward) {
-  // (the training pass replaces the output pass: as many launches, unless one of the two drops
-  // its scan, HYMO_GDN_OUT_EARLY bits 16 and 32)
+  // (the training pass replaces the output pass: as many launches, unless the plain forward
+  // drops its scan, HYMO_GDN_OUT_EARLY bit 16)
   if (split(s)) return dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 4 : 3;
   return staged(s) && dev::seg_scan_fwd_in(s.S, s.D, save_for_backward, false) ? 3 : 2;
 }

@@ -124,10 +124,12 @@
 // Bit 16 (with 1; session 57): the plain forward off the split path drops its segment scan; its
 // output pass then depends on the state pass directly and each CTA combines the earlier
 // segments' local states after its wait (the in-CTA combine the scan replaced,
-// HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path. Bit 32 (with 2;
-// session 58, queued as device call 298's B3, not measured): the same for the training forward
-// (the staged backward reads the per-chunk states and the segments' gate sums, not the scanned
-// segment states, so it is unaffected).
+// HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path; only where a
+// state has at most 32 x 32 elements (at D = S = 64 the combine, over up to 15 earlier 64 x 64
+// states a CTA, made the plain forward 17% slower, run 298). The same for the training forward
+// (bit 32, session 58, run 298: 1059 of 1059 checks, but the training forward +3.1..+15.7% at
+// nine shapes, +9.0% at the default one: its pass runs several waves, so the combine is not
+// hidden) was removed; commit 147b2f6 has it.
 // Run 294 (an H100, 3 rounds, held) made 13 (bits 1, 4 and 8) the default, with
 // HYMO_GDN_STATE_PDL_LATE = 2 (the plain forward's state pass lets its dependents launch at its
 // top, so that the output CTAs are placed, and work, while it runs): the plain forward -3.1% at
@@ -140,11 +142,15 @@
 // and -1.3% (default shape, T = 2048, H = 64), forward + backward -1.4%, -1.7%, -0.5%. Run 296:
 // bit 16 (29) the plain forward -1.2% idle, -0.5% held at the default shape, -0.7..-5.1% at five
 // other shapes, its full test (run 296) and the four sanitizers (run 297) clean. Default 31 with
-// HYMO_GDN_STATE_PDL_LATE = 0 since session 58 (docs/kernels/gdn.md item 18).
+// HYMO_GDN_STATE_PDL_LATE = 0 since session 58 (docs/kernels/gdn.md item 18). Run 298 (an H100,
+// that build): 1059 of 1059 checks, the four sanitizers clean; against session 57's default the
+// plain forward -1.2% held, the training forward -2.8%, forward + backward -1.5% idle (-0.6% held)
+// at the default shape; bit 16 then made D = S = 64's plain forward 17% slower and is limited to
+// states of at most 32 x 32 elements since (seg_scan_fwd_in, gdn_fwd_bf16.cuh).
 #ifndef HYMO_GDN_OUT_EARLY
 #define HYMO_GDN_OUT_EARLY 31
 #endif
-static_assert(HYMO_GDN_OUT_EARLY >= 0 && HYMO_GDN_OUT_EARLY <= 63, "HYMO_GDN_OUT_EARLY: bits 1, 2, 4, 8, 16, 32");
+static_assert(HYMO_GDN_OUT_EARLY >= 0 && HYMO_GDN_OUT_EARLY <= 31, "HYMO_GDN_OUT_EARLY: bits 1, 2, 4, 8, 16");
 // HYMO_GDN_FUSED_STATE (the state pass as the output pass's phase 1, published with a flag per
 // segment) was removed in session 26: forward +7% in run 40, +14..+26% in run 148; commit
 // 5a8abdc has it.
