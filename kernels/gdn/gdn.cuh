@@ -126,7 +126,7 @@
 // segments' local states after its wait (the in-CTA combine the scan replaced,
 // HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path; only where a
 // state has at most 32 x 32 elements (at D = S = 64 the combine, over up to 15 earlier 64 x 64
-// states a CTA, made the plain forward 17% slower, run 298). The same for the training forward
+// states a CTA, made the plain forward 21% slower, run 298). The same for the training forward
 // (bit 32, session 58, run 298: 1059 of 1059 checks, but the training forward +3.1..+15.7% at
 // nine shapes, +9.0% at the default one: its pass runs several waves, so the combine is not
 // hidden) was removed; commit 147b2f6 has it.
@@ -141,11 +141,11 @@
 // training state pass's dependents also launched at its top) the training forward -2.6%, -3.7%
 // and -1.3% (default shape, T = 2048, H = 64), forward + backward -1.4%, -1.7%, -0.5%. Run 296:
 // bit 16 (29) the plain forward -1.2% idle, -0.5% held at the default shape, -0.7..-5.1% at five
-// other shapes, its full test (run 296) and the four sanitizers (run 297) clean. Default 31 with
+// other shapes, its full test and the four sanitizers (run 297) clean. Default 31 with
 // HYMO_GDN_STATE_PDL_LATE = 0 since session 58 (docs/kernels/gdn.md item 18). Run 298 (an H100,
 // that build): 1059 of 1059 checks, the four sanitizers clean; against session 57's default the
 // plain forward -1.2% held, the training forward -2.8%, forward + backward -1.5% idle (-0.6% held)
-// at the default shape; bit 16 then made D = S = 64's plain forward 17% slower and is limited to
+// at the default shape; bit 16 then made D = S = 64's plain forward 21% slower and is limited to
 // states of at most 32 x 32 elements since (seg_scan_fwd_in, gdn_fwd_bf16.cuh).
 #ifndef HYMO_GDN_OUT_EARLY
 #define HYMO_GDN_OUT_EARLY 31

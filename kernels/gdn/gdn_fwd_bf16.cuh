@@ -326,7 +326,7 @@ __host__ __device__ constexpr bool seg_scan_fwd(int, int) { return (HYMO_GDN_SEG
 // ... in a forward of the kind given (train: the training forward; split: S or D = 128's blocks):
 // HYMO_GDN_OUT_EARLY bit 16 (with bit 1, gdn.cuh) drops it from the plain forward off the split
 // path where a state has at most 32 x 32 elements, each output CTA combining the earlier
-// segments' local states after its wait (at D = S = 64 that combine made the plain forward 17%
+// segments' local states after its wait (at D = S = 64 that combine made the plain forward 21%
 // slower, run 298).
 __host__ __device__ constexpr bool seg_scan_fwd_in(int S, int D, bool train, bool split) {
   return seg_scan_fwd(S, D) && (train || split || (HYMO_GDN_OUT_EARLY & 17) != 17 || S * D > 32 * 32);
