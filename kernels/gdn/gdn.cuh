@@ -130,23 +130,12 @@
 // (bit 32, session 58, run 298: 1059 of 1059 checks, but the training forward +3.1..+15.7% at
 // nine shapes, +9.0% at the default one: its pass runs several waves, so the combine is not
 // hidden) was removed; commit 147b2f6 has it.
-// Run 294 (an H100, 3 rounds, held) made 13 (bits 1, 4 and 8) the default, with
-// HYMO_GDN_STATE_PDL_LATE = 2 (the plain forward's state pass lets its dependents launch at its
-// top, so that the output CTAs are placed, and work, while it runs): the plain forward -3.1% at
-// the default shape, -1.0..-5.5% at eight other shapes (T = 512 .. 8192, H = 16, 64, S = 16, D =
-// S = 64, B = 1); bits 1 alone -1.9% and 1 + 4 -2.4% there. Run 293: bit 2 alone (the training
-// pass) made the training forward 0.8-2.5% slower at D = 32 (three CTAs an SM).
-// Session 58 (H100s): run 295 repeated 13 against 0 (0 +2.3% held at the default shape) and
-// measured bits 2 + 4 + 8 on the training pass too (15): with HYMO_GDN_STATE_PDL_LATE = 0 (the
-// training state pass's dependents also launched at its top) the training forward -2.6%, -3.7%
-// and -1.3% (default shape, T = 2048, H = 64), forward + backward -1.4%, -1.7%, -0.5%. Run 296:
-// bit 16 (29) the plain forward -1.2% idle, -0.5% held at the default shape, -0.7..-5.1% at five
-// other shapes, its full test and the four sanitizers (run 297) clean. Default 31 with
-// HYMO_GDN_STATE_PDL_LATE = 0 since session 58 (docs/kernels/gdn.md item 18). Run 298 (an H100,
-// that build): 1059 of 1059 checks, the four sanitizers clean; against session 57's default the
-// plain forward -1.2% held, the training forward -2.8%, forward + backward -1.5% idle (-0.6% held)
-// at the default shape; bit 16 then made D = S = 64's plain forward 21% slower and is limited to
-// states of at most 32 x 32 elements since (seg_scan_fwd_in, gdn_fwd_bf16.cuh).
+// Default 31 with HYMO_GDN_STATE_PDL_LATE = 0 (session 58; before, 13 with 2 from run 294). Run
+// 298 (an H100, against 13 with 2): 1059 of 1059 checks, the four sanitizers clean; the plain
+// forward -1.2% held, the training forward -2.8%, forward + backward -1.5% idle at the default
+// shape. Bit 2 alone had made the training forward 0.8-2.5% slower (run 293); with bits 4 and 8
+// and the training state pass's early launch it pays (run 295). Every run's figures:
+// docs/kernels/gdn.md item 18.
 #ifndef HYMO_GDN_OUT_EARLY
 #define HYMO_GDN_OUT_EARLY 31
 #endif
