@@ -91,6 +91,18 @@ restore_gdir() { if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdi
 # the worst of a call's steps and verdicts (calls 250, 299): note RC keeps the largest
 worst=0
 note() { [ "$1" -gt "$worst" ] && worst=$1; }
+# test_san BOUND SAN_TIMEOUT TOOLS: the default build's GPU test and the sanitizers TOOLS into
+# $O/t, each verdict noted (device-gdn.sh exits non-zero only where its build fails: the test's
+# and the sanitizers' verdicts are in their logs)
+test_san() {
+  OUT=$O/t GDN_SAN_TOOLS="$3" GDN_SAN_TIMEOUT=$2 bounded "$1" scripts/device-gdn.sh build test san
+  note $?
+  grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
+  local tool
+  for tool in $3; do
+    grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
+  done
+}
 case "$CALL" in
   218)
     OUT=$O bounded 400 scripts/device-gdn.sh build test bench ncut > "$O/console.log" 2>&1
@@ -105,15 +117,7 @@ case "$CALL" in
     (
       # (memcheck, synccheck and initcheck take seconds each; racecheck, about 90 s, runs apart:
       # OUT=$OUT/t GDN_SAN_TOOLS=racecheck scripts/device-gdn.sh build san)
-      tools="memcheck synccheck initcheck"
-      OUT=$O/t GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=60 bounded 250 scripts/device-gdn.sh build test san
-      note $?
-      # (device-gdn.sh exits non-zero only where its build fails: the test's and the sanitizers'
-      # verdicts are in their logs)
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
-      for tool in $tools; do
-        grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
-      done
+      test_san 250 60 "memcheck synccheck initcheck"
       OUT=$O/ab GDN_AB_FLAGS=@7514cba GDN_AB_TEST=0 GDN_AB_ROUNDS=3 GDN_AB_SUMMARY_ARGS=--by-asked \
         GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,28,32,16 1,4096,28,32,32 4,4096,16,32,32 4,4096,24,32,32 4,4096,20,32,32 4,4096,32,32,32" \
         bounded 280 scripts/device-gdn-ab.sh
@@ -123,15 +127,8 @@ case "$CALL" in
     ;;
   299)
     (
-      tools="memcheck synccheck initcheck racecheck"
-      OUT=$O/t GDN_SAN_TOOLS="$tools" GDN_SAN_TIMEOUT=150 bounded 330 scripts/device-gdn.sh build test san
-      note $?
-      # (device-gdn.sh exits non-zero only where its build fails: the verdicts are in the logs)
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
+      test_san 330 150 "memcheck synccheck initcheck racecheck"
       grep -q "PASSED: 0 failed" "$O/t/layout.log" 2> /dev/null || { echo "device-gdn-queue: the layout test did not pass"; note 1; }
-      for tool in $tools; do
-        grep -q "^exit 0" "$O/t/san-$tool.log" 2> /dev/null || { echo "device-gdn-queue: $tool did not pass"; note 1; }
-      done
       OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
         GDN_AB_SHAPES="4,4096,28,32,32 4,4096,28,64,64 4,4096,28,64,32 4,512,28,32,32 4,2048,28,32,32 4,8192,28,32,32 4,4096,64,32,32 4,4096,16,32,32 1,4096,28,32,32" \
         bounded 200 scripts/device-gdn-ab.sh
