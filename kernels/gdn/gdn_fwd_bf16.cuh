@@ -843,14 +843,27 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // buffer), z into registers (raw BF16 pairs) at the top of a chunk. The FP32 state
 // lives in the mma accumulators of the warps that update it (item (mt, nb): rows
 // mt*16.., columns nb..), and in shared memory only as BF16 high and low tiles.
+// The CTAs an SM the output pass is compiled for (__launch_bounds__' second argument): at S, D
+// <= 32 as the plans lay out. The unsplit training pass (128 threads) three where its shared
+// memory allows three and its registers would not: at D = 64, S <= 32, HYMO_GDN_OUT_EARLY's bit
+// 2 took it from 137 registers to 173 at S = 32, two CTAs an SM instead of three (the training
+// forward 8.2% slower at (D, S) = (64, 32) in run 299; capped at 168, 8 bytes spilled); at S =
+// 64, D = 32 it had 175 (164 capped, no spills). Session 59, gdn.md item 18. One elsewhere;
+// the split path's blocks (SPLIT) stay as they were.
+template <int S, int D, int C, bool TRAIN, bool SPLIT>
+__host__ __device__ constexpr int out_min_ctas() {
+  if (S <= 32 && D <= 32) return TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2) : (PlanF<S, D, C>::P4 ? 4 : 3);
+  return (TRAIN && !SPLIT && ((S <= 32 && D == 64) || (S == 64 && D == 32))) ? 3 : 1;
+}
 template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
-__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO,
-                                  (S <= 32 && D <= 32) ? (TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2)
-                                                          : (PlanF<S, D, C>::P4 ? 4 : 3)) : 1)
+__global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D, C, TRAIN, HM::split>())
     out_bf16_kernel(KParams p HYMO_GDN_OUT_MAPS) {
   HYMO_GDN_CLK(Clk clk(p.clocks, TRAIN ? kClkTrain : kClkOut));  // (HYMO_GDN_CLOCKS)
   pdl_launch_dependents();  // pdl_wait() below: before the segment combine, or (OE) later
   using P = PlanF<S, D, C, TRAIN>;
+  static_assert(out_min_ctas<S, D, C, TRAIN, HM::split>() == 1 || (S <= 32 && D <= 32) ||
+                    out_min_ctas<S, D, C, TRAIN, HM::split>() * (P::bytes_out + 1024) <= 228 * 1024,
+                "out_min_ctas: more CTAs an SM than the output pass's shared memory allows");
   // HM::split (S or D = 128, gdn_impl.cuh): one block of a head's state, the prologue as
   // FUSED says, no epilogue: o in FP32 into p.dObuf ([B,T,p.H,D], the kernel's own heads;
   // TRAIN: FP32-accurate, and the entering states in h0buf, also the kernel's own heads)
