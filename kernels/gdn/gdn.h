@@ -147,7 +147,7 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward);
 // the staged backward's (the default, 3: both).
 int gdn_segment_scans();
 // The build's HYMO_GDN_OUT_EARLY (gdn.cuh; bit 16 with bit 1: the plain forward without its
-// segment scan off the split path where S D <= 32 x 32, one launch fewer).
+// segment scan off the split path where S, D <= 32, one launch fewer).
 int gdn_out_early();
 
 }  // namespace hymo::gdn

@@ -325,11 +325,12 @@ __host__ __device__ constexpr bool state_pair_fits(int S, int D) {
 __host__ __device__ constexpr bool seg_scan_fwd(int, int) { return (HYMO_GDN_SEG_SCAN & 1) != 0; }
 // ... in a forward of the kind given (train: the training forward; split: S or D = 128's blocks):
 // HYMO_GDN_OUT_EARLY bit 16 (with bit 1, gdn.cuh) drops it from the plain forward off the split
-// path where a state has at most 32 x 32 elements, each output CTA combining the earlier
-// segments' local states after its wait (at D = S = 64 that combine made the plain forward 21%
-// slower, run 298).
+// path where S, D <= 32 (64-token chunks), each output CTA combining the earlier segments'
+// local states after its wait. Where S or D = 64 (32-token chunks, twice the segments a (b, h))
+// that combine made the plain forward 21% slower at D = S = 64 (run 298) and 2.3% slower held at
+// (D, S) = (64, 16) (run 301, 1.3% idle).
 __host__ __device__ constexpr bool seg_scan_fwd_in(int S, int D, bool train, bool split) {
-  return seg_scan_fwd(S, D) && (train || split || (HYMO_GDN_OUT_EARLY & 17) != 17 || S * D > 32 * 32);
+  return seg_scan_fwd(S, D) && (train || split || (HYMO_GDN_OUT_EARLY & 17) != 17 || S > 32 || D > 32);
 }
 // ... and the staged backward's reverse scan (bit 2; its main kernel is staged_bwd's).
 __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
@@ -848,8 +849,9 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // memory allows three and its registers would not: at D = 64, S <= 32, HYMO_GDN_OUT_EARLY's bit
 // 2 took it from 137 registers to 173 at S = 32, two CTAs an SM instead of three (the training
 // forward 8.2% slower at (D, S) = (64, 32) in run 299; capped at 168, 8 bytes spilled); at S =
-// 64, D = 32 it had 175 (164 capped, no spills). Session 59, gdn.md item 18. One elsewhere;
-// the split path's blocks (SPLIT) stay as they were.
+// 64, D = 32 it had 175 (164 capped, no spills). Run 300 (session 59, gdn.md item 18): the
+// training forward -9.9% at (D, S) = (64, 32) and -10.5% at (32, 64), 1059 of 1059 checks. One
+// elsewhere; the split path's blocks (SPLIT) stay as they were.
 template <int S, int D, int C, bool TRAIN, bool SPLIT>
 __host__ __device__ constexpr int out_min_ctas() {
   if (S <= 32 && D <= 32) return TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2) : (PlanF<S, D, C>::P4 ? 4 : 3);

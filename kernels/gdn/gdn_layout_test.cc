@@ -174,10 +174,10 @@ int main() {
   // parameter reduction, recomputing with the training forward less its parts' sum. Each
   // segment scan the build has (gdn_segment_scans: bit 1 the forward's, bit 2 the staged
   // backward's) is one launch more; off the split path the plain forward drops its scan with
-  // HYMO_GDN_OUT_EARLY bit 16 (gdn_out_early, with bit 1) where S D <= 32 x 32.
+  // HYMO_GDN_OUT_EARLY bit 16 (gdn_out_early, with bit 1) where S, D <= 32.
   {
     const int fs = gdn_segment_scans() & 1, bs = (gdn_segment_scans() >> 1) & 1;  // 0 or 1 each
-    const int drop = fs && (gdn_out_early() & 17) == 17;  // the plain forward's scan dropped (D = S = 32)
+    const int drop = fs && (gdn_out_early() & 17) == 17;  // the plain forward's scan dropped (S, D <= 32)
     auto launches = [&](const char* what, Shape s, int fwd_train, int fwd, int bwd_saved, int bwd_recompute) {
       const int f = gdn_forward_launches(s), ft = gdn_forward_launches(s, true),
                 b0 = gdn_backward_launches(s, true), b1 = gdn_backward_launches(s, false);
@@ -188,6 +188,7 @@ int main() {
     };
     launches("BF16 D = S = 32", mk(4, 4096, 28, 32, 32), 2 + fs, 2 + fs - drop, 3 + bs, 5 + bs + fs);
     launches("BF16 D = S = 64", mk(1, 100, 2, 64, 64), 2 + fs, 2 + fs, 3, 5 + fs);
+    launches("BF16 D = 64, S = 16", mk(1, 100, 2, 64, 16), 2 + fs, 2 + fs, 3, 5 + fs);  // (keeps its scan)
     launches("BF16 D = S = 128 (split)", mk(4, 4096, 28, 128, 128), 3 + fs, 3 + fs, 5, 7 + fs);
     launches("BF16 D = 128, S = 32 (split)", mk(1, 100, 2, 128, 32), 3 + fs, 3 + fs, 5, 7 + fs);
   }
