@@ -21,16 +21,12 @@
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
-#   300  run 299 found the default's training forward 8.2% slower than session 57's at (D, S) =
-#        (64, 32) (0.350 against 0.321 ms): HYMO_GDN_OUT_EARLY's bit 2 took that output pass from
-#        137 registers to 173, two CTAs an SM instead of three (ptxas). Session 59 compiles the
-#        unsplit training pass for three at D = 64, S <= 32 (168 registers, 8 bytes spilled) and
-#        at S = 64, D = 32 (164, from 175; two CTAs before): out_min_ctas. The fixed default's GPU
-#        test, then an A/B against the default before the fix (B1, @4c868ab), the fix without the
-#        training pass's early bits (B2: HYMO_GDN_OUT_EARLY=29) and session 57's default (B3) at
-#        (D, S) = (64, 32), (32, 64), (64, 16) and the default shape, three rounds; prebuilt:
-#        GDN_AB_FLAGS="@4c868ab;-DHYMO_GDN_OUT_EARLY=29;-DHYMO_GDN_OUT_EARLY=13
-#        -DHYMO_GDN_STATE_PDL_LATE=2" scripts/gdn-prebuild.sh (about 300 s)
+#   302  today's default since session 59 (out_min_ctas: the unsplit training output pass at
+#        (D, S) = (64, 32) and (32, 64) compiled for three CTAs an SM, measured in run 300; bit 16
+#        only where S, D <= 32, not run as one build): its full test and memcheck, synccheck,
+#        initcheck and racecheck (T <= 320; no sanitizer has run out_min_ctas' kernels), then an
+#        A/B against 0f9be65 (B1: bit 16 at (64, 16) and (16, 64) too) on four shapes, three
+#        rounds; prebuilt: GDN_AB_FLAGS=@0f9be65 scripts/gdn-prebuild.sh (about 250 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -56,14 +52,15 @@
 # came); session 58 ran them as runs 295 and 296 (both faster, on by default since; commit bec1456
 # has the calls), wrote 298 and ran it as run 298 (the new default checked; commit 147b2f6 has
 # the call), then wrote 299; session 59 ran 299 as run 299 (the default checked; commit 4c868ab
-# has the call) and wrote 300; docs/kernels/gdn.md item 0a
+# has the call), wrote 300 (out_min_ctas), ran it shortened as runs 300 and 301 (the device
+# time left: commit f2eccc8 has the call as written) and wrote 302; docs/kernels/gdn.md item 0a
 # and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 300) ;;
+  218 | 219 | 238 | 250 | 302) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 300: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 302: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -93,7 +90,7 @@ bounded() {
 # that build a variant through device-gdn.sh put it back afterwards
 GDIR_SAVED=$(cat /tmp/gdn-gdir 2> /dev/null || true)
 restore_gdir() { if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi; }
-# the worst of a call's steps and verdicts (calls 250, 300): note RC keeps the largest
+# the worst of a call's steps and verdicts (calls 250, 302): note RC keeps the largest
 worst=0
 note() { [ "$1" -gt "$worst" ] && worst=$1; }
 # test_san BOUND SAN_TIMEOUT TOOLS: the default build's GPU test and the sanitizers TOOLS into
@@ -130,14 +127,13 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
-  300)
+  302)
     (
-      OUT=$O/t bounded 150 scripts/device-gdn.sh build test
-      note $?
-      grep -q "PASSED: 0 of" "$O/t/test.log" 2> /dev/null || { echo "device-gdn-queue: the GPU test did not pass"; note 1; }
-      OUT=$O/ab GDN_AB_FLAGS="@4c868ab;-DHYMO_GDN_OUT_EARLY=29;-DHYMO_GDN_OUT_EARLY=13 -DHYMO_GDN_STATE_PDL_LATE=2" \
-        GDN_AB_TEST=0 GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,64,32 4,4096,28,32,64 4,4096,28,64,16 4,4096,28,32,32" \
-        bounded 300 scripts/device-gdn-ab.sh
+      test_san 300 150 "memcheck synccheck initcheck racecheck"
+      grep -q "PASSED: 0 failed" "$O/t/layout.log" 2> /dev/null || { echo "device-gdn-queue: the layout test did not pass"; note 1; }
+      OUT=$O/ab GDN_AB_FLAGS=@0f9be65 GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
+        GDN_AB_SHAPES="4,4096,28,64,16 4,4096,28,16,64 4,4096,28,64,32 4,4096,28,32,32" \
+        bounded 200 scripts/device-gdn-ab.sh
       note $?
       exit $worst
     ) > "$O/console.log" 2>&1
@@ -150,6 +146,6 @@ case "$CALL" in
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 300 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 302 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0
