@@ -126,10 +126,10 @@
 // segments' local states after its wait (the in-CTA combine the scan replaced,
 // HYMO_GDN_SEG_SCAN), so the scan's launch and latency leave the critical path; only where S, D
 // <= 32 (at D = S = 64 the combine, over up to 15 earlier 64 x 64 states a CTA, made the plain
-// forward 21% slower, run 298; at (D, S) = (64, 16), 16 segments, 2.3% slower held, run 301). The same for the training forward
-// (bit 32, session 58, run 298: 1059 of 1059 checks, but the training forward +3.1..+15.7% at
-// nine shapes, +9.0% at the default one: its pass runs several waves, so the combine is not
-// hidden) was removed; commit 147b2f6 has it.
+// forward 21% slower, run 298; at (D, S) = (64, 16), 16 segments, 2.3% slower held, run 301).
+// The same for the training forward (bit 32, session 58, run 298: 1059 of 1059 checks, but the
+// training forward +3.1..+15.7% at nine shapes, +9.0% at the default one: its pass runs several
+// waves, so the combine is not hidden) was removed; commit 147b2f6 has it.
 // Default 31 with HYMO_GDN_STATE_PDL_LATE = 0 (session 58; before, 13 with 2 from run 294). Run
 // 298 (an H100, against 13 with 2): 1059 of 1059 checks, the four sanitizers clean; the plain
 // forward -1.2% held, the training forward -2.8%, forward + backward -1.5% idle at the default
