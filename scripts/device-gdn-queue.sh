@@ -25,8 +25,12 @@
 #        (D, S) = (64, 32) and (32, 64) compiled for three CTAs an SM, measured in run 300; bit 16
 #        only where S, D <= 32, not run as one build): its full test and memcheck, synccheck,
 #        initcheck and racecheck (T <= 320; no sanitizer has run out_min_ctas' kernels), then an
-#        A/B against 0f9be65 (B1: bit 16 at (64, 16) and (16, 64) too) on four shapes, three
-#        rounds; prebuilt: GDN_AB_FLAGS=@0f9be65 scripts/gdn-prebuild.sh (about 250 s)
+#        A/B on five shapes, three rounds, against 0f9be65 (B1: bit 16 at (64, 16) and (16, 64)
+#        too) and two register caps at D = 64 written in session 59, not measured: the fused
+#        adjoint pass for six CTAs an SM (B2, HYMO_GDN_ADJ_MINB64=6) and the plain output pass
+#        at S <= 32 for five (B3, HYMO_GDN_OUT_MINB64=5; gdn.cuh); no test for B2 and B3 (a win
+#        gets one before its default flips); prebuilt: GDN_AB_FLAGS="@0f9be65;
+#        -DHYMO_GDN_ADJ_MINB64=6;-DHYMO_GDN_OUT_MINB64=5" scripts/gdn-prebuild.sh (about 400 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -131,9 +135,9 @@ case "$CALL" in
     (
       test_san 300 150 "memcheck synccheck initcheck racecheck"
       grep -q "PASSED: 0 failed" "$O/t/layout.log" 2> /dev/null || { echo "device-gdn-queue: the layout test did not pass"; note 1; }
-      OUT=$O/ab GDN_AB_FLAGS=@0f9be65 GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,64,16 4,4096,28,16,64 4,4096,28,64,32 4,4096,28,32,32" \
-        bounded 200 scripts/device-gdn-ab.sh
+      OUT=$O/ab GDN_AB_FLAGS="@0f9be65;-DHYMO_GDN_ADJ_MINB64=6;-DHYMO_GDN_OUT_MINB64=5" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
+        GDN_AB_SHAPES="4,4096,28,64,16 4,4096,28,16,64 4,4096,28,64,32 4,4096,28,64,64 4,4096,28,32,32" \
+        bounded 260 scripts/device-gdn-ab.sh
       note $?
       exit $worst
     ) > "$O/console.log" 2>&1

@@ -351,6 +351,22 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_ADJ_MINB16
 #define HYMO_GDN_ADJ_MINB16 5
 #endif
+// HYMO_GDN_ADJ_MINB64 (session 59; default 1, not measured): the same at D = 64 (one head a
+// CTA, 64 threads). The fused pass there takes 243-255 registers, four CTAs (eight warps) an SM
+// where its shared memory allows seven or eight; with 6, ptxas caps it at 168 registers and
+// spills 52 (S = 16), 188 (S = 32) and 368 (S = 64) bytes (the split path's D = 64 blocks are
+// capped too). Queue call 302's arm B2.
+#ifndef HYMO_GDN_ADJ_MINB64
+#define HYMO_GDN_ADJ_MINB64 1
+#endif
+// HYMO_GDN_OUT_MINB64 (session 59; default 1, not measured): the CTAs an SM the unsplit plain
+// output pass at D = 64, S <= 32 is compiled for (out_min_ctas, gdn_fwd_bf16.cuh). It runs 64
+// threads at 206 (S = 32) and 215 (S = 16) registers, fused: four CTAs an SM where its shared
+// memory allows five or seven; with 5, ptxas gives 168 registers and 16 bytes spilled at S = 32,
+// 164 and none at S = 16. Queue call 302's arm B3.
+#ifndef HYMO_GDN_OUT_MINB64
+#define HYMO_GDN_OUT_MINB64 1
+#endif
 
 // HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-
 // 0.6947 against 0.7057-0.7137 ms in four rounds; -3% at B = 1, H = 16; -0.5% at D = S =

@@ -855,6 +855,7 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 template <int S, int D, int C, bool TRAIN, bool SPLIT>
 __host__ __device__ constexpr int out_min_ctas() {
   if (S <= 32 && D <= 32) return TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2) : (PlanF<S, D, C>::P4 ? 4 : 3);
+  if (!TRAIN && !SPLIT && S <= 32 && D == 64) return HYMO_GDN_OUT_MINB64;  // (gdn.cuh)
   return (TRAIN && !SPLIT && ((S <= 32 && D == 64) || (S == 64 && D == 32))) ? 3 : 1;
 }
 template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
@@ -1942,11 +1943,12 @@ __host__ __device__ constexpr bool adj_tma() {
 __host__ __device__ constexpr bool adj_pair_fits(int S, int D) {
   return S <= 32 && D == 32 && (HYMO_GDN_TMA & 4) == 0;
 }
-// The adjoint pass's minimum CTAs an SM for ptxas (HYMO_GDN_ADJ_MINB, _MINB16); a head pair's
-// CTA (twice the threads) asks for half as many
+// The adjoint pass's minimum CTAs an SM for ptxas (HYMO_GDN_ADJ_MINB, _MINB16, _MINB64); a head
+// pair's CTA (twice the threads) asks for half as many
 __host__ __device__ constexpr int adj_min_blocks(int S, int D, bool pair) {
   const int m = (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB)    ? HYMO_GDN_ADJ_MINB
                 : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16
+                : (D == 64 && HYMO_GDN_ADJ_MINB64 > 1)        ? HYMO_GDN_ADJ_MINB64
                                                               : 1;
   return pair ? (m / 2 > 1 ? m / 2 : 1) : m;
 }
