@@ -359,6 +359,7 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_ADJ_MINB64
 #define HYMO_GDN_ADJ_MINB64 1
 #endif
+static_assert(HYMO_GDN_ADJ_MINB64 >= 0, "HYMO_GDN_ADJ_MINB64: CTAs an SM (0 or 1: none asked)");
 // HYMO_GDN_OUT_MINB64 (session 59; default 1, not measured): the CTAs an SM the unsplit plain
 // output pass at D = 64, S <= 32 is compiled for (out_min_ctas, gdn_fwd_bf16.cuh). It runs 64
 // threads at 206 (S = 32) and 215 (S = 16) registers, fused: four CTAs an SM where its shared
@@ -367,6 +368,7 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_OUT_MINB64
 #define HYMO_GDN_OUT_MINB64 1
 #endif
+static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at least 1");
 
 // HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-
 // 0.6947 against 0.7057-0.7137 ms in four rounds; -3% at B = 1, H = 16; -0.5% at D = S =

@@ -864,8 +864,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
   HYMO_GDN_CLK(Clk clk(p.clocks, TRAIN ? kClkTrain : kClkOut));  // (HYMO_GDN_CLOCKS)
   pdl_launch_dependents();  // pdl_wait() below: before the segment combine, or (OE) later
   using P = PlanF<S, D, C, TRAIN>;
-  static_assert(out_min_ctas<S, D, C, TRAIN, HM::split>() == 1 || (S <= 32 && D <= 32) ||
-                    out_min_ctas<S, D, C, TRAIN, HM::split>() * (P::bytes_out + 1024) <= 228 * 1024,
+  constexpr int MINB = out_min_ctas<S, D, C, TRAIN, HM::split>();
+  static_assert(MINB == 1 || (S <= 32 && D <= 32) || MINB * (P::bytes_out + 1024) <= 228 * 1024,
                 "out_min_ctas: more CTAs an SM than the output pass's shared memory allows");
   // HM::split (S or D = 128, gdn_impl.cuh): one block of a head's state, the prologue as
   // FUSED says, no epilogue: o in FP32 into p.dObuf ([B,T,p.H,D], the kernel's own heads;
@@ -1948,7 +1948,7 @@ __host__ __device__ constexpr bool adj_pair_fits(int S, int D) {
 __host__ __device__ constexpr int adj_min_blocks(int S, int D, bool pair) {
   const int m = (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB)    ? HYMO_GDN_ADJ_MINB
                 : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16
-                : (D == 64 && HYMO_GDN_ADJ_MINB64 > 1)        ? HYMO_GDN_ADJ_MINB64
+                : (D == 64 && HYMO_GDN_ADJ_MINB64)            ? HYMO_GDN_ADJ_MINB64
                                                               : 1;
   return pair ? (m / 2 > 1 ? m / 2 : 1) : m;
 }
