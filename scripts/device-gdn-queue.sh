@@ -31,6 +31,13 @@
 #        at S <= 32 for five (B3, HYMO_GDN_OUT_MINB64=5; gdn.cuh); no test for B2 and B3 (a win
 #        gets one before its default flips); prebuilt: GDN_AB_FLAGS="@0f9be65;
 #        -DHYMO_GDN_ADJ_MINB64=6;-DHYMO_GDN_OUT_MINB64=5" scripts/gdn-prebuild.sh (about 400 s)
+#   303  HYMO_GDN_BWD_MTAIL (session 60, gdn-bwd-plan.md C1: the decay-gradient tail of chunks
+#        whose diagonal blocks are all fast done in the roles' epilogues; default off, not run on
+#        a GPU): an A/B against the default with the variant's full test, three rounds, at four
+#        shapes with S = D = 32 (the only ones it changes), then the decay gradients on fresh
+#        seeds (BF16 cases, six seeds, both builds: dgate, dA_log and ddt_bias are the sums it
+#        reorders); prebuilt as B1 (or any Bi) with GDN_AB_FLAGS=-DHYMO_GDN_BWD_MTAIL=1
+#        scripts/gdn-prebuild.sh (about 250 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -62,9 +69,9 @@
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 302) ;;
+  218 | 219 | 238 | 250 | 302 | 303) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 302: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 302 or 303: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -94,7 +101,7 @@ bounded() {
 # that build a variant through device-gdn.sh put it back afterwards
 GDIR_SAVED=$(cat /tmp/gdn-gdir 2> /dev/null || true)
 restore_gdir() { if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi; }
-# the worst of a call's steps and verdicts (calls 250, 302): note RC keeps the largest
+# the worst of a call's steps and verdicts (calls 250, 302, 303): note RC keeps the largest
 worst=0
 note() { [ "$1" -gt "$worst" ] && worst=$1; }
 # test_san BOUND SAN_TIMEOUT TOOLS: the default build's GPU test and the sanitizers TOOLS into
@@ -142,6 +149,19 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
+  303)
+    (
+      OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_BWD_MTAIL=1 GDN_AB_TEST=full GDN_AB_ROUNDS=3 \
+        GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,16,32,32" \
+        bounded 260 scripts/device-gdn-ab.sh
+      note $?
+      grep -q "PASSED: 0 of" "$O/ab/ab-test-b1.log" 2> /dev/null || { echo "device-gdn-queue: B1's test did not pass"; note 1; }
+      OUT=$O/seeds GDN_AB_FLAGS=-DHYMO_GDN_BWD_MTAIL=1 GDN_SEEDS_N=6 GDN_SEEDS_ARGS="--dtype bf16" \
+        bounded 180 scripts/device-gdn-seeds.sh
+      note $?
+      exit $worst
+    ) > "$O/console.log" 2>&1
+    ;;
 esac
 rc=$?
 case "$CALL" in
@@ -150,6 +170,6 @@ case "$CALL" in
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 302 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250, 302 and 303 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0
