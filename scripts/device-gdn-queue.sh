@@ -34,10 +34,10 @@
 #   303  HYMO_GDN_BWD_MTAIL (session 60, gdn-bwd-plan.md C1: the decay-gradient tail of chunks
 #        whose diagonal blocks are all fast done in the roles' epilogues; default off, not run on
 #        a GPU): an A/B against the default with the variant's full test, three rounds, at four
-#        shapes with S = D = 32 (the only ones it changes), then the decay gradients on fresh
-#        seeds (BF16 cases, six seeds, both builds: dgate, dA_log and ddt_bias are the sums it
+#        shapes with S = D = 32 (the only ones it changes), the variant's test under memcheck
+#        and racecheck (T <= 320), then the decay gradients on fresh seeds (BF16 cases, six seeds, both builds: dgate, dA_log and ddt_bias are the sums it
 #        reorders); prebuilt as B1 (or any Bi) with GDN_AB_FLAGS=-DHYMO_GDN_BWD_MTAIL=1
-#        scripts/gdn-prebuild.sh (about 250 s)
+#        scripts/gdn-prebuild.sh (about 350 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -156,6 +156,13 @@ case "$CALL" in
         bounded 260 scripts/device-gdn-ab.sh
       note $?
       grep -q "PASSED: 0 of" "$O/ab/ab-test-b1.log" 2> /dev/null || { echo "device-gdn-queue: B1's test did not pass"; note 1; }
+      # the variant's test under memcheck and racecheck (its new shared-memory traffic; T <= 320)
+      BT=$(find "$(head -1 "$O/ab/variant-dirs.txt")" -name hymo_gdn_test -type f | head -1)
+      for tool in memcheck racecheck; do
+        bounded 120 compute-sanitizer --tool $tool --error-exitcode 9 "$BT" --max-t 320 --max-bh 64 > "$O/san-$tool-b1.log" 2>&1
+        echo "exit $?" >> "$O/san-$tool-b1.log"
+        grep -q "^exit 0" "$O/san-$tool-b1.log" || { echo "device-gdn-queue: $tool on B1 did not pass"; note 1; }
+      done
       OUT=$O/seeds GDN_AB_FLAGS=-DHYMO_GDN_BWD_MTAIL=1 GDN_SEEDS_N=6 GDN_SEEDS_ARGS="--dtype bf16" \
         bounded 180 scripts/device-gdn-seeds.sh
       note $?
