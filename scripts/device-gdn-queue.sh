@@ -21,23 +21,6 @@
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
-#   302  today's default since session 59 (out_min_ctas: the unsplit training output pass at
-#        (D, S) = (64, 32) and (32, 64) compiled for three CTAs an SM, measured in run 300; bit 16
-#        only where S, D <= 32, not run as one build): its full test and memcheck, synccheck,
-#        initcheck and racecheck (T <= 320; no sanitizer has run out_min_ctas' kernels), then an
-#        A/B on five shapes, three rounds, against 0f9be65 (B1: bit 16 at (64, 16) and (16, 64)
-#        too) and two register caps at D = 64 written in session 59, not measured: the fused
-#        adjoint pass for six CTAs an SM (B2, HYMO_GDN_ADJ_MINB64=6) and the plain output pass
-#        at S <= 32 for five (B3, HYMO_GDN_OUT_MINB64=5; gdn.cuh); no test for B2 and B3 (a win
-#        gets one before its default flips); prebuilt: GDN_AB_FLAGS="@0f9be65;
-#        -DHYMO_GDN_ADJ_MINB64=6;-DHYMO_GDN_OUT_MINB64=5" scripts/gdn-prebuild.sh (about 400 s)
-#   303  HYMO_GDN_BWD_MTAIL (session 60, gdn-bwd-plan.md C1: the decay-gradient tail of chunks
-#        whose diagonal blocks are all fast done in the roles' epilogues; default off, not run on
-#        a GPU): an A/B against the default with the variant's full test, three rounds, at four
-#        shapes with S = D = 32 (the only ones it changes), the variant's test under memcheck
-#        and racecheck (T <= 320), then the decay gradients on fresh seeds (BF16 cases, six seeds, both builds: dgate, dA_log and ddt_bias are the sums it
-#        reorders); prebuilt as B1 (or any Bi) with GDN_AB_FLAGS=-DHYMO_GDN_BWD_MTAIL=1
-#        scripts/gdn-prebuild.sh (about 350 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -64,14 +47,17 @@
 # has the calls), wrote 298 and ran it as run 298 (the new default checked; commit 147b2f6 has
 # the call), then wrote 299; session 59 ran 299 as run 299 (the default checked; commit 4c868ab
 # has the call), wrote 300 (out_min_ctas), ran it shortened as runs 300 and 301 (the device
-# time left: commit f2eccc8 has the call as written) and wrote 302; docs/kernels/gdn.md item 0a
+# time left: commit f2eccc8 has the call as written) and wrote 302; session 60 wrote 303
+# (HYMO_GDN_BWD_MTAIL) and ran it as run 303 (slower, removed), ran 302 as run 302
+# (HYMO_GDN_OUT_MINB64=5 faster, on by default since; HYMO_GDN_ADJ_MINB64 slower, removed) and
+# checked the first as run 304 (commit 8bbecda has both calls); docs/kernels/gdn.md item 0a
 # and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 302 | 303) ;;
+  218 | 219 | 238 | 250) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 302 or 303: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238 or 250: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -101,7 +87,7 @@ bounded() {
 # that build a variant through device-gdn.sh put it back afterwards
 GDIR_SAVED=$(cat /tmp/gdn-gdir 2> /dev/null || true)
 restore_gdir() { if [ -n "$GDIR_SAVED" ]; then echo "$GDIR_SAVED" > /tmp/gdn-gdir; else rm -f /tmp/gdn-gdir; fi; }
-# the worst of a call's steps and verdicts (calls 250, 302, 303): note RC keeps the largest
+# the worst of a call's steps and verdicts (call 250): note RC keeps the largest
 worst=0
 note() { [ "$1" -gt "$worst" ] && worst=$1; }
 # test_san BOUND SAN_TIMEOUT TOOLS: the default build's GPU test and the sanitizers TOOLS into
@@ -138,37 +124,6 @@ case "$CALL" in
       exit $worst
     ) > "$O/console.log" 2>&1
     ;;
-  302)
-    (
-      test_san 300 150 "memcheck synccheck initcheck racecheck"
-      grep -q "PASSED: 0 failed" "$O/t/layout.log" 2> /dev/null || { echo "device-gdn-queue: the layout test did not pass"; note 1; }
-      OUT=$O/ab GDN_AB_FLAGS="@0f9be65;-DHYMO_GDN_ADJ_MINB64=6;-DHYMO_GDN_OUT_MINB64=5" GDN_AB_TEST=0 GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,64,16 4,4096,28,16,64 4,4096,28,64,32 4,4096,28,64,64 4,4096,28,32,32" \
-        bounded 260 scripts/device-gdn-ab.sh
-      note $?
-      exit $worst
-    ) > "$O/console.log" 2>&1
-    ;;
-  303)
-    (
-      OUT=$O/ab GDN_AB_FLAGS=-DHYMO_GDN_BWD_MTAIL=1 GDN_AB_TEST=full GDN_AB_ROUNDS=3 \
-        GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,16,32,32" \
-        bounded 260 scripts/device-gdn-ab.sh
-      note $?
-      grep -q "PASSED: 0 of" "$O/ab/ab-test-b1.log" 2> /dev/null || { echo "device-gdn-queue: B1's test did not pass"; note 1; }
-      # the variant's test under memcheck and racecheck (its new shared-memory traffic; T <= 320)
-      BT=$(find "$(head -1 "$O/ab/variant-dirs.txt")" -name hymo_gdn_test -type f | head -1)
-      for tool in memcheck racecheck; do
-        bounded 120 compute-sanitizer --tool $tool --error-exitcode 9 "$BT" --max-t 320 --max-bh 64 > "$O/san-$tool-b1.log" 2>&1
-        echo "exit $?" >> "$O/san-$tool-b1.log"
-        grep -q "^exit 0" "$O/san-$tool-b1.log" || { echo "device-gdn-queue: $tool on B1 did not pass"; note 1; }
-      done
-      OUT=$O/seeds GDN_AB_FLAGS=-DHYMO_GDN_BWD_MTAIL=1 GDN_SEEDS_N=6 GDN_SEEDS_ARGS="--dtype bf16" \
-        bounded 180 scripts/device-gdn-seeds.sh
-      note $?
-      exit $worst
-    ) > "$O/console.log" 2>&1
-    ;;
 esac
 rc=$?
 case "$CALL" in
@@ -177,6 +132,6 @@ case "$CALL" in
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250, 302 and 303 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0

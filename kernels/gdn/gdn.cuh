@@ -351,22 +351,23 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_ADJ_MINB16
 #define HYMO_GDN_ADJ_MINB16 5
 #endif
-// HYMO_GDN_ADJ_MINB64 (session 59; default 1, not measured): the same at D = 64 (one head a
-// CTA, 64 threads). The fused pass there takes 243-255 registers, four CTAs (eight warps) an SM
-// where its shared memory allows seven or eight; with 6, ptxas caps it at 168 registers and
-// spills 52 (S = 16), 188 (S = 32) and 368 (S = 64) bytes (the split path's D = 64 blocks are
-// capped too). Queue call 302's arm B2.
-#ifndef HYMO_GDN_ADJ_MINB64
-#define HYMO_GDN_ADJ_MINB64 1
+// HYMO_GDN_ADJ_MINB64 (session 59; removed in session 60): the adjoint pass at D = 64 compiled
+// for six CTAs an SM (168 registers, 52-368 bytes spilled, where it holds 243-255 and runs four).
+// Run 302 (an H100): the backward +3.0% at (D, S) = (64, 16), +6.6% at (64, 32), +8.1% at (64,
+// 64). Commit 6aef1fa has it.
+#ifdef HYMO_GDN_ADJ_MINB64
+#error "HYMO_GDN_ADJ_MINB64 was removed in session 60 (run 302: the backward +3..8% at D = 64); commit 6aef1fa has it"
 #endif
-static_assert(HYMO_GDN_ADJ_MINB64 >= 0, "HYMO_GDN_ADJ_MINB64: CTAs an SM (0 or 1: none asked)");
-// HYMO_GDN_OUT_MINB64 (session 59; default 1, not measured): the CTAs an SM the unsplit plain
-// output pass at D = 64, S <= 32 is compiled for (out_min_ctas, gdn_fwd_bf16.cuh). It runs 64
-// threads at 206 (S = 32) and 215 (S = 16) registers, fused: four CTAs an SM where its shared
-// memory allows five or seven; with 5, ptxas gives 168 registers and 16 bytes spilled at S = 32,
-// 164 and none at S = 16. Queue call 302's arm B3.
+// HYMO_GDN_OUT_MINB64 (session 59; 5 by default since session 60, 1 turns it off): the CTAs an SM
+// the unsplit plain output pass at D = 64, S <= 32 is compiled for (out_min_ctas,
+// gdn_fwd_bf16.cuh). Without it the pass runs 64 threads at 206 (S = 32) and 215 (S = 16)
+// registers, fused: four CTAs an SM where its shared memory allows five or seven; with 5, ptxas
+// gives 168 registers and 16 bytes spilled at S = 32, 164 and none at S = 16. Run 302 (an H100,
+// three rounds): the forward -11.2% at (D, S) = (64, 16) and -5.9% at (64, 32), even at the
+// other three shapes; run 304 (two rounds): -10.1% and -7.0%, even at (64, 64), 1059 of 1059
+// checks, memcheck and racecheck clean.
 #ifndef HYMO_GDN_OUT_MINB64
-#define HYMO_GDN_OUT_MINB64 1
+#define HYMO_GDN_OUT_MINB64 5
 #endif
 static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at least 1");
 

@@ -149,25 +149,19 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #error "HYMO_GDN_BWD_BCPP was removed in session 47 (run 231: backward +2.9%); commit 3d3d457 has it"
 #endif
 
-// HYMO_GDN_BWD_MTAIL (session 60; default 0, not measured): the decay-gradient tail of a chunk
-// whose diagonal blocks all take the fast path (gdn-bwd-plan.md C1, the mma-layout form) done in
-// the roles' epilogues instead of after the roles' barrier. Each role warp holds its block's dc
-// (query) or db (key) in the mma layout when its diagonal block is done; it stores them from there
-// (the tau = t terms of HYMO_GDN_BWD_QOFF added back), forms its half of q = c dc - b db, and keeps
-// two sums of it: the row sums u_t = sum_s A_s q_t[s] (to shared memory) and the column sums
-// sum_t G_t q_t[s] (one register a lane over the segment, after a reduce-scatter over the lane
-// groups). Since dl_t[s] = rbend[s] + sum_{t' >= t} q_t'[s] is linear in q,
-//   dgate_t = sum_s A_s rbend[s] + sum_{t' >= t} u_t',
-//   dA_s   += G_last rbend[s] + sum_t G_t q_t[s],
-// so one warp's suffix scan over the 64 u values (after the roles' barrier) writes dgate, and the
-// tail's two CTA barriers and its pass over the FP32 dc and db tiles are gone for such chunks.
-// Chunks with a slow block keep the tail (MtailEpi, mtail_scan). S = D = 32 with
-// HYMO_GDN_DIAG8_BWD, HYMO_GDN_DIAG_FLAGS_BWD, HYMO_GDN_DG_WARP, HYMO_GDN_BWD_QOFF and
-// HYMO_GDN_DCB only.
-#ifndef HYMO_GDN_BWD_MTAIL
-#define HYMO_GDN_BWD_MTAIL 0
+// HYMO_GDN_BWD_MTAIL (session 60, run 303; removed, commit 6aef1fa has it): gdn-bwd-plan.md's C1
+// in its mma-layout form. Where a chunk's diagonal blocks were all fast, each role warp stored its
+// dc or db from the accumulators (QOFF's tau = t term added back), wrote the row sums u_t = sum_s
+// A_s q_t[s] of its half of q and folded sum_t G_t q_t[s] into the tail's dA register; one warp
+// scanned the 64 u values for dgate, and the tail's two CTA barriers and its pass over the FP32
+// tiles were gone. 1059 of 1059 checks, memcheck and racecheck clean, the decay sums as before on
+// five fresh seeds; but the backward +15.3% at the default shape (+12.8% at H = 64, +13.3% at T =
+// 2048, +14.8% at H = 16; an H100): more than the whole tail's 5.7% (run 227). The epilogues sit
+// on the roles, which set the chunk's phase; ptxas had 128 registers and 8 bytes spilled against
+// 121 and none.
+#if defined(HYMO_GDN_BWD_MTAIL) && HYMO_GDN_BWD_MTAIL
+#error "HYMO_GDN_BWD_MTAIL was removed in session 60 (run 303: backward +15%); commit 6aef1fa has it"
 #endif
-static_assert(HYMO_GDN_BWD_MTAIL == 0 || HYMO_GDN_BWD_MTAIL == 1, "HYMO_GDN_BWD_MTAIL: 0 or 1");
 
 // HYMO_GDN_BWD_STAGGER (session 47; default 6000 since run 234, 0 turns it off): the first wave's
 // second CTA on each SM (two CTAs an SM at S, D <= 32) starts HYMO_GDN_BWD_STAGGER ns after its
@@ -322,12 +316,10 @@ __device__ __forceinline__ void keep_diag(const float (&dp)[2][4], float* dst) {
 // to row 7: each step keeps the values in range, where the factors' product alone could be
 // below FP32's normal range (diag8_fast bounds each 4-row span, not their sums; with
 // HYMO_GDN_DIAG8_MID a column factor may itself flush: gdn_diag.h bounds what that drops).
-// (put(nt, hr, x, s, v0, v1) takes row x's columns s, s + 1, accumulator items [nt][2 hr ..];
-// the overload below stores them to dst)
-template <int NS, bool LOWER, bool NODIAG = false, class Put>
+template <int NS, bool LOWER, bool NODIAG = false>
 __device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], const float (&acc)[NS][4],
                                                     const bf16* B, int ldb, int lo, const float* G,
-                                                    const float* A2, int r0, Put&& put) {
+                                                    const float* A2, int r0, float* dst, int fs) {
   const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
   float dh[2][4], ds[2][4];
   for_frag16([&](int nt, int e, int row, int col) {
@@ -362,136 +354,8 @@ __device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], con
         if (LOWER ? hr == 1 : hr == 0)  // the square's rows
           v[u] = fmaf(ts[nt][2 * hr + u] * ex2f(dsq * A2[s + u]), ex2f(dgs * A2[s + u]), v[u]);
       }
-      put(nt, hr, x, s, v[0], v[1]);
+      *reinterpret_cast<float2*>(dst + x * fs + s) = make_float2(v[0], v[1]);
     }
-}
-template <int NS, bool LOWER, bool NODIAG = false>
-__device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], const float (&acc)[NS][4],
-                                                    const bf16* B, int ldb, int lo, const float* G,
-                                                    const float* A2, int r0, float* dst, int fs) {
-  diag8_block_product<NS, LOWER, NODIAG>(dp, acc, B, ldb, lo, G, A2, r0, [&](int, int, int x, int s, float v0, float v1) {
-    *reinterpret_cast<float2*>(dst + x * fs + s) = make_float2(v0, v1);
-  });
-}
-
-// HYMO_GDN_BWD_MTAIL: a role warp's part of the tail of a chunk whose diagonal blocks all took the
-// fast path, from its block's dc (QRY: the query warp) or db (the key warp) as diag8_block_product
-// hands them over in the mma layout (without the tau = t terms, HYMO_GDN_BWD_QOFF): stores dc (db)
-// with dtt[t] b_t (dtt[t] c_t) added back for the rows t < n, writes the row sums u_t = sum_s A_s
-// c_t dc_t[s] (b_t db_t[s]) to us[t], and adds sum_t G_t c_t dc_t[s] (minus sum_t G_t b_t db_t[s])
-// to dAm, the lane's one column partial: lane (gq, tq) keeps column mtail_col(lane) (a
-// reduce-scatter over the eight lane groups that share a column set); mtail_src says which lane
-// keeps column s.
-// (lane (gq, tq): tile nt = 2 (gq bit 1) + (gq bit 2), column nt 8 + 2 tq + (gq bit 0))
-__device__ __forceinline__ int mtail_col(int lane) {
-  const int gq = lane >> 2, tq = lane & 3;
-  return (2 * ((gq >> 1) & 1) + (gq >> 2)) * 8 + 2 * tq + (gq & 1);
-}
-__device__ __forceinline__ int mtail_src(int s) {
-  const int nt = s >> 3;
-  return ((nt & 1) * 4 + (nt >> 1) * 2 + (s & 1)) * 4 + ((s & 7) >> 1);
-}
-template <int S, int LS, bool QRY>
-struct MtailEpi {
-  static_assert(S == 32, "eight columns a lane, reduced over eight lane groups");
-  static constexpr int NS = S / 8;
-  const KParams& p;
-  const bf16 *sc, *sb;
-  const float *dtt, *As, *G;
-  int n, h;
-  size_t tok0;
-  float cur[4], grp[2][2], ur[2];  // (the column partials: put, finish)
-  // row x's columns s, s + 1 (accumulator items [nt][2 hr ..]), the items in the order
-  // diag8_block_product produces them (nt outer, hr inner)
-  __device__ __forceinline__ void put(int nt, int hr, int x, int s, float v0, float v1) {
-    const bf16* so = QRY ? sb : sc;  // the tau = t term's other operand
-    const bf16* sq = QRY ? sc : sb;  // q's
-    const float2 bo = bf16x2_f2(*reinterpret_cast<const uint32_t*>(so + x * LS + s));
-    const float2 qo = bf16x2_f2(*reinterpret_cast<const uint32_t*>(sq + x * LS + s));
-    const float2 a = *reinterpret_cast<const float2*>(As + s);
-    const float dx = dtt[x], gx = G[x];
-    if (x < n)
-      st2(reinterpret_cast<bf16*>(QRY ? p.dc : p.db) + ((tok0 + x) * p.H + h) * S + s, fmaf(dx, bo.x, v0),
-          fmaf(dx, bo.y, v1));
-    const float q0 = qo.x * v0, q1 = qo.y * v1;
-    ur[hr] = nt ? fmaf(a.x, q0, fmaf(a.y, q1, ur[hr])) : fmaf(a.x, q0, a.y * q1);
-    const int k = (nt & 1) * 2;
-    cur[k] = hr ? fmaf(gx, q0, cur[k]) : gx * q0;
-    cur[k + 1] = hr ? fmaf(gx, q1, cur[k + 1]) : gx * q1;
-    if ((nt & 1) && hr) {  // two tiles' columns done: their first halving, over lane bit 16
-      const bool up = threadIdx.x & 16;
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const float keep = up ? cur[i + 2] : cur[i], send = up ? cur[i] : cur[i + 2];
-        grp[nt >> 1][i] = keep + __shfl_xor_sync(0xffffffffu, send, 16);
-      }
-    }
-  }
-  // the row sums to us, the column partial into dA (lane s: column s, as chunk_decay_grads_warp's)
-  __device__ __forceinline__ void finish(int r0, float* us, float& dA) {
-    const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-#pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-      float x = ur[hr];
-      x += __shfl_xor_sync(0xffffffffu, x, 1);
-      x += __shfl_xor_sync(0xffffffffu, x, 2);
-      if (tq == 0) us[r0 + gq + 8 * hr] = x;
-    }
-    // the column partials over the lane groups (a reduce-scatter): put halved each pair of tiles
-    // over lane bit 16 (tile nt | 1 kept where it is set); here the pairs over bit 8 (tiles 2, 3),
-    // then the two columns over bit 4 (the odd one): mtail_col
-    float c2[2];
-    {
-      const bool up = lane & 8;
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        c2[i] = (up ? grp[1][i] : grp[0][i]) + __shfl_xor_sync(0xffffffffu, up ? grp[0][i] : grp[1][i], 8);
-    }
-    const bool up = lane & 4;
-    const float c = (up ? c2[1] : c2[0]) + __shfl_xor_sync(0xffffffffu, up ? c2[0] : c2[1], 4);
-    const float cs = __shfl_sync(0xffffffffu, c, mtail_src(lane));  // column lane
-    dA = QRY ? dA + cs : dA - cs;
-  }
-};
-
-// ... and the chunk's dgate, by one warp after the roles' barrier: with K = sum_s A_s rbend[s],
-// dgate_t = K + sum_{t' >= t} (uq_t' - uk_t') (a suffix scan over the lanes, two rows a lane), and
-// G_last rbend[s] into lane s's dA_acc. Rows past n: no store (their u are 0).
-template <int S, int C, bool FUSED>
-__device__ __forceinline__ void mtail_scan(const KParams& p, const float* uq, const float* uk,
-                                           const float* rbend, const float* As, const float* g,
-                                           const float* G, float& dA_acc, float& ddt_acc, int n,
-                                           size_t tok0, int h) {
-  static_assert(S == 32 && C == 64, "a lane: one column s, two rows");
-  const int lane = threadIdx.x & 31;
-  const float rb = rbend[lane];
-  float K = As[lane] * rb;
-#pragma unroll
-  for (int o = 16; o; o >>= 1) K += __shfl_xor_sync(0xffffffffu, K, o);
-  dA_acc = fmaf(G[C - 1], rb, dA_acc);
-  const float2 a = *reinterpret_cast<const float2*>(uq + 2 * lane);
-  const float2 b = *reinterpret_cast<const float2*>(uk + 2 * lane);
-  const float u0 = a.x - b.x, u1 = a.y - b.y;
-  float inc = u0 + u1;  // then the sum over lanes >= lane
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const float y = __shfl_down_sync(0xffffffffu, inc, o);
-    if (lane + o < 32) inc += y;
-  }
-  float ex = __shfl_down_sync(0xffffffffu, inc, 1);  // lanes > lane
-  if (lane == 31) ex = 0.f;
-  float d[2];
-  d[1] = K + (ex + u1);
-  d[0] = K + ((ex + u1) + u0);
-#pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const int t = 2 * lane + k;
-    if (FUSED) d[k] *= g[t] * (1.f - g[t]);
-    if (t < n) {
-      reinterpret_cast<bf16*>(p.dgate)[(tok0 + t) * p.H + h] = __float2bfloat16_rn(d[k]);
-      if (FUSED) ddt_acc += d[k];
-    }
-  }
 }
 
 // acc (16 x 8 NT, mma layout) += f[column] * x.
@@ -802,12 +666,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   // HYMO_GDN_DG_WARP: the decay-gradient tail's register partials (chunk_decay_grads_warp)
   constexpr bool DGW = HYMO_GDN_DG_WARP && (S == 16 || S == 32);
   [[maybe_unused]] float dA_acc = 0.f, ddt_acc = 0.f;
-  // HYMO_GDN_BWD_MTAIL: the tail in the roles' epilogues where a chunk's blocks are all fast (the
-  // column partials into dA_acc, lane s: column s), uq and uk the row sums (in the dc tile, unused
-  // then)
-  constexpr bool MT = HYMO_GDN_BWD_MTAIL && B8 && DFL && DGW && QO && SK && S == 32 && D == 32 && C == 64;
-  [[maybe_unused]] float* const uq = sdc;
-  [[maybe_unused]] float* const uk = sdc + C;
 
   auto fetch_vo = [&](int chn) {
 #if HYMO_GDN_TMA & 1
@@ -993,8 +851,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
     // Two warps a row block: role 0 (warps 0..NW-1) takes block w as queries (dc, and
     // later the adjoint update), role 1 (warps NW..2NW-1) as keys (db, dv).
     const float gm = G[r0 + 7];
-    // (MT: every block of the chunk fast, the same for every warp)
-    [[maybe_unused]] const bool allf = MT && (HYMO_GDN_DIAG_NOSLOW || (fl[0] && fl[1] && fl[2] && fl[3]));
     [[maybe_unused]] const bool fastb = (HYMO_GDN_DIAG_NOSLOW && B8) ? true
                                         : DFL                         ? fl[w] != 0
                                         : B8 && diag8_fast(G, r0, amax2);  // (the staging's test)
@@ -1058,21 +914,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
         warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
         if constexpr (QO) keep_diag(dp, dpt + r0);
-        if constexpr (MT) {
-          if (allf) {
-            __syncwarp();  // dpt
-            MtailEpi<S, LS, true> ep{p, sc, sb, dpt, As, G, n, h, tok0};
-            diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0,
-                                              [&](int nt, int hr, int x, int s, float v0, float v1) {
-                                                ep.put(nt, hr, x, s, v0, v1);
-                                              });
-            ep.finish(r0, uq, dA_acc);
-          } else {
-            diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD);
-          }
-        } else if constexpr (B8) {
-          diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD);
-        }
+        if constexpr (B8) diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD);
       } else {
         // the diagonal block of dP: its lower triangle (FP32) for the elementwise
         // triangles, its 8x8 square (rows 8..15, keys 0..7) against the mid tile
@@ -1232,22 +1074,7 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         float sq[2][4];
         zero(sq);
         if constexpr (B8) {
-          if constexpr (MT) {
-            if (allf) {  // dP_tt from this warp's own block of dP^T, into the db tile's first row
-              keep_diag(dp, sdb + r0);
-              __syncwarp();
-              MtailEpi<S, LS, false> ep{p, sc, sb, sdb, As, G, n, h, tok0};
-              diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0,
-                                                 [&](int nt, int hr, int x, int s, float v0, float v1) {
-                                                   ep.put(nt, hr, x, s, v0, v1);
-                                                 });
-              ep.finish(r0, uk, dA_acc);
-            } else {
-              diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD);
-            }
-          } else {
-            diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD);
-          }
+          diag8_block_product<NS, false, QO>(dp, dbacc, qm + r0 * LQM, LQM, S, G, A2, r0, sdbl, FSD);
           float sq8[4] = {0.f, 0.f, 0.f, 0.f};
           diag8_mm<S, true>(sq, sq8, mid + r0 * LS, LS, qm + r0 * LQM, LQM, G[r0 + 7] - diag8_ref(G, r0),
                             diag8_ref(G, r0 + 8) - G[r0 + 7], A2);
@@ -1427,10 +1254,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       };
       if constexpr (HYMO_GDN_DIAG_NO_TAIL) {  // (timing only: no dc, db, dgate, dA; gdn.cuh)
         bc_dead();
-      } else if (MT && allf) {  // (HYMO_GDN_BWD_MTAIL) b and c were read in the roles
-        bc_dead();
-        if constexpr (MT)
-          if (wid == NW) mtail_scan<S, C, FUSED>(p, uq, uk, rbend, As, g, G, dA_acc, ddt_acc, n, tok0, h);
       } else if constexpr (DGW) {
         chunk_decay_grads_warp<S, C, NTH, FSD, LS, FUSED, SK>(p, sdc, sdb, sc, sb, rbend, scr, g, As,
                                                          dA_acc, ddt_acc, n, tok0, h, bc_dead,

@@ -850,8 +850,10 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 // 2 took it from 137 registers to 173 at S = 32, two CTAs an SM instead of three (the training
 // forward 8.2% slower at (D, S) = (64, 32) in run 299; capped at 168, 8 bytes spilled); at S =
 // 64, D = 32 it had 175 (164 capped, no spills). Run 300 (session 59, gdn.md item 18): the
-// training forward -9.9% at (D, S) = (64, 32) and -10.5% at (32, 64), 1059 of 1059 checks. One
-// elsewhere; the split path's blocks (SPLIT) stay as they were.
+// training forward -9.9% at (D, S) = (64, 32) and -10.5% at (32, 64), 1059 of 1059 checks. The
+// unsplit plain pass at D = 64, S <= 32: five (HYMO_GDN_OUT_MINB64, gdn.cuh; run 302: the forward
+// -11.2% at (64, 16), -5.9% at (64, 32)). One elsewhere; the split path's blocks (SPLIT) stay as
+// they were.
 template <int S, int D, int C, bool TRAIN, bool SPLIT>
 __host__ __device__ constexpr int out_min_ctas() {
   if (S <= 32 && D <= 32) return TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2) : (PlanF<S, D, C>::P4 ? 4 : 3);
@@ -1943,12 +1945,11 @@ __host__ __device__ constexpr bool adj_tma() {
 __host__ __device__ constexpr bool adj_pair_fits(int S, int D) {
   return S <= 32 && D == 32 && (HYMO_GDN_TMA & 4) == 0;
 }
-// The adjoint pass's minimum CTAs an SM for ptxas (HYMO_GDN_ADJ_MINB, _MINB16, _MINB64); a head
+// The adjoint pass's minimum CTAs an SM for ptxas (HYMO_GDN_ADJ_MINB, _MINB16); a head
 // pair's CTA (twice the threads) asks for half as many
 __host__ __device__ constexpr int adj_min_blocks(int S, int D, bool pair) {
   const int m = (S <= 32 && D == 32 && HYMO_GDN_ADJ_MINB)    ? HYMO_GDN_ADJ_MINB
                 : (S <= 32 && D <= 16 && HYMO_GDN_ADJ_MINB16) ? HYMO_GDN_ADJ_MINB16
-                : (D == 64 && HYMO_GDN_ADJ_MINB64)            ? HYMO_GDN_ADJ_MINB64
                                                               : 1;
   return pair ? (m / 2 > 1 ? m / 2 : 1) : m;
 }
