@@ -21,6 +21,13 @@
 #        three rounds, summarised by the --cps and --nseg asked (--by-asked: the arms' segment
 #        counts differ) (about 190 s; memcheck took 6 s and synccheck with initcheck 11 s in
 #        session 53's runs 264 and 265)
+#   305  the plain forward's output pass profiled (session 60): ncu's full set and per-instruction
+#        stall samples of its first launch at the default shape (`ncuk`, NCU_KERNEL=out_bf16: the
+#        benchmark runs the plain forward first), then the stall ratios of every output pass
+#        launch (`ncus`); read here with scripts/gdn-sass-lines.py (the prebuilt A brings the
+#        SASS with source lines). The forward is the default shape's nearest target (0.1053 ms
+#        held on the H200 in run 283, before sessions 57-58's -3.6%); its last profile, run 223,
+#        predates HYMO_GDN_OUT_EARLY (about 60 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -50,14 +57,14 @@
 # time left: commit f2eccc8 has the call as written) and wrote 302; session 60 wrote 303
 # (HYMO_GDN_BWD_MTAIL) and ran it as run 303 (slower, removed), ran 302 as run 302
 # (HYMO_GDN_OUT_MINB64=5 faster, on by default since; HYMO_GDN_ADJ_MINB64 slower, removed) and
-# checked the first as run 304 (commit 8bbecda has both calls); docs/kernels/gdn.md item 0a
+# checked the first as run 304 (commit 8bbecda has both calls), then wrote 305; docs/kernels/gdn.md item 0a
 # and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250) ;;
+  218 | 219 | 238 | 250 | 305) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238 or 250: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 305: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -108,6 +115,9 @@ case "$CALL" in
     ;;
   219)
     OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 bounded 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
+    ;;
+  305)
+    OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
     ;;
   238)
     OUT=$O GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 bounded 300 scripts/device-gdn.sh build clocks > "$O/console.log" 2>&1
