@@ -116,9 +116,6 @@ case "$CALL" in
   219)
     OUT=$O GDN_PY_ARGS=--quick GDN_PY_TIMEOUT=480 bounded 540 scripts/device-gdn.sh build py > "$O/console.log" 2>&1
     ;;
-  305)
-    OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
-    ;;
   238)
     OUT=$O GDN_CUDA_FLAGS=-DHYMO_GDN_CLOCKS=1 bounded 300 scripts/device-gdn.sh build clocks > "$O/console.log" 2>&1
     ;;
@@ -133,6 +130,9 @@ case "$CALL" in
       note $?
       exit $worst
     ) > "$O/console.log" 2>&1
+    ;;
+  305)
+    OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?
