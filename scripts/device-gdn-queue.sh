@@ -28,6 +28,13 @@
 #        SASS with source lines). The forward is the default shape's nearest target (0.1053 ms
 #        held on the H200 in run 283, before sessions 57-58's -3.6%); its last profile, run 223,
 #        predates HYMO_GDN_OUT_EARLY (about 60 s)
+#   306  session 61's two switches for the plain output pass at D = S = 32 against the default:
+#        B1 HYMO_GDN_STAGE_UNROLL=1 (its staging loop's two units a thread unrolled), B2
+#        HYMO_GDN_COLF=1 (the fragments' column factors staged once a chunk), B3 both; each
+#        variant's quick test, three rounds on four shapes, then B3's full test and memcheck and
+#        racecheck on B3 (T <= 320). Prebuilt: GDN_AB_FLAGS="-DHYMO_GDN_STAGE_UNROLL=1;
+#        -DHYMO_GDN_COLF=1;-DHYMO_GDN_COLF=1 -DHYMO_GDN_STAGE_UNROLL=1" scripts/gdn-prebuild.sh
+#        (about 500 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -62,9 +69,9 @@
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 305) ;;
+  218 | 219 | 238 | 250 | 305 | 306) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 305: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 305 or 306: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -134,6 +141,31 @@ case "$CALL" in
   305)
     OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
     ;;
+  306)
+    (
+      OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_STAGE_UNROLL=1;-DHYMO_GDN_COLF=1;-DHYMO_GDN_COLF=1 -DHYMO_GDN_STAGE_UNROLL=1" \
+        GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,16,32,32" \
+        bounded 300 scripts/device-gdn-ab.sh
+      note $?
+      for i in 1 2 3; do
+        grep -q "PASSED: 0 of" "$O/ab/ab-test-b$i.log" 2> /dev/null || { echo "device-gdn-queue: B$i's test did not pass"; note 1; }
+      done
+      B3T=$(find "$(sed -n 3p "$O/ab/variant-dirs.txt" 2> /dev/null)" -name hymo_gdn_test -type f 2> /dev/null | head -1)
+      if [ -z "$B3T" ]; then
+        echo "device-gdn-queue: no B3 test binary"; note 1
+      else
+        bounded 120 "$B3T" > "$O/test-full-b3.log" 2>&1
+        grep -q "PASSED: 0 of" "$O/test-full-b3.log" || { echo "device-gdn-queue: B3's full test did not pass"; note 1; }
+        for tool in memcheck racecheck; do
+          bounded 120 compute-sanitizer --tool $tool --error-exitcode 9 "$B3T" --max-t 320 --max-bh 64 > "$O/san-$tool-b3.log" 2>&1
+          r=$?
+          echo "exit $r" >> "$O/san-$tool-b3.log"
+          note $r
+        done
+      fi
+      exit $worst
+    ) > "$O/console.log" 2>&1
+    ;;
 esac
 rc=$?
 case "$CALL" in
@@ -142,6 +174,6 @@ case "$CALL" in
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 306 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0
