@@ -28,13 +28,13 @@
 #        SASS with source lines). The forward is the default shape's nearest target (0.1053 ms
 #        held on the H200 in run 283, before sessions 57-58's -3.6%); its last profile, run 223,
 #        predates HYMO_GDN_OUT_EARLY (about 60 s)
-#   306  session 61's two switches for the plain output pass at D = S = 32 against the default:
+#   306  session 61's three switches for the plain output pass at D = S = 32 against the default:
 #        B1 HYMO_GDN_STAGE_UNROLL=1 (its staging loop's two units a thread unrolled), B2
-#        HYMO_GDN_COLF=1 (the fragments' column factors staged once a chunk), B3 both; each
-#        variant's quick test, three rounds on four shapes, then B3's full test and memcheck and
-#        racecheck on B3 (T <= 320). Prebuilt: GDN_AB_FLAGS="-DHYMO_GDN_STAGE_UNROLL=1;
-#        -DHYMO_GDN_COLF=1;-DHYMO_GDN_COLF=1 -DHYMO_GDN_STAGE_UNROLL=1" scripts/gdn-prebuild.sh
-#        (about 500 s)
+#        HYMO_GDN_COLF=1 (the fragments' column factors staged once a chunk), B3 both, B4 all
+#        three with HYMO_GDN_PROW=1 (no CTA barrier between the P and o phases); each variant's
+#        quick test, three rounds on three shapes, then B4's full test, memcheck and racecheck
+#        (T <= 320). Prebuilt: GDN_AB_FLAGS="$AB306" scripts/gdn-prebuild.sh, AB306 as below
+#        (about 480 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -68,6 +68,8 @@
 # and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
+# call 306's variants (the prebuilt set must have been built with the same GDN_AB_FLAGS)
+AB306="-DHYMO_GDN_STAGE_UNROLL=1;-DHYMO_GDN_COLF=1;-DHYMO_GDN_COLF=1 -DHYMO_GDN_STAGE_UNROLL=1;-DHYMO_GDN_COLF=1 -DHYMO_GDN_STAGE_UNROLL=1 -DHYMO_GDN_PROW=1"
 case "$CALL" in
   218 | 219 | 238 | 250 | 305 | 306) ;;
   *)
@@ -143,23 +145,22 @@ case "$CALL" in
     ;;
   306)
     (
-      OUT=$O/ab GDN_AB_FLAGS="-DHYMO_GDN_STAGE_UNROLL=1;-DHYMO_GDN_COLF=1;-DHYMO_GDN_COLF=1 -DHYMO_GDN_STAGE_UNROLL=1" \
-        GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32 4,4096,16,32,32" \
+      OUT=$O/ab GDN_AB_FLAGS="$AB306" GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32" \
         bounded 300 scripts/device-gdn-ab.sh
       note $?
-      for i in 1 2 3; do
+      for i in 1 2 3 4; do
         grep -q "PASSED: 0 of" "$O/ab/ab-test-b$i.log" 2> /dev/null || { echo "device-gdn-queue: B$i's test did not pass"; note 1; }
       done
-      B3T=$(find "$(sed -n 3p "$O/ab/variant-dirs.txt" 2> /dev/null)" -name hymo_gdn_test -type f 2> /dev/null | head -1)
-      if [ -z "$B3T" ]; then
-        echo "device-gdn-queue: no B3 test binary"; note 1
+      B4T=$(find "$(sed -n 4p "$O/ab/variant-dirs.txt" 2> /dev/null)" -name hymo_gdn_test -type f 2> /dev/null | head -1)
+      if [ -z "$B4T" ]; then
+        echo "device-gdn-queue: no B4 test binary"; note 1
       else
-        bounded 120 "$B3T" > "$O/test-full-b3.log" 2>&1
-        grep -q "PASSED: 0 of" "$O/test-full-b3.log" || { echo "device-gdn-queue: B3's full test did not pass"; note 1; }
+        bounded 120 "$B4T" > "$O/test-full-b4.log" 2>&1
+        grep -q "PASSED: 0 of" "$O/test-full-b4.log" || { echo "device-gdn-queue: B4's full test did not pass"; note 1; }
         for tool in memcheck racecheck; do
-          bounded 120 compute-sanitizer --tool $tool --error-exitcode 9 "$B3T" --max-t 320 --max-bh 64 > "$O/san-$tool-b3.log" 2>&1
+          bounded 120 compute-sanitizer --tool $tool --error-exitcode 9 "$B4T" --max-t 320 --max-bh 64 > "$O/san-$tool-b4.log" 2>&1
           r=$?
-          echo "exit $r" >> "$O/san-$tool-b3.log"
+          echo "exit $r" >> "$O/san-$tool-b4.log"
           note $r
         done
       fi

@@ -399,6 +399,20 @@ static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at lea
 #ifndef HYMO_GDN_COLF
 #define HYMO_GDN_COLF 0
 #endif
+// HYMO_GDN_PROW (session 61; off by default, 1 turns it on): the plain output pass at D = S = 32
+// without the CTA barrier between its P phase and its o phase. Warp w's o phase reads the P rows
+// of its own row block only, so it waits (named barriers 1..3) for the warps that wrote
+// off-diagonal pairs into those rows: row block 1 for warp 0 (pair (1, 0)), 2 for warp 1 ((2, 0)),
+// 3 for warps 0 and 1 ((3, 1), (3, 2)); they announce them with bar.arrive right after their
+// pairs. The next chunk's b and c (whose tiles the slow blocks' walks read in the P phase) are
+// fetched by the last warp to leave its P phase (a counter in shared memory, in the unused low
+// state tile of HYMO_GDN_PK2_HHI, after HYMO_GDN_COLF's factors). Run 305's profile (an H100): that
+// barrier was the pass's hottest instruction (7.4% of the stall samples); the P phase gives warps
+// 0 and 1 two pairs and warps 2 and 3 one, while the o phase's P V gives warp w w + 1 k steps, so
+// without the barrier the two imbalances offset.
+#ifndef HYMO_GDN_PROW
+#define HYMO_GDN_PROW 0
+#endif
 
 // HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-
 // 0.6947 against 0.7057-0.7137 ms in four rounds; -3% at B = 1, H = 16; -0.5% at D = S =

@@ -1175,6 +1175,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
   static_assert(!CF || 17 * 16 * 4 <= 2 * S * LD, "HYMO_GDN_COLF: the factors fit the low state tile");
   [[maybe_unused]] uint32_t* const cf = reinterpret_cast<uint32_t*>(hl);
   const auto cfv = [&](int v) { return *reinterpret_cast<const uint4*>(cf + v * 16 + 4 * tq); };
+  // PW (HYMO_GDN_PROW, gdn.cuh): no CTA barrier after the P phase; named barriers a row block
+  // (the pairs dealt round-robin: warp 0 pairs 0 and 4, warp 1 pairs 1 and 5, warps 2 and 3 their
+  // own), and the P phase's last warp fetching the next b and c (pcnt: warps out of the P phase)
+  constexpr bool PW = HYMO_GDN_PROW && !TRAIN && R == 1 && NW == 4 && NWT == 4 && TM && HHI && P::KE &&
+                      S == 32 && D == 32;
+  static_assert(!PW || 2048 + 4 <= 2 * S * LD, "HYMO_GDN_PROW: the counter fits the low state tile");
+  [[maybe_unused]] unsigned* const pcnt = reinterpret_cast<unsigned*>(reinterpret_cast<char*>(hl) + 2048);
+  if constexpr (PW) {
+    if (tid == 0) *pcnt = 0u;  // (read after the first chunk's top barrier)
+  }
   // HYMO_GDN_DIAG8_TRAIN (the training pass with MIDREG): a block that passes diag8_fast has its
   // two halves computed by its first warp (which otherwise walks the triangles), each one product
   // around its reference (diag8_ref), operands built in registers from the raw c and b tiles as
@@ -1464,6 +1474,16 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
         for (int hr = 0; hr < 2; ++hr)
           put_p(16 * i + gq + 8 * hr, 16 * j + nt * 8 + 2 * tq, acc[nt][2 * hr], acc[nt][2 * hr + 1]);
     }
+    if constexpr (PW) {  // the pairs in other warps' rows are written: warp 0 rows 1 and 3, warp 1 rows 2 and 3
+      if (wid < 2) {
+        __syncwarp();
+        if (wid == 0)
+          asm volatile("bar.arrive 1, 64;\n" ::: "memory");
+        else
+          asm volatile("bar.arrive 2, 64;\n" ::: "memory");
+        asm volatile("bar.arrive 3, 96;\n" ::: "memory");
+      }
+    }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used; MR: from
     // operands built in registers), by the block's last warp. D8, DT8: a block that passes
@@ -1733,8 +1753,34 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       if (ch + 2 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + 2 * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 2) * C));
     }
-    __syncthreads();
-    if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
+    if constexpr (PW) {
+      // out of the P phase: the last warp out fetches the next b and c (no warp reads them
+      // again this chunk); then this warp's row block's pairs from the other warps
+      __syncwarp();
+      if (lane == 0) {
+        __threadfence_block();
+        if (atomicAdd(pcnt, 1u) == NW - 1) {
+          *pcnt = 0u;
+#if HYMO_GDN_TMA & 2
+          if (ch + 1 < c1_now()) {
+            mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
+            tma_load_3d(sb, &tm.b, HM::hS(h) * S, (ch + 1) * C, bb, mb);
+            tma_load_3d(sc, &tm.c, HM::hS(h) * S, (ch + 1) * C, bb, mb);
+          }
+#endif
+        }
+      }
+      if (wid == 1)
+        asm volatile("bar.sync 1, 64;\n" ::: "memory");
+      else if (wid == 2)
+        asm volatile("bar.sync 2, 64;\n" ::: "memory");
+      else if (wid == 3)
+        asm volatile("bar.sync 3, 96;\n" ::: "memory");
+      __syncwarp();
+    } else {
+      __syncthreads();
+      if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
+    }
     // o = P V + Qs h (h as BF16 high + low)
     float acc[ND][4];
     zero(acc);
