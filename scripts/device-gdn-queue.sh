@@ -25,16 +25,9 @@
 #        stall samples of its first launch at the default shape (`ncuk`, NCU_KERNEL=out_bf16: the
 #        benchmark runs the plain forward first), then the stall ratios of every output pass
 #        launch (`ncus`); read here with scripts/gdn-sass-lines.py (the prebuilt A brings the
-#        SASS with source lines). The forward is the default shape's nearest target (0.1053 ms
-#        held on the H200 in run 283, before sessions 57-58's -3.6%); its last profile, run 223,
-#        predates HYMO_GDN_OUT_EARLY (about 60 s)
-#   306  session 61's three switches for the plain output pass at D = S = 32 against the default:
-#        B1 HYMO_GDN_STAGE_UNROLL=1 (its staging loop's two units a thread unrolled), B2
-#        HYMO_GDN_COLF=1 (the fragments' column factors staged once a chunk), B3 both, B4 all
-#        three with HYMO_GDN_PROW=1 (no CTA barrier between the P and o phases); each variant's
-#        quick test, three rounds on three shapes, then B4's full test, memcheck and racecheck
-#        (T <= 320). Prebuilt: GDN_AB_FLAGS="$AB306" scripts/gdn-prebuild.sh, AB306 as below
-#        (about 480 s)
+#        SASS with source lines). The forward is the default shape's nearest target (0.1046 ms
+#        held on the H200 in run 308 against 0.10); last run as run 305 (session 61, an H100;
+#        notes/runs/gdn-2026-12-06j-run305-ncu-out-plain.txt) (about 60 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -64,16 +57,16 @@
 # time left: commit f2eccc8 has the call as written) and wrote 302; session 60 wrote 303
 # (HYMO_GDN_BWD_MTAIL) and ran it as run 303 (slower, removed), ran 302 as run 302
 # (HYMO_GDN_OUT_MINB64=5 faster, on by default since; HYMO_GDN_ADJ_MINB64 slower, removed) and
-# checked the first as run 304 (commit 8bbecda has both calls), then wrote 305; docs/kernels/gdn.md item 0a
-# and notes/gdn-measurements.md.)
+# checked the first as run 304 (commit 8bbecda has both calls), then wrote 305; session 61 ran 305
+# as run 305 and 218 as run 306 (an H100), wrote 306 (three switches for the plain output pass) and ran
+# it as run 307 on an H200 (all slower, removed; commit 9b90f28 has the call), then 218 and 219 as runs
+# 308 and 309 (the same H200); docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
-# call 306's variants (the prebuilt set must have been built with the same GDN_AB_FLAGS)
-AB306="-DHYMO_GDN_STAGE_UNROLL=1;-DHYMO_GDN_COLF=1;-DHYMO_GDN_COLF=1 -DHYMO_GDN_STAGE_UNROLL=1;-DHYMO_GDN_COLF=1 -DHYMO_GDN_STAGE_UNROLL=1 -DHYMO_GDN_PROW=1"
 case "$CALL" in
-  218 | 219 | 238 | 250 | 305 | 306) ;;
+  218 | 219 | 238 | 250 | 305) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 305 or 306: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 305: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -143,30 +136,6 @@ case "$CALL" in
   305)
     OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
     ;;
-  306)
-    (
-      OUT=$O/ab GDN_AB_FLAGS="$AB306" GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32 4,2048,28,32,32" \
-        bounded 300 scripts/device-gdn-ab.sh
-      note $?
-      for i in 1 2 3 4; do
-        grep -q "PASSED: 0 of" "$O/ab/ab-test-b$i.log" 2> /dev/null || { echo "device-gdn-queue: B$i's test did not pass"; note 1; }
-      done
-      B4T=$(find "$(sed -n 4p "$O/ab/variant-dirs.txt" 2> /dev/null)" -name hymo_gdn_test -type f 2> /dev/null | head -1)
-      if [ -z "$B4T" ]; then
-        echo "device-gdn-queue: no B4 test binary"; note 1
-      else
-        bounded 120 "$B4T" > "$O/test-full-b4.log" 2>&1
-        grep -q "PASSED: 0 of" "$O/test-full-b4.log" || { echo "device-gdn-queue: B4's full test did not pass"; note 1; }
-        for tool in memcheck racecheck; do
-          bounded 120 compute-sanitizer --tool $tool --error-exitcode 9 "$B4T" --max-t 320 --max-bh 64 > "$O/san-$tool-b4.log" 2>&1
-          r=$?
-          echo "exit $r" >> "$O/san-$tool-b4.log"
-          note $r
-        done
-      fi
-      exit $worst
-    ) > "$O/console.log" 2>&1
-    ;;
 esac
 rc=$?
 case "$CALL" in
@@ -175,6 +144,6 @@ case "$CALL" in
     ;;
 esac
 tar -C "$O" -cJf "$OUT/run$CALL.tar.xz" .
-echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 and 306 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
+echo "device-gdn-queue: call $CALL done (exit $rc: its step's, or for 250 the worst of its steps and verdicts); $OUT/run$CALL.tar.xz"
 tail -40 "$O/console.log"
 exit 0

@@ -371,47 +371,17 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #endif
 static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at least 1");
 
-// HYMO_GDN_STAGE_UNROLL (session 61; off by default, 1 turns it on): the plain output pass's
-// staging loop at D = S = 32 (two units a thread a chunk: C (S / 8) = 256 units, 128 threads)
-// unrolled, so that the two units' chains (their gate-sum loads from shared memory, the exp2s of
-// four tiles, the packed products and stores) interleave instead of running one after the other.
-// Run 305's profile (an H100) put the staging at 25% of the pass's instructions and 19% of its
-// stall samples, a third of them `wait` (fixed-latency dependences) and a fifth short-scoreboard
-// waits. ptxas: 128 registers and no spill either way (session 14 dropped the same unroll for 28
-// bytes of spills; the code has moved since). The training pass keeps its loop (unrolled it
-// spilled 20 bytes at the default shape).
-#ifndef HYMO_GDN_STAGE_UNROLL
-#define HYMO_GDN_STAGE_UNROLL 0
+// Session 61's three switches for the plain output pass at D = S = 32, measured slower on an H200
+// (run 307: the held plain forward at the default shape +1.3%, +4.8% and +8.1%) and removed; commit
+// 9b90f28 has them (docs/kernels/gdn.md, item 19).
+#ifdef HYMO_GDN_STAGE_UNROLL
+#error "HYMO_GDN_STAGE_UNROLL was removed in session 61 (run 307: the plain forward +0.6..+1.3% held); commit 9b90f28 has it"
 #endif
-// HYMO_GDN_COLF (session 61; off by default, 1 turns it on): the plain output pass at D = S = 32
-// computes the column factors of its scaled operands once a chunk, in its staging, instead of in
-// every warp that scales a fragment. Seventeen vectors of 32 factors ex2(d A2[s]) a chunk: the six
-// off-diagonal pairs' (d = G_{16i-1} - G_{16j+15}), the Qs h product's of row blocks 1..3 (d =
-// G_{16w-1}) and each diagonal block's two (DIAG8's square: queries' and keys' references), each
-// as 16 packed BF16 pairs in the order a lane reads them (lane tq's four pairs, both k steps, in
-// one 16-byte load). The factors are the ones the warps computed, rounded the same way (PK2's
-// packed pair); they live in the state's low tile, which the plain pass does not use
-// (HYMO_GDN_PK2_HHI). Per chunk and CTA: about 540 exp2s and their products and packs move
-// from the P phase's and the o phase's dependent chains into the staging (where they are spread
-// over all threads), replaced there by 34 shared loads. Run 305's profile (an H100): the P phase's
-// and o phase's fragment scaling (gdn_fwd_bf16.cuh's ldsm_a_colscaled and diag8_mm lines) about
-// 11% of the pass's instructions.
-#ifndef HYMO_GDN_COLF
-#define HYMO_GDN_COLF 0
+#ifdef HYMO_GDN_COLF
+#error "HYMO_GDN_COLF was removed in session 61 (run 307: the plain forward +3.2..+4.8% held); commit 9b90f28 has it"
 #endif
-// HYMO_GDN_PROW (session 61; off by default, 1 turns it on): the plain output pass at D = S = 32
-// without the CTA barrier between its P phase and its o phase. Warp w's o phase reads the P rows
-// of its own row block only, so it waits (named barriers 1..3) for the warps that wrote
-// off-diagonal pairs into those rows: row block 1 for warp 0 (pair (1, 0)), 2 for warp 1 ((2, 0)),
-// 3 for warps 0 and 1 ((3, 1), (3, 2)); they announce them with bar.arrive right after their
-// pairs. The next chunk's b and c (whose tiles the slow blocks' walks read in the P phase) are
-// fetched by the last warp to leave its P phase (a counter in shared memory, in the unused low
-// state tile of HYMO_GDN_PK2_HHI, after HYMO_GDN_COLF's factors). Run 305's profile (an H100): that
-// barrier was the pass's hottest instruction (7.4% of the stall samples); the P phase gives warps
-// 0 and 1 two pairs and warps 2 and 3 one, while the o phase's P V gives warp w w + 1 k steps, so
-// without the barrier the two imbalances offset.
-#ifndef HYMO_GDN_PROW
-#define HYMO_GDN_PROW 0
+#ifdef HYMO_GDN_PROW
+#error "HYMO_GDN_PROW was removed in session 61 (run 307: slower, and racecheck reported hazards); commit 9b90f28 has it"
 #endif
 
 // HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-

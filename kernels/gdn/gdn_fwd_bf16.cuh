@@ -145,42 +145,6 @@ __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], con
   }
 }
 
-// diag8_mm with the column factors given as packed BF16 pairs (HYMO_GDN_COLF, the plain pass):
-// fa and fb hold a lane's pairs for columns k0 + 2 (lane & 3) + {0, 1} and + {8, 9} at k0 = 0
-// (x, y) and k0 = 16 (z, w), as frag_a_colfactors' factors packed by scale_bf16x2<true>.
-template <int S, bool UPPER>
-__device__ __forceinline__ void diag8_mm_cf(float (&acc)[2][4], float (&sq)[4], const bf16* A, int lda,
-                                            const bf16* Bt, int ldb, const uint4& fa, const uint4& fb) {
-  static_assert(S == 32, "HYMO_GDN_COLF: S = 32 (two k steps)");
-  const int lane = threadIdx.x & 31;
-  const bf16* bp = Bt + ldsm_row_t(lane) * ldb + ldsm_col_t(lane);
-#pragma unroll
-  for (int k0 = 0; k0 < S; k0 += 16) {
-    uint32_t a4[4], b4[4];
-    ldsm_x4(a4, frag_a_addr(A, lda, k0));
-    ldsm_x4(b4, bp + k0);
-    mma_bf16(acc[0], a4, b4[0], b4[1]);
-    mma_bf16(acc[1], a4, b4[2], b4[3]);
-    const uint32_t fa0 = k0 ? fa.z : fa.x, fa1 = k0 ? fa.w : fa.y;
-    const uint32_t fb0 = k0 ? fb.z : fb.x, fb1 = k0 ? fb.w : fb.y;
-    constexpr int r = UPPER ? 0 : 1, nb = UPPER ? 2 : 0;  // A's registers r, r + 2; B's nb, nb + 1
-    uint32_t as[4] = {0u, 0u, 0u, 0u};
-    as[r] = mul_bf16x2(a4[r], fa0);
-    as[r + 2] = mul_bf16x2(a4[r + 2], fa1);
-    mma_bf16(sq, as, mul_bf16x2(b4[nb], fb0), mul_bf16x2(b4[nb + 1], fb1));
-  }
-}
-// The A fragment of ldsm_a_colscaled<true> with the factors given as above (f0: k0 = 0's or 16's
-// first pair, f1 its second).
-__device__ __forceinline__ void ldsm_a_cf(uint32_t (&a4)[4], const bf16* A, int lda, int k0, uint32_t f0,
-                                          uint32_t f1) {
-  ldsm_x4(a4, frag_a_addr(A, lda, k0));
-  a4[0] = mul_bf16x2(a4[0], f0);
-  a4[1] = mul_bf16x2(a4[1], f0);
-  a4[2] = mul_bf16x2(a4[2], f1);
-  a4[3] = mul_bf16x2(a4[3], f1);
-}
-
 // Q consecutive values (Q = 4, 8 or 16; 8 * Q bytes aligned for BF16 or FP16, 16 for
 // floats).
 __device__ __forceinline__ float2 to_float2(__nv_bfloat162 v) { return bf16x2_f2(v); }
@@ -1169,22 +1133,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
   // (D8 at S = 16 only with HYMO_GDN_DIAG8_S16: on since run 115, -2.9% there with
   // HYMO_GDN_DIAG8_MID; 1.6% slower before USTAGE, run 104, and even before MID, run 110)
   constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1 && (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
-  // CF (HYMO_GDN_COLF, gdn.cuh): the column factors of the scaled fragments staged once a chunk,
-  // 17 vectors of 16 packed pairs in the unused low state tile (cfv(v): lane tq's four pairs)
-  constexpr bool CF = HYMO_GDN_COLF && !TRAIN && PK && HHI && P::KE && P::QR && D8 && S == 32 && D == 32 && NW == 4;
-  static_assert(!CF || 17 * 16 * 4 <= 2 * S * LD, "HYMO_GDN_COLF: the factors fit the low state tile");
-  [[maybe_unused]] uint32_t* const cf = reinterpret_cast<uint32_t*>(hl);
-  const auto cfv = [&](int v) { return *reinterpret_cast<const uint4*>(cf + v * 16 + 4 * tq); };
-  // PW (HYMO_GDN_PROW, gdn.cuh): no CTA barrier after the P phase; named barriers a row block
-  // (the pairs dealt round-robin: warp 0 pairs 0 and 4, warp 1 pairs 1 and 5, warps 2 and 3 their
-  // own), and the P phase's last warp fetching the next b and c (pcnt: warps out of the P phase)
-  constexpr bool PW = HYMO_GDN_PROW && !TRAIN && R == 1 && NW == 4 && NWT == 4 && TM && HHI && P::KE &&
-                      S == 32 && D == 32;
-  static_assert(!PW || 2048 + 4 <= 2 * S * LD, "HYMO_GDN_PROW: the counter fits the low state tile");
-  [[maybe_unused]] unsigned* const pcnt = reinterpret_cast<unsigned*>(reinterpret_cast<char*>(hl) + 2048);
-  if constexpr (PW) {
-    if (tid == 0) *pcnt = 0u;  // (read after the first chunk's top barrier)
-  }
   // HYMO_GDN_DIAG8_TRAIN (the training pass with MIDREG): a block that passes diag8_fast has its
   // two halves computed by its first warp (which otherwise walks the triangles), each one product
   // around its reference (diag8_ref), operands built in registers from the raw c and b tiles as
@@ -1258,16 +1206,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     // HYMO_GDN_SEL: one exp an element for the squares' operands (in the plain pass at D = 16
     // only with ZROW's zero rows: run 88, 3.6% slower alone there; run 89, -5.2% with them)
     constexpr bool SL = HYMO_GDN_SEL && (TRAIN || D != 16 || ZR);
-#if HYMO_GDN_STAGE_UNROLL
-    // (gdn.cuh: the plain pass at D = S = 32 with its units unrolled; the rest as below)
-    constexpr bool SUN = !TRAIN && S == 32 && D == 32;
-    constexpr int NSU = (C * (S / 8) + NTH - 1) / NTH;
-#pragma unroll (SUN ? NSU : 1)
-    for (int ui = 0, u = tid; SUN ? ui < NSU : u < C * (S / 8); ++ui, u += NTH) {
-      if (SUN && u >= C * (S / 8)) break;
-#else
     for (int u = tid; u < C * (S / 8); u += NTH) {
-#endif
       int q8;
       const int t = row_piece<S / 8, 2>(u, q8), s0 = q8 * 8, blk = t >> 4;  // (HYMO_GDN_ROWPERM)
       float cx[8], bx[8], a2[8], y[8], z[8];
@@ -1381,28 +1320,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
         for (int i = blk + 1; i <= NW; ++i) stage_sc(kr + (8 * i * (i - 1) + t) * LS + s0, LK, false, G[16 * i - 1] - gt);
       }
     }
-    if constexpr (CF) {
-      // word q: vector v = q / 16 (0..5 the off-diagonal pairs, 6..8 Qs of row blocks 1..3,
-      // 9 + 2 b and 10 + 2 b block b's square: queries', keys'), lane tq = (q % 16) / 4, slot
-      // q % 4 (k0 = 0 or 16, then columns + 0 or + 8)
-      for (int q = tid; q < 17 * 16; q += NTH) {
-        const int v = q >> 4, sl = q & 15;
-        const int kc = ((sl & 3) >> 1) * 16 + 2 * (sl >> 2) + (sl & 1) * 8;
-        float d;
-        if (v < 6) {
-          int i = 1;
-          while (v >= i * (i + 1) / 2) ++i;
-          const int j = v - i * (i - 1) / 2;
-          d = G[16 * i - 1] - G[16 * j + 15];
-        } else if (v < 9) {
-          d = G[16 * (v - 5) - 1];
-        } else {
-          const int b0 = 16 * ((v - 9) >> 1);
-          d = ((v - 9) & 1) ? G[b0 + 7] - diag8_ref(G, b0) : diag8_ref(G, b0 + 8) - G[b0 + 7];
-        }
-        cf[q] = pack_bf16(ex2f(d * A2[kc]), ex2f(d * A2[kc + 1]));
-      }
-    }
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
     // round-robin over the warps (OFFD_R1: over the second warps of the row blocks; with
@@ -1434,7 +1351,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       if constexpr (P::KE) {
         // (Qi_i scaled by d_ij = exp((G_{16i-1} - G_{16j+15}) A) in registers) Kend_j^T;
         // TRAIN: high and low parts of both, hi * hi + lo * hi + hi * lo
-        [[maybe_unused]] const float dg = CF ? 0.f : G[16 * i - 1] - G[16 * j + 15];
+        const float dg = G[16 * i - 1] - G[16 * j + 15];
         const bf16* kb = kr + 16 * j * LS;
 #pragma unroll
         for (int k0 = 0; k0 < S; k0 += 16) {
@@ -1449,10 +1366,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
             mma_bf16(acc[1], al4, b4[2], b4[3]);
             mma_bf16(acc[0], a4, bl4[0], bl4[1]);
             mma_bf16(acc[1], a4, bl4[2], bl4[3]);
-          } else if constexpr (CF) {
-            const uint4 f = cfv(pr);
-            ldsm_a_cf(a4, qa, LS, k0, k0 ? f.z : f.x, k0 ? f.w : f.y);
-            ldsm_x4(b4, kp);
           } else {
             ldsm_a_colscaled<PK>(a4, qa, LS, k0, dg, A2);
             ldsm_x4(b4, kp);
@@ -1473,16 +1386,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr)
           put_p(16 * i + gq + 8 * hr, 16 * j + nt * 8 + 2 * tq, acc[nt][2 * hr], acc[nt][2 * hr + 1]);
-    }
-    if constexpr (PW) {  // the pairs in other warps' rows are written: warp 0 rows 1 and 3, warp 1 rows 2 and 3
-      if (wid < 2) {
-        __syncwarp();
-        if (wid == 0)
-          asm volatile("bar.arrive 1, 64;\n" ::: "memory");
-        else
-          asm volatile("bar.arrive 2, 64;\n" ::: "memory");
-        asm volatile("bar.arrive 3, 96;\n" ::: "memory");
-      }
     }
     // Diagonal block: the 8x8 square below the diagonal (t in 8..15, tau in 0..7 of
     // the block) from the mid tile (the product's other quadrants are not used; MR: from
@@ -1590,11 +1493,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       // (mismatched references, possibly infinite) are not used.
       float acc[2][4], sq[4] = {0.f, 0.f, 0.f, 0.f};
       zero(acc);
-      if constexpr (CF)
-        diag8_mm_cf<S, false>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, cfv(9 + 2 * w), cfv(10 + 2 * w));
-      else
-        diag8_mm<S, false, PK>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
-                               G[r0 + 7] - diag8_ref(G, r0), A2);
+      diag8_mm<S, false, PK>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
+                             G[r0 + 7] - diag8_ref(G, r0), A2);
       acc[0][2] = sq[2];  // rows 8..15 of n8 tile 0: the square
       acc[0][3] = sq[3];
       put_p_block_lower(acc);
@@ -1753,34 +1653,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       if (ch + 2 < c1_now())
         gate_fetch<C>(graw, gate + (tok0 + 2 * C) * HM::HG(p.H) + HM::hG(h), tsG, min(C, p.T - (ch + 2) * C));
     }
-    if constexpr (PW) {
-      // out of the P phase: the last warp out fetches the next b and c (no warp reads them
-      // again this chunk); then this warp's row block's pairs from the other warps
-      __syncwarp();
-      if (lane == 0) {
-        __threadfence_block();
-        if (atomicAdd(pcnt, 1u) == NW - 1) {
-          *pcnt = 0u;
-#if HYMO_GDN_TMA & 2
-          if (ch + 1 < c1_now()) {
-            mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-            tma_load_3d(sb, &tm.b, HM::hS(h) * S, (ch + 1) * C, bb, mb);
-            tma_load_3d(sc, &tm.c, HM::hS(h) * S, (ch + 1) * C, bb, mb);
-          }
-#endif
-        }
-      }
-      if (wid == 1)
-        asm volatile("bar.sync 1, 64;\n" ::: "memory");
-      else if (wid == 2)
-        asm volatile("bar.sync 2, 64;\n" ::: "memory");
-      else if (wid == 3)
-        asm volatile("bar.sync 3, 96;\n" ::: "memory");
-      __syncwarp();
-    } else {
-      __syncthreads();
-      if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
-    }
+    __syncthreads();
+    if (ch + 1 < c1_now()) fetch_bc(ch + 1);  // b, c are dead for this chunk
     // o = P V + Qs h (h as BF16 high + low)
     float acc[ND][4];
     zero(acc);
@@ -1796,20 +1670,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
         // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (P4: the
         // plain pass only)
         static_assert(!TRAIN, "QR: the plain pass");
-        const float gs = CF ? 0.f : w ? G[r0 - 1] : 0.f;
-        [[maybe_unused]] uint4 fq;
-        if constexpr (CF) fq = w ? cfv(5 + w) : make_uint4(0u, 0u, 0u, 0u);
+        const float gs = w ? G[r0 - 1] : 0.f;
 #pragma unroll
         for (int k0 = 0; k0 < S; k0 += 16) {
           uint32_t a4[4];
-          if constexpr (CF) {
-            if (w)
-              ldsm_a_cf(a4, qi + r0 * LS, LS, k0, k0 ? fq.z : fq.x, k0 ? fq.w : fq.y);
-            else
-              ldsm_x4(a4, frag_a_addr(qi + r0 * LS, LS, k0));
-          } else {
-            ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
-          }
+          ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
 #pragma unroll
           for (int np = 0; np < ND / 2; ++np) {
             uint32_t b4[4];
