@@ -28,6 +28,10 @@
 #        SASS with source lines). The forward is the default shape's nearest target (0.1046 ms
 #        held on the H200 in run 308 against 0.10); last run as run 305 (session 61, an H100;
 #        notes/runs/gdn-2026-12-06j-run305-ncu-out-plain.txt) (about 60 s)
+#   307  segment lengths on the card at hand (session 61, for an H200, after 305 there): the
+#        benchmark at the default shape and at H = 64 with --cps 0,4,6,8,11,16 (0: the automatic
+#        rule, 8 chunks at T = 4096), idle and held, into cps-sweep.json. The rule was settled on
+#        H100s; the H200's 1.43x DRAM bandwidth with the same SMs may move it (about 90 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -60,13 +64,13 @@
 # checked the first as run 304 (commit 8bbecda has both calls), then wrote 305; session 61 ran 305
 # as run 305 and 218 as run 306 (an H100), wrote 306 (three switches for the plain output pass) and ran
 # it as run 307 on an H200 (all slower, removed; commit 9b90f28 has the call), then 218 and 219 as runs
-# 308 and 309 (the same H200); docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
+# 308 and 309 (the same H200), and wrote 307; docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 305) ;;
+  218 | 219 | 238 | 250 | 305 | 307) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 305: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 305 or 307: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -135,6 +139,16 @@ case "$CALL" in
     ;;
   305)
     OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
+    ;;
+  307)
+    (
+      OUT=$O/b bounded 200 scripts/device-gdn.sh build || exit $?
+      G=$(cat /tmp/gdn-gdir)
+      for sh in 4,4096,28,32,32 4,4096,64,32,32; do
+        bounded 90 "$G/hymo_gdn_bench" --json --shape "$sh" --cps 0,4,6,8,11,16 >> "$O/cps-sweep.json" || exit $?
+      done
+      cut -c1-400 "$O/cps-sweep.json"
+    ) > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?
