@@ -857,8 +857,8 @@ __device__ __forceinline__ void block_pair_sync(int w) {
 template <int S, int D, int C, bool TRAIN, bool SPLIT>
 __host__ __device__ constexpr int out_min_ctas() {
   if (S <= 32 && D <= 32) return TRAIN ? (PlanF<S, D, C, true>::TW ? 3 : 2) : (PlanF<S, D, C>::P4 ? 4 : 3);
-  if (!TRAIN && !SPLIT && S <= 32 && D == 64) return HYMO_GDN_OUT_MINB64;  // (gdn.cuh)
-  return (TRAIN && !SPLIT && ((S <= 32 && D == 64) || (S == 64 && D == 32))) ? 3 : 1;
+  if (!SPLIT && S <= 32 && D == 64) return TRAIN ? 3 : HYMO_GDN_OUT_MINB64;  // (gdn.cuh)
+  return (TRAIN && !SPLIT && S == 64 && D == 32) ? 3 : 1;
 }
 template <int S, int D, int C, bool FUSED, bool TRAIN, class HM = HeadMap<>>
 __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D, C, TRAIN, HM::split>())
