@@ -29,9 +29,12 @@
 #        held on the H200 in run 308 against 0.10); last run as run 305 (session 61, an H100;
 #        notes/runs/gdn-2026-12-06j-run305-ncu-out-plain.txt) (about 60 s)
 #   307  segment lengths on the card at hand (session 61, for an H200, after 305 there): the
-#        benchmark at the default shape and at H = 64 with --cps 0,4,6,8,11,16 (0: the automatic
-#        rule, 8 chunks at T = 4096), idle and held, into cps-sweep.json. The rule was settled on
-#        H100s; the H200's 1.43x DRAM bandwidth with the same SMs may move it (about 90 s)
+#        benchmark at the default shape (three rounds) and at H = 64 (one) with --cps
+#        0,4,6,8,11,16 (0: the automatic rule, 8 chunks at T = 4096), idle and held, into
+#        cps-sweep.json; then (session 62) the default shape's split tail segments, --tail
+#        -1,0,1,2,3 (-1: the rule, whose model took its chunk times from H100s), three rounds,
+#        into tail-sweep.json. The rules were settled on H100s; the H200's 1.43x DRAM bandwidth
+#        with the same SMs may move them (about 150 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -144,10 +147,14 @@ case "$CALL" in
     (
       OUT=$O/b bounded 200 scripts/device-gdn.sh build || exit $?
       G=$(cat /tmp/gdn-gdir)
-      for sh in 4,4096,28,32,32 4,4096,64,32,32; do
+      for sh in 4,4096,28,32,32 4,4096,64,32,32 4,4096,28,32,32 4,4096,28,32,32; do
         bounded 90 "$G/hymo_gdn_bench" --json --shape "$sh" --cps 0,4,6,8,11,16 >> "$O/cps-sweep.json" || exit $?
       done
       cut -c1-400 "$O/cps-sweep.json"
+      for r in 1 2 3; do
+        bounded 60 "$G/hymo_gdn_bench" --json --quick --tail -1,0,1,2,3 >> "$O/tail-sweep.json" || exit $?
+      done
+      cut -c1-400 "$O/tail-sweep.json"
     ) > "$O/console.log" 2>&1
     ;;
 esac
