@@ -33,8 +33,10 @@
 #        0,4,6,8,11,16 (0: the automatic rule, 8 chunks at T = 4096), idle and held, into
 #        cps-sweep.json; then (session 62) the default shape's split tail segments, --tail
 #        -1,0,1,2,3 (-1: the rule, whose model took its chunk times from H100s), three rounds,
-#        into tail-sweep.json. The rules were settled on H100s; the H200's 1.43x DRAM bandwidth
-#        with the same SMs may move them (about 150 s)
+#        into tail-sweep.json; and D = S = 128's segment count (--nseg 2,3,4,5,6,8; the rule's
+#        4 was set in session 28, before the split path's later changes; there forward + backward
+#        trails FLA's kernels held, gdn.md item 0) into nseg128-sweep.json. The rules were settled
+#        on H100s; the H200's 1.43x DRAM bandwidth with the same SMs may move them (about 180 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -155,6 +157,8 @@ case "$CALL" in
         bounded 60 "$G/hymo_gdn_bench" --json --quick --tail -1,0,1,2,3 >> "$O/tail-sweep.json" || exit $?
       done
       cut -c1-400 "$O/tail-sweep.json"
+      bounded 90 "$G/hymo_gdn_bench" --json --shape 4,4096,28,128,128 --nseg 2,3,4,5,6,8 >> "$O/nseg128-sweep.json" || exit $?
+      cut -c1-400 "$O/nseg128-sweep.json"
     ) > "$O/console.log" 2>&1
     ;;
 esac
