@@ -172,6 +172,18 @@ int tail_rule(long BH, int NC, int cps, int NSEG, int sms) {
 // Where the rule applies: the staged BF16 backward main kernel at 2 CTAs an SM (S <= 32), with
 // D = 32, the shapes run 246 measured (D = 16 keeps its shorter segments, HYMO_GDN_CPS_LONG).
 bool tail_rule_applies(const Shape& s) { return staged(s) && !split(s) && s.S <= 32 && s.D == 32; }
+// The split path's rule (session 62): at D = S = 128 the last segment of each block in halves
+// where the blocks' CTAs (B H NS NV of them a segment; the generic main kernel runs three an SM)
+// fill at least four waves. Run 312 (an H100, three rounds, B=4 T=4096 H=28: 4.5 waves at the
+// automatic 4 segments): forward + backward held 6.746 -> 6.542 ms (-3.0%; idle -2.4%), the
+// training forward even; two split segments 6.686, three 6.750. The plain forward keeps its
+// segments (gdn_forward: split too in run 312, +2.3% held). Only where the segments are long
+// (16 chunks or more: the measured shape's are 32) and at D = S = 128: other split shapes (S or
+// D alone 128) were not measured and keep theirs.
+bool split_tail_eligible(const Shape& s) { return split(s) && s.S == 128 && s.D == 128; }
+int split_tail_rule(long BHk, int cps, int NSEG, int sms) {
+  return HYMO_GDN_TAIL && cps >= 16 && cps % 2 == 0 && BHk * NSEG >= 4L * 3 * sms ? 1 : 0;
+}
 
 struct Layout {
   // NSEG segments a (b, h): nlong of cps chunks, then NSEG - nlong of cps2 (HYMO_GDN_TAIL), the
@@ -256,19 +268,22 @@ Layout layout(const Shape& s) {
   // the kernels dispatch after every long segment's (cta_place), so that the passes' last waves
   // hold short CTAs. The rule (tail_rule, above): where the segment count is the automatic one
   // and the backward main kernel is the staged one of S <= 32, D = 32, the count of 0 to 3 whose
-  // modelled spans are shortest (unless gdn_set_tail_segments sets it). Where the calls are
-  // staged and not split (S, D <= 64), the plain forward keeps the segments unsplit unless asked
-  // (gdn_forward; session 21's run 126 measured it 1.5-2.5% slower at every split count, with the
-  // grids turned segment-major, which this placement does not do); its backward needs a saving
-  // forward, which splits them as the backward does.
+  // modelled spans are shortest; at D = S = 128 (the split path) one where its grids fill four
+  // waves (split_tail_rule); gdn_set_tail_segments overrides both. The plain forward keeps the
+  // segments unsplit unless asked (gdn_forward; session 21's run 126 measured it 1.5-2.5% slower
+  // at every split count, with the grids turned segment-major, which this placement does not do;
+  // run 312: 2.3% slower at D = S = 128); its backward needs a saving forward, which splits them
+  // as the backward does.
   L.NSEG_plain = L.NSEG;
   L.nlong = L.NSEG;
   L.cps2 = L.cps;
   const bool automatic = g_cps_override <= 0 && g_nseg_override <= 0;
   const bool ruled = g_tail_override < 0 && automatic && tail_rule_applies(s);
+  const bool split_ruled = g_tail_override < 0 && automatic && split_tail_eligible(s);
   const int tail = g_tail_override >= 0 ? g_tail_override
-                   : ruled ? tail_rule(BH, L.NC, L.cps, L.NSEG, sm_count())
-                           : 0;
+                   : ruled       ? tail_rule(BH, L.NC, L.cps, L.NSEG, sm_count())
+                   : split_ruled ? split_tail_rule(BHk, L.cps, L.NSEG, sm_count())
+                                 : 0;
   // the segment count with the last k split (nlong(k) long ones, then cps / 2 chunks each, where
   // cps is even)
   auto nlong = [&](int k) { return std::max(0, L.NSEG_plain - k); };
@@ -284,7 +299,7 @@ Layout layout(const Shape& s) {
   // The per-segment buffers hold the rule's largest count (3), not only its pick: the pick
   // depends on the SM count, and a workspace sized on one device must not run short on another
   // for the rule's sake (HYMO_GDN_CPS_FILL's lengths still depend on it: gdn_workspace_bytes)
-  const size_t NSEGb = size_t(std::max(L.NSEG, ruled ? split_count(3) : L.NSEG));
+  const size_t NSEGb = size_t(std::max(L.NSEG, ruled ? split_count(3) : split_ruled ? split_count(1) : L.NSEG));
   size_t off = 0;
   auto take = [&](size_t floats) {
     const size_t o = off;
@@ -493,7 +508,7 @@ cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaS
     return fail("gdn_forward: expected 16-byte aligned v, b, c, z, out and workspace");
   const Layout L = layout(s);
   dev::KParams p = make_params(s, L, a, workspace);
-  if (!save_for_backward && staged(s) && !split(s) && !g_tail_plain) {  // (unsplit: layout())
+  if (!save_for_backward && (staged(s) || split(s)) && !g_tail_plain) {  // (unsplit: layout())
     p.NSEG = L.NSEG_plain;
     p.nlong = L.NSEG_plain;
     p.cps2 = L.cps;

@@ -78,6 +78,16 @@ int main() {
     expect("tail 1: 7 of 8 chunks, 2 of 4", mk(4, 4096, 28, 32, 32), tb ? 9 : 8);
     gdn_set_tail_segments(2);
     expect("tail 2: 6 of 8, 4 of 4", mk(4, 4096, 28, 32, 32), tb ? 10 : 8);
+    // the split path's rule (split_tail_rule): at D = S = 128 the last segment split where the
+    // blocks' CTAs fill four waves of three an SM and the segments are at least 16 chunks long
+    gdn_set_tail_segments(-1);
+    if (sms == 132) {
+      expect("D = S = 128 rule: 3 of 32, 2 of 16 (1792 CTAs)", mk(4, 4096, 28, 128, 128), tb ? 5 : 4);
+      expect("D = S = 128 rule: 512 CTAs keep 32 of 4", mk(1, 4096, 4, 128, 128), 32);
+      expect("D = S = 128 rule: 8 chunks keep 4", mk(4, 1024, 28, 128, 128), 4);
+    }
+    expect("D = 128, S = 32: no split", mk(4, 4096, 28, 128, 32), 8);
+    gdn_set_tail_segments(2);
     gdn_set_segments(7);
     expect("tail 2 of 7 segments: 5 of 10, 5 5 5", mk(1, 4097, 2, 32, 32), tb ? 8 : 7);
     gdn_set_segments(0);
