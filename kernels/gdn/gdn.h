@@ -96,7 +96,7 @@ void gdn_set_segments(int nseg);
 // it): the last n segments of each (b, h), as the two calls above set them, split in halves (where
 // their length is even), the CTAs of every (b, h)'s long segments dispatched before any short
 // one's; -1 (the default): the layout's rule (0 to 3 where S <= 32, D = 32 and the segment count
-// is automatic, else none). Where S, D <= 64 in BF16 the plain forward (no
+// is automatic; 0 or 1 at D = S = 128 in BF16; else none). In BF16 the plain forward (no
 // save_for_backward) keeps its segments unsplit, unless plain_too. Changes gdn_segments (the
 // split count) and gdn_workspace_bytes. gdn_tail_segments_built: whether this build has the
 // switch.

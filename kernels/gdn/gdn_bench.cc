@@ -241,7 +241,7 @@ int main(int argc, char** argv) {
       "  --tail N1,N2,...: the last N segments of each (b, h) in halves, dispatched last\n"
       "  (gdn_set_tail_segments; -1: the layout's rule, the default; each with every mode above;\n"
       "  the JSON's \"tail\" is the setting, \"segments\" the count); --tail-plain: the plain forward\n"
-      "  split too (at S, D <= 64 it keeps its segments otherwise; the JSON's \"tail_plain\")\n";
+      "  split too (in BF16 it keeps its segments otherwise; the JSON's \"tail_plain\")\n";
   bool json = false, quick = false, tail_plain = false, held = true;
   int iters = 50;
   double decay_scale = 1.0;
