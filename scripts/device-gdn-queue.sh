@@ -35,8 +35,8 @@
 #        -1,0,1,2,3 (-1: the rule, whose model took its chunk times from H100s), three rounds,
 #        into tail-sweep.json; and D = S = 128's segment count (--nseg 2,3,4,5,6,8; the rule's
 #        4 was set in session 28, before the split path's later changes; there forward + backward
-#        trails FLA's kernels held, gdn.md item 0) and split tail segments there (--tail 0,1,2:
-#        the tail rule is the staged D = 32 kernels' only) into nseg128-sweep.json. The rules were settled
+#        trails FLA's kernels held, gdn.md item 0) and split tail segments there (--tail 0,1,2;
+#        since run 312 split_tail_rule picks 1 there) into nseg128-sweep.json. The rules were settled
 #        on H100s; the H200's 1.43x DRAM bandwidth with the same SMs may move them (about 180 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):

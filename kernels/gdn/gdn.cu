@@ -181,8 +181,10 @@ bool tail_rule_applies(const Shape& s) { return staged(s) && !split(s) && s.S <=
 // (16 chunks or more: the measured shape's are 32) and at D = S = 128: other split shapes (S or
 // D alone 128) were not measured and keep theirs.
 bool split_tail_eligible(const Shape& s) { return split(s) && s.S == 128 && s.D == 128; }
+// (An odd length or a build without HYMO_GDN_TAIL splits nothing whatever the pick: layout()'s
+// split_count.)
 int split_tail_rule(long BHk, int cps, int NSEG, int sms) {
-  return HYMO_GDN_TAIL && cps >= 16 && cps % 2 == 0 && BHk * NSEG >= 4L * 3 * sms ? 1 : 0;
+  return cps >= 16 && BHk * NSEG >= 4L * 3 * sms ? 1 : 0;
 }
 
 struct Layout {
@@ -280,6 +282,7 @@ Layout layout(const Shape& s) {
   const bool automatic = g_cps_override <= 0 && g_nseg_override <= 0;
   const bool ruled = g_tail_override < 0 && automatic && tail_rule_applies(s);
   const bool split_ruled = g_tail_override < 0 && automatic && split_tail_eligible(s);
+  const int tail_most = ruled ? 3 : split_ruled ? 1 : 0;  // the most the applying rule may pick
   const int tail = g_tail_override >= 0 ? g_tail_override
                    : ruled       ? tail_rule(BH, L.NC, L.cps, L.NSEG, sm_count())
                    : split_ruled ? split_tail_rule(BHk, L.cps, L.NSEG, sm_count())
@@ -296,10 +299,11 @@ Layout layout(const Shape& s) {
     L.cps2 = L.cps / 2;
     L.NSEG = split_count(tail);
   }
-  // The per-segment buffers hold the rule's largest count (3), not only its pick: the pick
-  // depends on the SM count, and a workspace sized on one device must not run short on another
-  // for the rule's sake (HYMO_GDN_CPS_FILL's lengths still depend on it: gdn_workspace_bytes)
-  const size_t NSEGb = size_t(std::max(L.NSEG, ruled ? split_count(3) : split_ruled ? split_count(1) : L.NSEG));
+  // The per-segment buffers hold the rule's largest count (tail_most), not only its pick: the
+  // pick depends on the SM count, and a workspace sized on one device must not run short on
+  // another for the rule's sake (HYMO_GDN_CPS_FILL's lengths still depend on it:
+  // gdn_workspace_bytes)
+  const size_t NSEGb = size_t(std::max(L.NSEG, split_count(tail_most)));
   size_t off = 0;
   auto take = [&](size_t floats) {
     const size_t o = off;
