@@ -192,7 +192,7 @@ struct Layout {
   // last one shorter; NSEG_plain: the count without the split (the staged plain forward's)
   int C, NC, cps, NSEG, nlong, cps2, NSEG_plain;
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
-  size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg;  // the split path (none elsewhere)
+  size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg, sp_cnt;  // the split path (none elsewhere)
   size_t total;
 };
 
@@ -332,6 +332,7 @@ Layout layout(const Shape& s) {
   L.sp_dc = take(sp ? BTH * s.S * nv : 0);
   L.sp_db = take(sp ? BTH * s.S * nv : 0);
   L.sp_dg = take(sp ? BTH * nb : 0);
+  L.sp_cnt = take(sp ? BH * NSEGb : 0);  // (unsigned: HYMO_GDN_SPLIT_SUMS's counts)
   L.total = off;
   return L;
 }
@@ -359,6 +360,7 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.sp_dc = reinterpret_cast<float*>(w + L.sp_dc);
   p.sp_db = reinterpret_cast<float*>(w + L.sp_db);
   p.sp_dg = reinterpret_cast<float*>(w + L.sp_dg);
+  p.sp_cnt = reinterpret_cast<unsigned*>(w + L.sp_cnt);
   p.clocks = g_clocks;
   return p;
 }
@@ -492,14 +494,16 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // adjoint (or prologue) pass, main kernel, parameter reduction, plus the reverse
   // segment scan before the staged main kernel; the staged BF16 variants recompute with
   // the training forward, the generic ones with the state pass (1). The split path: the
-  // epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums, the
-  // parameter reduction, recomputing with the training forward less its parts' sum.
-  if (split(s)) return 5 + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
+  // epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums (in the main
+  // kernel with HYMO_GDN_SPLIT_SUMS), the parameter reduction, recomputing with the training
+  // forward less its parts' sum.
+  if (split(s)) return 5 - HYMO_GDN_SPLIT_SUMS + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
   const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s, true) : 1);
 }
 int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }
 int gdn_out_early() { return HYMO_GDN_OUT_EARLY; }
+int gdn_split_sums() { return HYMO_GDN_SPLIT_SUMS; }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,
                         bool save_for_backward) {

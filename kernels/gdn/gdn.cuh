@@ -286,6 +286,18 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #define HYMO_GDN_BWD_ROLES 1
 #endif
 
+// HYMO_GDN_SPLIT_SUMS (session 63; default 1, 0 turns it off): the split path's backward (S or D
+// = 128) sums its blocks' FP32 parts of dv, dc, db and dgate into the caller's BF16 tensors in the
+// main kernel, not in a kernel after it (split_grad_kernel, gdn_split.cuh): the last of a (b, h,
+// segment)'s NS NV block CTAs to finish (an atomic count a head-segment, p.sp_cnt, which
+// split_dout_kernel zeroes earlier in the same backward) adds the parts of the segment's tokens
+// in split_grad_kernel's order, so the bits are the same. The parts' reads then overlap the other
+// CTAs' arithmetic instead of running alone (run 311, an H100, D = S = 128: split_grad_kernel 586
+// us of forward + backward's 6.69 ms; gdn.md "Left to do" item 0 (d)). seg_bwd_kernel.
+#ifndef HYMO_GDN_SPLIT_SUMS
+#define HYMO_GDN_SPLIT_SUMS 1
+#endif
+
 // HYMO_GDN_TRI_HORNER (session 29; default 1, 0 turns it off): the generic main kernel's walks of
 // the diagonal blocks' triangles (dc and db) by Horner's rule, r = r a_k + dP x_k, instead of a
 // running product of the per-step decays beside the sum (two operations an element and step
@@ -986,6 +998,12 @@ struct KParams {
   // their parts of o (in the backward, of dv), and their parts of dc, db and dgate
   float *sp_state, *sp_gsum, *sp_o;
   float *sp_dc, *sp_db, *sp_dg;
+  // HYMO_GDN_SPLIT_SUMS: the count of a (b, h, segment)'s finished block CTAs ([B H][NSEG], the
+  // caller's heads), and the caller's dv, dc, db and dgate, which the backward main kernel's p
+  // (split_params' view) has as the parts' buffers. Last, so the other fields keep their offsets
+  // (the default kernels' SASS: GDN_SAME_PARAMS=1 scripts/gdn-sass-same.sh).
+  unsigned* sp_cnt;
+  void *sum_dv, *sum_dc, *sum_db, *sum_dg;
 #if !HYMO_GDN_TAIL
   int nlong, cps2;  // (above)
 #endif
@@ -2612,6 +2630,111 @@ template <typename Tin, int C>
 __host__ __device__ constexpr int seg_bwd_threads() {
   return (sizeof(Tin) == 2 && HYMO_GDN_BWD_ROLES ? 2 : 1) * 2 * C;
 }
+// HYMO_GDN_SPLIT_SUMS: the parts of one (b, h, segment) summed into the caller's tensors, by
+// the last block CTA to finish it (seg_bwd_kernel's end; every part is in L2 or DRAM by then). The
+// caller's head hh of Hc, its tokens tok0 .. tok0 + n - 1 (B T flattened); S2 and D2 the blocks'
+// sizes. Each sum starts at zero and adds the blocks in split_grad_kernel's order: dv over the NS
+// row blocks, dc and db over the NV column blocks, dgate over all NS NV. U items a thread in
+// flight together: a CTA of 128 threads has 16 KB (dv) and 32 KB (dc and db) of loads outstanding
+// (one CTA's sums are bound by the loads' latency). The loads go to L2 (__ldcg): other CTAs
+// wrote the parts in this kernel.
+// A call, not inlined, with its operands by value. Inlined (any loop of it, even dgate's alone),
+// ptxas spilled the fused main kernel's chunk loop more: 136 bytes of stores at D = S = 128
+// against 36 without the switch (-Xptxas -v); as a call, 4 (20 with U = 8). p by reference put
+// the whole KParams on the stack.
+struct SplitSums {
+  const float *o, *dc, *db, *dg;  // the parts
+  void *sdv, *sdc, *sdb, *sdg;    // the caller's tensors
+};
+template <int NS, int NV, int S2, int D2, int NT>
+__device__ __noinline__ void split_sums(const SplitSums p, size_t tok0, int n, int hh, int Hc) {
+  constexpr int NB = NS * NV, Sc = S2 * NS, Dc = D2 * NV, PV = Dc / 4, PS = Sc / 4, U = 4;
+  static_assert(D2 % 4 == 0 && S2 % 4 == 0, "whole 4-column pieces in a block");
+  const size_t Hb = size_t(Hc) * NB;
+  const int tid = threadIdx.x;
+  auto st4 = [](void* y, size_t at, const float (&x)[4]) {
+    uint2 u;
+    u.x = pack_bf16(x[0], x[1]);
+    u.y = pack_bf16(x[2], x[3]);
+    *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(y) + at) = u;
+  };
+  auto add4 = [](float (&x)[4], const float4& y) {
+    x[0] += y.x;
+    x[1] += y.y;
+    x[2] += y.z;
+    x[3] += y.w;
+  };
+  // dv: the parts of row block sg at (tok, (hh NS + sg) NV + dg, dc)
+  for (int i0 = tid; i0 < n * PV; i0 += U * NT) {
+    float4 x[U][NS];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u * NT;
+      if (i < n * PV) {
+        const size_t tok = tok0 + i / PV;
+        const int d = (i % PV) * 4, dg = d / D2, dc = d % D2;
+#pragma unroll
+        for (int sg = 0; sg < NS; ++sg)
+          x[u][sg] = __ldcg(reinterpret_cast<const float4*>(p.o + ((tok * Hb + (size_t(hh) * NS + sg) * NV + dg) * D2 + dc)));
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u * NT;
+      if (i < n * PV) {
+        const size_t tok = tok0 + i / PV;
+        const int d = (i % PV) * 4;
+        float y[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int sg = 0; sg < NS; ++sg) add4(y, x[u][sg]);
+        st4(p.sdv, (tok * Hc + hh) * Dc + d, y);
+      }
+    }
+  }
+  // dc and db: the parts of column block dg at (tok, (hh NS + sg) NV + dg, sc)
+  for (int i0 = tid; i0 < n * PS; i0 += U * NT) {
+    float4 xc[U][NV], xb[U][NV];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u * NT;
+      if (i < n * PS) {
+        const size_t tok = tok0 + i / PS;
+        const int s = (i % PS) * 4, sg = s / S2, sc = s % S2;
+#pragma unroll
+        for (int dg = 0; dg < NV; ++dg) {
+          const size_t at = (tok * Hb + (size_t(hh) * NS + sg) * NV + dg) * S2 + sc;
+          xc[u][dg] = __ldcg(reinterpret_cast<const float4*>(p.dc + at));
+          xb[u][dg] = __ldcg(reinterpret_cast<const float4*>(p.db + at));
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int i = i0 + u * NT;
+      if (i < n * PS) {
+        const size_t tok = tok0 + i / PS;
+        const int s = (i % PS) * 4;
+        float yc[4] = {0.f, 0.f, 0.f, 0.f}, yb[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int dg = 0; dg < NV; ++dg) {
+          add4(yc, xc[u][dg]);
+          add4(yb, xb[u][dg]);
+        }
+        st4(p.sdc, (tok * Hc + hh) * Sc + s, yc);
+        st4(p.sdb, (tok * Hc + hh) * Sc + s, yb);
+      }
+    }
+  }
+  // dgate: the NB parts of (tok, hh) are adjacent (tok Hb + hh NB + j)
+  for (int i = tid; i < n; i += NT) {
+    const size_t tok = tok0 + i;
+    float x = 0.f;
+#pragma unroll
+    for (int j = 0; j < NB; ++j) x += __ldcg(p.dg + (tok * Hb + size_t(hh) * NB + j));
+    static_cast<__nv_bfloat16*>(p.sdg)[tok * Hc + hh] = __float2bfloat16_rn(x);
+  }
+}
+
 // (two roles: at most 168 registers, three CTAs an SM as the 72.75 KB of shared memory allow at
 // D = S = 64; unbounded, ptxas took about 250)
 template <typename Tin, int S, int D, int C, bool FUSED, class HM = HeadMap<>>
@@ -3213,6 +3336,27 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
     float x = 0.f;
     for (int j = 0; j < NT / 32; ++j) x += g[j];
     p.ddtpart[so] = x;
+  }
+  if constexpr (SP && HYMO_GDN_SPLIT_SUMS && sizeof(Tin) == 2) {
+    // the last of the (b, h, segment)'s block CTAs sums their parts (split_sums): each thread's
+    // parts made visible to the GPU before the CTA counts itself in (the count's atomic after the
+    // barrier and a fence); the last one's loads after its own fence see every block's
+    constexpr int NB = HM::ns * HM::nv;
+    const int Hc = p.H / NB, hh = h / NB;
+    __threadfence();
+    __syncthreads();
+    int* last = reinterpret_cast<int*>(Rb);  // (dead: the chunks are done)
+    if (tid == 0) {
+      const unsigned k = atomicAdd(p.sp_cnt + (size_t(bb) * Hc + hh) * p.NSEG + seg, 1u);
+      last[0] = k % NB == NB - 1;
+    }
+    __syncthreads();
+    if (last[0]) {
+      __threadfence();
+      const int t0 = c0 * C, t1 = min(p.T, c1 * C);
+      const SplitSums ss{p.sp_o, p.sp_dc, p.sp_db, p.sp_dg, p.sum_dv, p.sum_dc, p.sum_db, p.sum_dg};
+      split_sums<HM::ns, HM::nv, S, D, NT>(ss, size_t(bb) * p.T + t0, t1 - t0, hh, Hc);
+    }
   }
 }
 

@@ -329,14 +329,20 @@ cudaError_t run_bwd_split(const KParams& p, bool recompute, cudaStream_t st) {
   q.dc = p.sp_dc;
   q.db = p.sp_db;
   q.dgate = p.sp_dg;
+  q.sum_dv = p.dv;  // HYMO_GDN_SPLIT_SUMS: the caller's, where the main kernel sums the parts
+  q.sum_dc = p.dc;
+  q.sum_db = p.db;
+  q.sum_dg = p.dgate;
   HYMO_GDN_TRY((run_adj_pass<S2, D2, C, FUSED, HM>(q, st, true)));
   using P = Plan<bf16, S2, D2, C>;
   auto b3 = seg_bwd_kernel<bf16, S2, D2, C, FUSED, HM>;
   HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
   HYMO_GDN_TRY(launch_bh(b3, q, seg_bwd_threads<bf16, C>(), P::bytes_bwd, st, true));
-  const size_t n = size_t(p.B) * p.T * p.H * (D / 4);
-  const int blocks = int(std::min<size_t>((n + 255) / 256, 132 * 16));
-  HYMO_GDN_TRY(launch(split_grad_kernel<S, D, SP::NS, SP::NV>, dim3(blocks), 256, 0, st, true, p));
+  if constexpr (!HYMO_GDN_SPLIT_SUMS) {
+    const size_t n = size_t(p.B) * p.T * p.H * (D / 4);
+    const int blocks = int(std::min<size_t>((n + 255) / 256, 132 * 16));
+    HYMO_GDN_TRY(launch(split_grad_kernel<S, D, SP::NS, SP::NV>, dim3(blocks), 256, 0, st, true, p));
+  }
   const int nout = p.H * S + 2 * p.H + D;
   return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D, SP::NS, SP::NV);
 }

@@ -126,6 +126,9 @@ __global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
   const int tb0 = c0 * C, tb1 = min(p.T, c1 * C);
   const int r = threadIdx.x / TPR, d = (threadIdx.x % TPR) * 4, dg = d / D2, dc = d % D2;
   const float dsk = FUSED ? p.D_skip[h] : 0.f;
+  // HYMO_GDN_SPLIT_SUMS: the head-segment's count of finished main kernel CTAs starts at zero
+  // (the main kernel runs after this one completes: the adjoint pass between waits for it)
+  if (HYMO_GDN_SPLIT_SUMS && threadIdx.x == 0) p.sp_cnt[size_t(bh) * p.NSEG + seg] = 0u;
   float wv[4] = {0.f, 0.f, 0.f, 0.f}, dwa[4] = {0.f, 0.f, 0.f, 0.f};
   if constexpr (FUSED) {
 #pragma unroll
@@ -189,6 +192,8 @@ __global__ void __launch_bounds__(256) split_dout_kernel(KParams p) {
   }
 }
 
+// (-DHYMO_GDN_SPLIT_SUMS=0 only; by default seg_bwd_kernel's last block CTAs of a head-segment
+// sum its parts, split_sums in gdn.cuh, in this kernel's order.)
 // The blocks' parts of the input gradients summed (FP32) into the caller's BF16 tensors: dv over
 // the NS row blocks (p.sp_o, [B,T,H NS NV,D / NV]; the sg = 0 blocks' parts carry the D_skip term
 // D_skip dO), dc and db over the NV column blocks (p.sp_dc, p.sp_db, [B,T,H NS NV,S / NS]), dgate
