@@ -274,7 +274,7 @@ template <int S, int D, bool FUSED>
 cudaError_t run_fwd_split(const KParams& p, bool train, cudaStream_t st) {
   using SP = SplitOf<S, D>;
   HYMO_GDN_TRY((run_fwd_staged<SP::S2, SP::D2, FUSED, typename SP::HM>(split_params<S, D>(p), train, st)));
-  if (!p.out) return cudaSuccess;
+  if (!p.out || HYMO_GDN_SPLIT_OUT) return cudaSuccess;  // (HYMO_GDN_SPLIT_OUT: out in the output pass)
   constexpr int RPB = 256 / (D / 4);
   const size_t rows = size_t(p.B) * p.T * p.H;
   return launch(split_out_kernel<D, SP::NS, SP::NV, FUSED>, dim3(unsigned((rows + RPB - 1) / RPB)), 256, 0, st, true, p);
@@ -311,7 +311,8 @@ cudaError_t run_fwd(const KParams& p, bool train, cudaStream_t st) {
 // The split backward (after the split training forward, or recomputing it): the epilogue's
 // backward on whole rows (split_dout_kernel: dO into p.dObuf), then per block the staged adjoint
 // pass and the generic main kernel without the epilogue (their parts of dv, dc, db and dgate in
-// FP32), the parts' sums (split_grad_kernel), the parameter reduction over the blocks.
+// FP32), the parts' sums (in the main kernel's last CTAs, HYMO_GDN_SPLIT_SUMS; or
+// split_grad_kernel), the parameter reduction over the blocks.
 template <int S, int D, bool FUSED>
 cudaError_t run_bwd_split(const KParams& p, bool recompute, cudaStream_t st) {
   using SP = SplitOf<S, D>;

@@ -37,37 +37,6 @@ __device__ __forceinline__ void add_o_parts(const KParams& p, size_t tok, int h,
   }
 }
 
-// Four BF16 values at element `at` of x (8-byte aligned), as floats.
-__device__ __forceinline__ void ld4_bf16(const void* x, size_t at, float (&y)[4]) {
-  const uint2 r = __ldg(reinterpret_cast<const uint2*>(static_cast<const bf16*>(x) + at));
-  const float2 a = bf16x2_f2(r.x), b = bf16x2_f2(r.y);
-  y[0] = a.x; y[1] = a.y; y[2] = b.x; y[3] = b.y;
-}
-
-// ... and four floats as BF16 into element `at` of x.
-__device__ __forceinline__ void st4_bf16(void* x, size_t at, const float (&y)[4]) {
-  uint2 u;
-  u.x = pack_bf16(y[0], y[1]);
-  u.y = pack_bf16(y[2], y[3]);
-  *reinterpret_cast<uint2*>(static_cast<bf16*>(x) + at) = u;
-}
-
-// The epilogue's yp = o + D_skip v, in place in o, and rsqrt(mean of yp^2 over the row + eps):
-// the row's D / 4 threads (lanes of one warp) sum their squares by shuffles.
-template <int D>
-__device__ __forceinline__ float yp_rsqrt(float (&o)[4], const float (&v)[4], float dsk, float eps) {
-  constexpr int TPR = D / 4;
-  float ss = 0.f;
-#pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    o[e] = fmaf(dsk, v[e], o[e]);
-    ss = fmaf(o[e], o[e], ss);
-  }
-#pragma unroll
-  for (int off = TPR / 2; off; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off, TPR);
-  return rsqrtf(ss * (1.f / D) + eps);
-}
-
 // o = sum over the NS row blocks of the parts of o; out = o (unfused) or the epilogue's
 // y = RMSNorm_D(o + D_skip v; w_y, eps) * silu(z) (fused), BF16. One thread a 4-column piece of
 // a row (D / 4 threads a row, rows of D / NV columns: a piece never straddles two blocks),
