@@ -3348,17 +3348,19 @@ __global__ void __launch_bounds__(seg_bwd_threads<Tin, C>(),
     p.ddtpart[so] = x;
   }
   if constexpr (SP && HYMO_GDN_SPLIT_SUMS && sizeof(Tin) == 2) {
-    // the last of the (b, h, segment)'s block CTAs sums their parts (split_sums): each thread's
-    // parts made visible to the GPU before the CTA counts itself in (the count's atomic after the
-    // barrier and a fence); the last one's loads after its own fence see every block's
+    // the last of the (b, h, segment)'s block CTAs sums their parts (split_sums): the CTA's parts
+    // ordered before its count by the barrier and thread 0's fence (cumulative, as
+    // cooperative_groups' grid sync); the last one's loads after its own fence see every block's.
+    // The parts are read through L2 (__ldcg), never the non-coherent path (__ldg): this kernel
+    // wrote them
     constexpr int NB = HM::ns * HM::nv;
     const int Hc = p.H / NB, hh = h / NB;
-    __threadfence();
     __syncthreads();
     int* last = reinterpret_cast<int*>(Rb);  // (dead: the chunks are done)
     if (tid == 0) {
+      __threadfence();  // (after the barrier: cumulative over the CTA's writes)
       const unsigned k = atomicAdd(p.sp_cnt + (size_t(bb) * Hc + hh) * p.NSEG + seg, 1u);
-      last[0] = k % NB == NB - 1;
+      last[0] = k == NB - 1;  // (zeroed each call: a missed zeroing shows, no stale count passes)
     }
     __syncthreads();
     if (last[0]) {

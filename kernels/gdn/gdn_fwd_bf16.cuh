@@ -1812,7 +1812,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     }
     if constexpr (TRAIN || HM::split) {
       // o in FP32: TRAIN, FP32-accurate for the backward's adjoint pass, which turns it into dO
-      // in place; the split path, this block's part (summed by split_out_kernel)
+      // in place; the split path, this block's part (summed at this kernel's end, HYMO_GDN_SPLIT_OUT,
+      // or by split_out_kernel)
 #pragma unroll
       for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
@@ -2004,12 +2005,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     if (p.out) {
       constexpr int NB = HM::ns * HM::nv;
       const int Hc = p.H / NB, hc = h / NB;
-      __threadfence();
       __syncthreads();
       int* last = reinterpret_cast<int*>(g);  // (dead: the chunks are done)
       if (tid == 0) {
+        __threadfence();  // (after the barrier: cumulative over the CTA's writes)
         const unsigned k = atomicAdd(p.sp_cnt + (size_t(bb) * Hc + hc) * p.NSEG + seg, 1u);
-        last[0] = k % NB == NB - 1;
+        last[0] = k == NB - 1;  // (as split_sums' count)
       }
       __syncthreads();
       if (last[0]) {

@@ -268,8 +268,9 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
 }
 
 // The split forward: the staged passes on the blocks (their parts of o; train: also the blocks'
-// entering states in h0buf), then the parts' sum and the epilogue (split_out_kernel; not in the
-// backward's recomputation, p.out null).
+// entering states in h0buf), with the parts' sum and the epilogue in the output pass's last CTAs
+// (HYMO_GDN_SPLIT_OUT) or after it (split_out_kernel); neither in the backward's recomputation
+// (p.out null).
 template <int S, int D, bool FUSED>
 cudaError_t run_fwd_split(const KParams& p, bool train, cudaStream_t st) {
   using SP = SplitOf<S, D>;

@@ -2,7 +2,9 @@
 // the staged forward passes, the staged adjoint pass and the generic backward main kernel run
 // each head's state as NS x NV independent blocks (HeadMap in gdn.cuh), each writing its parts
 // of o (forward) and of dv, dc, db and dgate (backward) in FP32; the kernels here do what couples
-// the blocks: the parts' sums, the epilogue and its backward.
+// the blocks: the epilogue's backward, and the parts' sums and the epilogue where the passes do not
+// (by default the output pass and the main kernel do them in their last CTAs: HYMO_GDN_SPLIT_OUT
+// and HYMO_GDN_SPLIT_SUMS, split_epi and split_sums).
 #pragma once
 #include "gdn_fwd_bf16.cuh"
 
