@@ -487,10 +487,7 @@ const float* gdn_saved_o(const Shape& s, const void* workspace) {
 int gdn_forward_launches(const Shape& s, bool save_for_backward) {
   // (the training pass replaces the output pass: as many launches, unless the plain forward
   // drops its scan, HYMO_GDN_OUT_EARLY bit 16)
-  // (the split path: the blocks' passes, then the parts' sum and epilogue unless the output pass
-  // does them, HYMO_GDN_SPLIT_OUT)
-  if (split(s))
-    return (dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 3 : 2) + !HYMO_GDN_SPLIT_OUT;
+  if (split(s)) return dev::seg_scan_fwd(s.S / dev::split_ns(s.S), s.D / dev::split_nv(s.D)) ? 4 : 3;
   return staged(s) && dev::seg_scan_fwd_in(s.S, s.D, save_for_backward, false) ? 3 : 2;
 }
 int gdn_backward_launches(const Shape& s, bool states_from_forward) {
@@ -499,16 +496,14 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // the training forward, the generic ones with the state pass (1). The split path: the
   // epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums (in the main
   // kernel with HYMO_GDN_SPLIT_SUMS), the parameter reduction, recomputing with the training
-  // forward less its parts' sum (none to leave out with HYMO_GDN_SPLIT_OUT).
-  if (split(s))
-    return 5 - HYMO_GDN_SPLIT_SUMS +
-           (states_from_forward ? 0 : gdn_forward_launches(s, true) - !HYMO_GDN_SPLIT_OUT);
+  // forward less its parts' sum.
+  if (split(s)) return 5 - HYMO_GDN_SPLIT_SUMS + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
   const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s, true) : 1);
 }
 int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }
 int gdn_out_early() { return HYMO_GDN_OUT_EARLY; }
-int gdn_split_sums() { return HYMO_GDN_SPLIT_SUMS + 2 * HYMO_GDN_SPLIT_OUT; }
+int gdn_split_sums() { return HYMO_GDN_SPLIT_SUMS; }
 
 cudaError_t gdn_forward(const Shape& s, const FwdArgs& a, void* workspace, cudaStream_t stream,
                         bool save_for_backward) {

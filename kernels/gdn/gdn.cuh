@@ -298,16 +298,6 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #define HYMO_GDN_SPLIT_SUMS 1
 #endif
 
-// HYMO_GDN_SPLIT_OUT (session 63; default 1, 0 turns it off): the split path's forward (S or D =
-// 128) forms out (the parts of o summed, then the epilogue) in the output pass, not in a kernel
-// after it (split_out_kernel): as HYMO_GDN_SPLIT_SUMS in the backward, the last block CTA of each
-// (b, h, segment) does it for the segment's tokens, with split_out_kernel's arithmetic (the same
-// bits); the state pass zeroes the counts (run 311, an H100, D = S = 128: split_out_kernel 265 us
-// of the plain forward's 1.33 ms). out_bf16_kernel.
-#ifndef HYMO_GDN_SPLIT_OUT
-#define HYMO_GDN_SPLIT_OUT 1
-#endif
-
 // HYMO_GDN_TRI_HORNER (session 29; default 1, 0 turns it off): the generic main kernel's walks of
 // the diagonal blocks' triangles (dc and db) by Horner's rule, r = r a_k + dP x_k, instead of a
 // running product of the per-step decays beside the sum (two operations an element and step

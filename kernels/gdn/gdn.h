@@ -149,10 +149,9 @@ int gdn_segment_scans();
 // The build's HYMO_GDN_OUT_EARLY (gdn.cuh; bit 16 with bit 1: the plain forward without its
 // segment scan off the split path where S, D <= 32, one launch fewer).
 int gdn_out_early();
-// The split path's sums in this build (S or D = 128; bits): 1 HYMO_GDN_SPLIT_SUMS, the backward's
-// parts of dv, dc, db and dgate summed in its main kernel (one launch fewer than
-// split_grad_kernel after it); 2 HYMO_GDN_SPLIT_OUT, the forward's out formed in its output pass
-// (one launch fewer than split_out_kernel after it).
+// HYMO_GDN_SPLIT_SUMS of this build (1: the split path's backward, S or D = 128, sums its blocks'
+// parts of dv, dc, db and dgate in its main kernel, one launch fewer; 0: split_grad_kernel after
+// it)
 int gdn_split_sums();
 
 }  // namespace hymo::gdn

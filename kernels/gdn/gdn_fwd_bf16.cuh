@@ -702,12 +702,6 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1)) state_bf16_kernel(KPar
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5;
   const int c0 = seg_c0<PK>(p, seg), c1 = seg_c1<PK>(p, c0);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;
-  if constexpr (HM::split && HYMO_GDN_SPLIT_OUT) {
-    // HYMO_GDN_SPLIT_OUT: the (b, h, segment)'s count of finished output pass CTAs starts at
-    // zero (the first block of each head zeroes it; the output pass runs after this pass)
-    constexpr int NB = HM::ns * HM::nv;
-    if (tid == 0 && h % NB == 0) p.sp_cnt[(size_t(bb) * (p.H / NB) + h / NB) * p.NSEG + seg] = 0u;
-  }
   if (!HYMO_GDN_STATE_LAST && seg + 1 == p.NSEG) {  // not needed (see HYMO_GDN_STATE_LAST)
     if (tid == 0) p.seggsum[size_t(bh) * p.NSEG + seg] = 0.f;
     HYMO_GDN_CLK(clk.exit(0));
@@ -831,112 +825,6 @@ __device__ __forceinline__ void block_pair_sync(int w) {
     case 1: asm volatile("bar.sync 2, %0;\n" ::"n"(NTHR) : "memory"); break;
     case 2: asm volatile("bar.sync 3, %0;\n" ::"n"(NTHR) : "memory"); break;
     default: asm volatile("bar.sync 4, %0;\n" ::"n"(NTHR) : "memory"); break;
-  }
-}
-
-// The split path's row helpers (gdn_split.cuh's kernels and the output pass's sums below)
-// Four BF16 values at element `at` of x (8-byte aligned), as floats.
-__device__ __forceinline__ void ld4_bf16(const void* x, size_t at, float (&y)[4]) {
-  const uint2 r = __ldg(reinterpret_cast<const uint2*>(static_cast<const bf16*>(x) + at));
-  const float2 a = bf16x2_f2(r.x), b = bf16x2_f2(r.y);
-  y[0] = a.x; y[1] = a.y; y[2] = b.x; y[3] = b.y;
-}
-
-// ... and four floats as BF16 into element `at` of x.
-__device__ __forceinline__ void st4_bf16(void* x, size_t at, const float (&y)[4]) {
-  uint2 u;
-  u.x = pack_bf16(y[0], y[1]);
-  u.y = pack_bf16(y[2], y[3]);
-  *reinterpret_cast<uint2*>(static_cast<bf16*>(x) + at) = u;
-}
-
-// The epilogue's yp = o + D_skip v, in place in o, and rsqrt(mean of yp^2 over the row + eps):
-// the row's D / 4 threads (lanes of one warp) sum their squares by shuffles.
-template <int D>
-__device__ __forceinline__ float yp_rsqrt(float (&o)[4], const float (&v)[4], float dsk, float eps) {
-  constexpr int TPR = D / 4;
-  float ss = 0.f;
-#pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    o[e] = fmaf(dsk, v[e], o[e]);
-    ss = fmaf(o[e], o[e], ss);
-  }
-#pragma unroll
-  for (int off = TPR / 2; off; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off, TPR);
-  return rsqrtf(ss * (1.f / D) + eps);
-}
-
-// HYMO_GDN_SPLIT_OUT: the parts of o of one (b, h, segment) summed and through the epilogue into
-// the caller's out, by the last of its NS NV block CTAs to finish the output pass (out_bf16_kernel's
-// end), row by row as split_out_kernel (gdn_split.cuh) does, with the same arithmetic: the same
-// bits. The caller's head hh of Hc, its tokens tok0 .. tok0 + n - 1; D the caller's width. A call,
-// not inlined, with its operands by value (as split_sums in gdn.cuh: the kernel's registers stay
-// as they were). U rows a thread's group in flight together.
-struct SplitEpi {
-  const float* o;  // the parts of o
-  const void *v, *z;
-  const float* w_y;
-  float dsk, eps;
-  void* out;
-};
-template <int D, int NS, int NV, int NT, bool FUSED>
-__device__ __noinline__ void split_epi(const SplitEpi p, size_t tok0, int n, int hh, int Hc) {
-  constexpr int TPR = D / 4, RPB = NT / TPR, D2 = D / NV, U = 4;
-  static_assert(TPR >= 4 && TPR <= 32 && NT % TPR == 0 && D2 % 4 == 0, "whole pieces, a row within a warp");
-  const int r = threadIdx.x / TPR, d = (threadIdx.x % TPR) * 4, dg = d / D2, dc = d % D2;
-  const size_t Hb = size_t(Hc) * NS * NV;
-  float wv[4];
-#pragma unroll
-  for (int e = 0; e < 4; ++e) wv[e] = FUSED ? p.w_y[d + e] : 0.f;
-  for (int t0 = 0; t0 < n; t0 += U * RPB) {  // (uniform over the CTA: the shuffles' lanes all take part)
-    float4 x[U][NS];
-    float vz[U][4], zz[U][4];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int t = t0 + u * RPB + r;
-      const size_t tok = tok0 + t, at = (tok * Hc + hh) * D + d;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) vz[u][e] = zz[u][e] = 0.f;
-      if (t < n) {
-#pragma unroll
-        for (int sg = 0; sg < NS; ++sg)
-          x[u][sg] = __ldcg(reinterpret_cast<const float4*>(p.o + ((tok * Hb + (size_t(hh) * NS + sg) * NV + dg) * D2 + dc)));
-        if constexpr (FUSED) {
-          ld4_bf16(p.v, at, vz[u]);
-          ld4_bf16(p.z, at, zz[u]);
-        }
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int t = t0 + u * RPB + r;
-      const bool live = t < n;
-      const size_t at = ((tok0 + t) * Hc + hh) * D + d;
-      float o[4] = {0.f, 0.f, 0.f, 0.f};
-      if (live) {
-#pragma unroll
-        for (int sg = 0; sg < NS; ++sg) {
-          o[0] += x[u][sg].x;
-          o[1] += x[u][sg].y;
-          o[2] += x[u][sg].z;
-          o[3] += x[u][sg].w;
-        }
-      }
-      if constexpr (!FUSED) {
-        if (live) st4_bf16(p.out, at, o);
-      } else {
-        const float rs = yp_rsqrt<D>(o, vz[u], live ? p.dsk : 0.f, p.eps);
-        if (live) {
-          float y[4];
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const float sz = __fdividef(zz[u][e], 1.f + ex2f(-1.4426950408889634f * zz[u][e]));
-            y[e] = o[e] * (rs * wv[e]) * sz;
-          }
-          st4_bf16(p.out, at, y);
-        }
-      }
-    }
   }
 }
 
@@ -1812,8 +1700,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     }
     if constexpr (TRAIN || HM::split) {
       // o in FP32: TRAIN, FP32-accurate for the backward's adjoint pass, which turns it into dO
-      // in place; the split path, this block's part (summed at this kernel's end, HYMO_GDN_SPLIT_OUT,
-      // or by split_out_kernel)
+      // in place; the split path, this block's part (summed by split_out_kernel)
 #pragma unroll
       for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
@@ -1997,29 +1884,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
   if (zero_entry() && c0 < c1) {  // (OE0: the first segment's wait, at its end)
     pdl_wait();
     HYMO_GDN_CLK(clk.waited());
-  }
-  if constexpr (HM::split && HYMO_GDN_SPLIT_OUT) {
-    // the last of the (b, h, segment)'s block CTAs forms out from their parts (split_epi; the
-    // count zeroed by the state pass, as HYMO_GDN_SPLIT_SUMS's in seg_bwd_kernel); a call with
-    // no out (the backward's recomputing forward) counts nothing
-    if (p.out) {
-      constexpr int NB = HM::ns * HM::nv;
-      const int Hc = p.H / NB, hc = h / NB;
-      __syncthreads();
-      int* last = reinterpret_cast<int*>(g);  // (dead: the chunks are done)
-      if (tid == 0) {
-        __threadfence();  // (after the barrier: cumulative over the CTA's writes)
-        const unsigned k = atomicAdd(p.sp_cnt + (size_t(bb) * Hc + hc) * p.NSEG + seg, 1u);
-        last[0] = k == NB - 1;  // (as split_sums' count)
-      }
-      __syncthreads();
-      if (last[0]) {
-        __threadfence();
-        const int t0 = c0 * C, t1 = min(p.T, c1 * C);
-        const SplitEpi se{p.dObuf, p.v, p.z, p.w_y, FUSED ? p.D_skip[hc] : 0.f, p.eps, p.out};
-        split_epi<D * HM::nv, HM::ns, HM::nv, NTH, FUSED>(se, size_t(bb) * p.T + t0, t1 - t0, hc, Hc);
-      }
-    }
   }
   HYMO_GDN_CLK(clk.exit(c1_now() - c0));
 }

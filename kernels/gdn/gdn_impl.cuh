@@ -268,14 +268,13 @@ cudaError_t run_fwd_staged(const KParams& p, bool train, cudaStream_t st) {
 }
 
 // The split forward: the staged passes on the blocks (their parts of o; train: also the blocks'
-// entering states in h0buf), with the parts' sum and the epilogue in the output pass's last CTAs
-// (HYMO_GDN_SPLIT_OUT) or after it (split_out_kernel); neither in the backward's recomputation
-// (p.out null).
+// entering states in h0buf), then the parts' sum and the epilogue (split_out_kernel; not in the
+// backward's recomputation, p.out null).
 template <int S, int D, bool FUSED>
 cudaError_t run_fwd_split(const KParams& p, bool train, cudaStream_t st) {
   using SP = SplitOf<S, D>;
   HYMO_GDN_TRY((run_fwd_staged<SP::S2, SP::D2, FUSED, typename SP::HM>(split_params<S, D>(p), train, st)));
-  if (!p.out || HYMO_GDN_SPLIT_OUT) return cudaSuccess;  // (HYMO_GDN_SPLIT_OUT: out in the output pass)
+  if (!p.out) return cudaSuccess;
   constexpr int RPB = 256 / (D / 4);
   const size_t rows = size_t(p.B) * p.T * p.H;
   return launch(split_out_kernel<D, SP::NS, SP::NV, FUSED>, dim3(unsigned((rows + RPB - 1) / RPB)), 256, 0, st, true, p);

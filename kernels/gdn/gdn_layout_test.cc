@@ -180,7 +180,8 @@ int main() {
   }
   // launches a call makes (the benchmark's report): the split path of S or D = 128 runs the
   // state pass, the segment scan, the output (or training) pass and the parts' sum; its backward
-  // the epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums and the
+  // the epilogue's backward, the blocks' adjoint pass and main kernel, the parts' sums (in the
+  // main kernel with HYMO_GDN_SPLIT_SUMS, gdn_split_sums) and the
   // parameter reduction, recomputing with the training forward less its parts' sum. Each
   // segment scan the build has (gdn_segment_scans: bit 1 the forward's, bit 2 the staged
   // backward's) is one launch more; off the split path the plain forward drops its scan with
@@ -199,11 +200,9 @@ int main() {
     launches("BF16 D = S = 32", mk(4, 4096, 28, 32, 32), 2 + fs, 2 + fs - drop, 3 + bs, 5 + bs + fs);
     launches("BF16 D = S = 64", mk(1, 100, 2, 64, 64), 2 + fs, 2 + fs, 3, 5 + fs);
     launches("BF16 D = 64, S = 16", mk(1, 100, 2, 64, 16), 2 + fs, 2 + fs, 3, 5 + fs);  // (keeps its scan)
-    // the split path's sums in its main kernels (gdn_split_sums): the backward's (bit 1) and the
-    // forward's (bit 2), one launch fewer each; the backward's recomputation never had the latter
-    const int sb = gdn_split_sums() & 1, so = (gdn_split_sums() >> 1) & 1;
-    launches("BF16 D = S = 128 (split)", mk(4, 4096, 28, 128, 128), 3 + fs - so, 3 + fs - so, 5 - sb, 7 + fs - sb);
-    launches("BF16 D = 128, S = 32 (split)", mk(1, 100, 2, 128, 32), 3 + fs - so, 3 + fs - so, 5 - sb, 7 + fs - sb);
+    const int ss = gdn_split_sums();  // the backward's parts summed in its main kernel: one launch fewer
+    launches("BF16 D = S = 128 (split)", mk(4, 4096, 28, 128, 128), 3 + fs, 3 + fs, 5 - ss, 7 + fs - ss);
+    launches("BF16 D = 128, S = 32 (split)", mk(1, 100, 2, 128, 32), 3 + fs, 3 + fs, 5 - ss, 7 + fs - ss);
   }
   std::printf("%s: %d failed\n", g_fail ? "FAILED" : "PASSED", g_fail);
   return g_fail ? 1 : 0;

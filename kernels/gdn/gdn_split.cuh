@@ -2,9 +2,8 @@
 // the staged forward passes, the staged adjoint pass and the generic backward main kernel run
 // each head's state as NS x NV independent blocks (HeadMap in gdn.cuh), each writing its parts
 // of o (forward) and of dv, dc, db and dgate (backward) in FP32; the kernels here do what couples
-// the blocks: the epilogue's backward, and the parts' sums and the epilogue where the passes do not
-// (by default the output pass and the main kernel do them in their last CTAs: HYMO_GDN_SPLIT_OUT
-// and HYMO_GDN_SPLIT_SUMS, split_epi and split_sums).
+// the blocks: the parts' sums, the epilogue and its backward (the backward's parts' sums by
+// default in the main kernel's last CTAs instead, HYMO_GDN_SPLIT_SUMS: split_sums in gdn.cuh).
 #pragma once
 #include "gdn_fwd_bf16.cuh"
 
@@ -37,6 +36,37 @@ __device__ __forceinline__ void add_o_parts(const KParams& p, size_t tok, int h,
     o[2] += x.z;
     o[3] += x.w;
   }
+}
+
+// Four BF16 values at element `at` of x (8-byte aligned), as floats.
+__device__ __forceinline__ void ld4_bf16(const void* x, size_t at, float (&y)[4]) {
+  const uint2 r = __ldg(reinterpret_cast<const uint2*>(static_cast<const bf16*>(x) + at));
+  const float2 a = bf16x2_f2(r.x), b = bf16x2_f2(r.y);
+  y[0] = a.x; y[1] = a.y; y[2] = b.x; y[3] = b.y;
+}
+
+// ... and four floats as BF16 into element `at` of x.
+__device__ __forceinline__ void st4_bf16(void* x, size_t at, const float (&y)[4]) {
+  uint2 u;
+  u.x = pack_bf16(y[0], y[1]);
+  u.y = pack_bf16(y[2], y[3]);
+  *reinterpret_cast<uint2*>(static_cast<bf16*>(x) + at) = u;
+}
+
+// The epilogue's yp = o + D_skip v, in place in o, and rsqrt(mean of yp^2 over the row + eps):
+// the row's D / 4 threads (lanes of one warp) sum their squares by shuffles.
+template <int D>
+__device__ __forceinline__ float yp_rsqrt(float (&o)[4], const float (&v)[4], float dsk, float eps) {
+  constexpr int TPR = D / 4;
+  float ss = 0.f;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    o[e] = fmaf(dsk, v[e], o[e]);
+    ss = fmaf(o[e], o[e], ss);
+  }
+#pragma unroll
+  for (int off = TPR / 2; off; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off, TPR);
+  return rsqrtf(ss * (1.f / D) + eps);
 }
 
 // o = sum over the NS row blocks of the parts of o; out = o (unfused) or the epilogue's
