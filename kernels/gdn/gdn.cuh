@@ -297,6 +297,10 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_SPLIT_SUMS
 #define HYMO_GDN_SPLIT_SUMS 1
 #endif
+// HYMO_GDN_SPLIT_SUMS_U (session 63): the items a thread of split_sums keeps in flight (U)
+#ifndef HYMO_GDN_SPLIT_SUMS_U
+#define HYMO_GDN_SPLIT_SUMS_U 4
+#endif
 
 // HYMO_GDN_TRI_HORNER (session 29; default 1, 0 turns it off): the generic main kernel's walks of
 // the diagonal blocks' triangles (dc and db) by Horner's rule, r = r a_k + dP x_k, instead of a
@@ -2648,7 +2652,7 @@ struct SplitSums {
 };
 template <int NS, int NV, int S2, int D2, int NT>
 __device__ __noinline__ void split_sums(const SplitSums p, size_t tok0, int n, int hh, int Hc) {
-  constexpr int NB = NS * NV, Sc = S2 * NS, Dc = D2 * NV, PV = Dc / 4, PS = Sc / 4, U = 4;
+  constexpr int NB = NS * NV, Sc = S2 * NS, Dc = D2 * NV, PV = Dc / 4, PS = Sc / 4, U = HYMO_GDN_SPLIT_SUMS_U;
   static_assert(D2 % 4 == 0 && S2 % 4 == 0, "whole 4-column pieces in a block");
   const size_t Hb = size_t(Hc) * NB;
   const int tid = threadIdx.x;
