@@ -297,7 +297,8 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_SPLIT_SUMS
 #define HYMO_GDN_SPLIT_SUMS 1
 #endif
-// HYMO_GDN_SPLIT_SUMS_U (session 63): the items a thread of split_sums keeps in flight (U)
+// HYMO_GDN_SPLIT_SUMS_U (session 63): the items a thread of split_sums keeps in flight (U); 4
+// measured in run 313, 8 and 2 not yet (gdn.md item 0a)
 #ifndef HYMO_GDN_SPLIT_SUMS_U
 #define HYMO_GDN_SPLIT_SUMS_U 4
 #endif
