@@ -1145,6 +1145,13 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
   return *reinterpret_cast<uint32_t*>(&v);
 }
+// Four floats as BF16 into element `at` of x (8-byte aligned).
+__device__ __forceinline__ void st4_bf16(void* x, size_t at, const float (&y)[4]) {
+  uint2 u;
+  u.x = pack_bf16(y[0], y[1]);
+  u.y = pack_bf16(y[2], y[3]);
+  *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(x) + at) = u;
+}
 // HYMO_GDN_PK2 (session 31; 0 turns it off): the plain forward (the inference pass, BF16 operands
 // only) scales its BF16 operands by their decay factors in packed BF16 arithmetic: the factors of
 // a pair rounded to BF16 and one mul.rn.bf16x2 with the raw pair as loaded, in place of two
@@ -2651,18 +2658,25 @@ struct SplitSums {
   const float *o, *dc, *db, *dg;  // the parts
   void *sdv, *sdc, *sdb, *sdg;    // the caller's tensors
 };
+// Items 0 .. n - 1 dealt over the CTA's NT threads, U of a thread at a time: every item's
+// load(i) in flight before any finish(i, x) takes its value.
+template <int U, int NT, class Load, class Finish>
+__device__ __forceinline__ void in_flight(int n, Load load, Finish finish) {
+  for (int i0 = threadIdx.x; i0 < n; i0 += U * NT) {
+    decltype(load(0)) x[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (i0 + u * NT < n) x[u] = load(i0 + u * NT);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (i0 + u * NT < n) finish(i0 + u * NT, x[u]);
+  }
+}
 template <int NS, int NV, int S2, int D2, int NT>
 __device__ __noinline__ void split_sums(const SplitSums p, size_t tok0, int n, int hh, int Hc) {
   constexpr int NB = NS * NV, Sc = S2 * NS, Dc = D2 * NV, PV = Dc / 4, PS = Sc / 4, U = HYMO_GDN_SPLIT_SUMS_U;
   static_assert(D2 % 4 == 0 && S2 % 4 == 0, "whole 4-column pieces in a block");
   const size_t Hb = size_t(Hc) * NB;
-  const int tid = threadIdx.x;
-  auto st4 = [](void* y, size_t at, const float (&x)[4]) {
-    uint2 u;
-    u.x = pack_bf16(x[0], x[1]);
-    u.y = pack_bf16(x[2], x[3]);
-    *reinterpret_cast<uint2*>(static_cast<__nv_bfloat16*>(y) + at) = u;
-  };
   auto add4 = [](float (&x)[4], const float4& y) {
     x[0] += y.x;
     x[1] += y.y;
@@ -2670,68 +2684,57 @@ __device__ __noinline__ void split_sums(const SplitSums p, size_t tok0, int n, i
     x[3] += y.w;
   };
   // dv: the parts of row block sg at (tok, (hh NS + sg) NV + dg, dc)
-  for (int i0 = tid; i0 < n * PV; i0 += U * NT) {
-    float4 x[U][NS];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int i = i0 + u * NT;
-      if (i < n * PV) {
+  struct DV {
+    float4 x[NS];
+  };
+  in_flight<U, NT>(
+      n * PV,
+      [&](int i) {
         const size_t tok = tok0 + i / PV;
         const int d = (i % PV) * 4, dg = d / D2, dc = d % D2;
+        DV v;
 #pragma unroll
         for (int sg = 0; sg < NS; ++sg)
-          x[u][sg] = __ldcg(reinterpret_cast<const float4*>(p.o + ((tok * Hb + (size_t(hh) * NS + sg) * NV + dg) * D2 + dc)));
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int i = i0 + u * NT;
-      if (i < n * PV) {
-        const size_t tok = tok0 + i / PV;
-        const int d = (i % PV) * 4;
+          v.x[sg] = __ldcg(reinterpret_cast<const float4*>(p.o + ((tok * Hb + (size_t(hh) * NS + sg) * NV + dg) * D2 + dc)));
+        return v;
+      },
+      [&](int i, const DV& v) {
         float y[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-        for (int sg = 0; sg < NS; ++sg) add4(y, x[u][sg]);
-        st4(p.sdv, (tok * Hc + hh) * Dc + d, y);
-      }
-    }
-  }
+        for (int sg = 0; sg < NS; ++sg) add4(y, v.x[sg]);
+        st4_bf16(p.sdv, ((tok0 + i / PV) * Hc + hh) * Dc + (i % PV) * 4, y);
+      });
   // dc and db: the parts of column block dg at (tok, (hh NS + sg) NV + dg, sc)
-  for (int i0 = tid; i0 < n * PS; i0 += U * NT) {
-    float4 xc[U][NV], xb[U][NV];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int i = i0 + u * NT;
-      if (i < n * PS) {
+  struct CB {
+    float4 c[NV], b[NV];
+  };
+  in_flight<U, NT>(
+      n * PS,
+      [&](int i) {
         const size_t tok = tok0 + i / PS;
         const int s = (i % PS) * 4, sg = s / S2, sc = s % S2;
+        CB v;
 #pragma unroll
         for (int dg = 0; dg < NV; ++dg) {
           const size_t at = (tok * Hb + (size_t(hh) * NS + sg) * NV + dg) * S2 + sc;
-          xc[u][dg] = __ldcg(reinterpret_cast<const float4*>(p.dc + at));
-          xb[u][dg] = __ldcg(reinterpret_cast<const float4*>(p.db + at));
+          v.c[dg] = __ldcg(reinterpret_cast<const float4*>(p.dc + at));
+          v.b[dg] = __ldcg(reinterpret_cast<const float4*>(p.db + at));
         }
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int i = i0 + u * NT;
-      if (i < n * PS) {
-        const size_t tok = tok0 + i / PS;
-        const int s = (i % PS) * 4;
+        return v;
+      },
+      [&](int i, const CB& v) {
         float yc[4] = {0.f, 0.f, 0.f, 0.f}, yb[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
         for (int dg = 0; dg < NV; ++dg) {
-          add4(yc, xc[u][dg]);
-          add4(yb, xb[u][dg]);
+          add4(yc, v.c[dg]);
+          add4(yb, v.b[dg]);
         }
-        st4(p.sdc, (tok * Hc + hh) * Sc + s, yc);
-        st4(p.sdb, (tok * Hc + hh) * Sc + s, yb);
-      }
-    }
-  }
+        const size_t at = ((tok0 + i / PS) * Hc + hh) * Sc + (i % PS) * 4;
+        st4_bf16(p.sdc, at, yc);
+        st4_bf16(p.sdb, at, yb);
+      });
   // dgate: the NB parts of (tok, hh) are adjacent (tok Hb + hh NB + j)
-  for (int i = tid; i < n; i += NT) {
+  for (int i = threadIdx.x; i < n; i += NT) {
     const size_t tok = tok0 + i;
     float x = 0.f;
 #pragma unroll

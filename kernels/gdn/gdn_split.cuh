@@ -45,14 +45,6 @@ __device__ __forceinline__ void ld4_bf16(const void* x, size_t at, float (&y)[4]
   y[0] = a.x; y[1] = a.y; y[2] = b.x; y[3] = b.y;
 }
 
-// ... and four floats as BF16 into element `at` of x.
-__device__ __forceinline__ void st4_bf16(void* x, size_t at, const float (&y)[4]) {
-  uint2 u;
-  u.x = pack_bf16(y[0], y[1]);
-  u.y = pack_bf16(y[2], y[3]);
-  *reinterpret_cast<uint2*>(static_cast<bf16*>(x) + at) = u;
-}
-
 // The epilogue's yp = o + D_skip v, in place in o, and rsqrt(mean of yp^2 over the row + eps):
 // the row's D / 4 threads (lanes of one warp) sum their squares by shuffles.
 template <int D>
