@@ -1290,17 +1290,6 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// mma.m16n8k8 (HYMO_GDN_SQ_K8): A's two registers hold rows l / 4 and l / 4 + 8 of columns
-// 2 (l % 4) + e (k), B's one rows (k) 2 (l % 4) + e of column l / 4: the layout of either
-// register of an m16n8k16 B fragment (k 0..7, then 8..15).
-__device__ __forceinline__ void mma_bf16_k8(float (&c)[4], uint32_t a0, uint32_t a1, uint32_t b) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(b));
-}
-
 // ldmatrix: four 8x8 BF16 tiles from shared memory; lane l gives the address of
 // row (l & 7) of tile (l >> 3). .trans delivers the transposed tiles.
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {

@@ -74,17 +74,6 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #ifndef HYMO_GDN_BWD_BAL
 #define HYMO_GDN_BWD_BAL 2
 #endif
-// HYMO_GDN_SQ_K8 (session 64): diag8_block_product's square, the quarter of the diagonal block
-// that is not zero in its A operand (rows 8..15 x columns 0..7 of dP, or rows 0..7 x columns
-// 8..15 of dP^T), as mma.m16n8k8 products over those 8 columns instead of m16n8k16 products over
-// 16 of which 8 are zero, from the B fragments the halves' product loads (mm_split3_sq): one value
-// pair split instead of four, half the square's tensor work. The same terms; whether the mma adds
-// them in the same order is the hardware's (the tests' tolerances and bitwise repeats hold either
-// way).
-#ifndef HYMO_GDN_SQ_K8
-#define HYMO_GDN_SQ_K8 0
-#endif
-static_assert(HYMO_GDN_SQ_K8 == 0 || HYMO_GDN_SQ_K8 == 1, "HYMO_GDN_SQ_K8: 0 or 1");
 #ifndef HYMO_GDN_PD24  // (PlanB::LTP; default 1 since run 195)
 #define HYMO_GDN_PD24 1
 #endif
@@ -296,36 +285,6 @@ __device__ __forceinline__ void mm_split3(float (&acc)[NT][4], const uint32_t (&
   mm_regA<NT>(acc, ah, B + lo, ldb);
 }
 
-// HYMO_GDN_SQ_K8: mm_split3's th += (ah + alo) B and, from the same B fragments, the square's
-// ts += (sh + sl) B over its 8 columns as mma.m16n8k8 products (sh, sl: the one A register of
-// the square's rows, LOWER rows 8..15 at columns 0..7 of B's rows, else rows 0..7 at 8..15).
-// Each accumulator sums high * high, low * high, high * low, as mm_split3.
-template <int NT, bool LOWER>
-__device__ __forceinline__ void mm_split3_sq(float (&th)[NT][4], float (&ts)[NT][4], const uint32_t (&ah)[4],
-                                             const uint32_t (&alo)[4], uint32_t sh, uint32_t sl,
-                                             const bf16* B, int ldb, int lo) {
-  const int lane = threadIdx.x & 31;
-  constexpr int kq = LOWER ? 0 : 1;  // the B register of the square's k rows
-  const uint32_t s0 = LOWER ? 0u : sh, s1 = LOWER ? sh : 0u, l0 = LOWER ? 0u : sl, l1 = LOWER ? sl : 0u;
-#pragma unroll
-  for (int np = 0; np < NT / 2; ++np) {
-    uint32_t b[4], bl[4];
-    ldsm_x4_t(b, B + ldsm_row(lane) * ldb + np * 16 + ldsm_col(lane));
-    ldsm_x4_t(bl, B + lo + ldsm_row(lane) * ldb + np * 16 + ldsm_col(lane));
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float(&t)[4] = th[2 * np + h];
-      float(&q)[4] = ts[2 * np + h];
-      mma_bf16(t, ah, b[2 * h], b[2 * h + 1]);
-      mma_bf16(t, alo, b[2 * h], b[2 * h + 1]);
-      mma_bf16(t, ah, bl[2 * h], bl[2 * h + 1]);
-      mma_bf16_k8(q, s0, s1, b[2 * h + kq]);
-      mma_bf16_k8(q, l0, l1, b[2 * h + kq]);
-      mma_bf16_k8(q, s0, s1, bl[2 * h + kq]);
-    }
-  }
-}
-
 // f(nt, e, row, col) for each element this lane holds of a 16x16 mma accumulator (two n8
 // tiles: element [nt][e] sits at row, col of the block).
 template <class F>
@@ -375,20 +334,9 @@ __device__ __forceinline__ void diag8_block_product(const float (&dp)[2][4], con
   {
     uint32_t ah[4], alo[4];
     frag_split(dh, ah, alo);
-#if HYMO_GDN_SQ_K8
-    // the square's 8 columns: LOWER, A register 1 (rows 8..15) of the k-step at column 0; else
-    // register 0 (rows 0..7) of the step at column 8
-    uint32_t sh, sl;
-    if constexpr (LOWER)
-      split2(ds[0][2], ds[0][3], sh, sl);
-    else
-      split2(ds[1][0], ds[1][1], sh, sl);
-    mm_split3_sq<NS, LOWER>(th, ts, ah, alo, sh, sl, B, ldb, lo);
-#else
     mm_split3<NS>(th, ah, alo, B, ldb, lo);
     frag_split(ds, ah, alo);
     mm_split3<NS>(ts, ah, alo, B, ldb, lo);
-#endif
   }
   const float g3 = diag8_ref(G, r0), g7 = G[r0 + 7], g11 = diag8_ref(G, r0 + 8);
   const float dsq = LOWER ? g7 - g3 : g11 - g7;
