@@ -162,6 +162,15 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #if defined(HYMO_GDN_BWD_MTAIL) && HYMO_GDN_BWD_MTAIL
 #error "HYMO_GDN_BWD_MTAIL was removed in session 60 (run 303: backward +15%); commit 6aef1fa has it"
 #endif
+// HYMO_GDN_SQ_K8 (session 64): diag8_block_product's square (the quarter of the diagonal block
+// whose A operand is not zero) as mma.m16n8k8 products over its 8 columns, from the B fragments
+// the halves' product loads (24 of the kernel's 218 HMMA at k = 8, 8 SASS instructions fewer:
+// ptxas had already folded the zero quarters' splits and shared the B loads). Run 315 (an H100,
+// three rounds): even (the backward +0.2% at the default shape, -0.2% at H = 64, -0.4% at T =
+// 2048). Removed; commit f37305f has it.
+#if defined(HYMO_GDN_SQ_K8) && HYMO_GDN_SQ_K8
+#error "HYMO_GDN_SQ_K8 was removed in session 64 (run 315: even); commit f37305f has it"
+#endif
 
 // HYMO_GDN_BWD_STAGGER (session 47; default 6000 since run 234, 0 turns it off): the first wave's
 // second CTA on each SM (two CTAs an SM at S, D <= 32) starts HYMO_GDN_BWD_STAGGER ns after its
