@@ -428,18 +428,6 @@ static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at lea
 #define HYMO_GDN_OUT_ROWS 1
 #endif
 
-// HYMO_GDN_EVF (session 64; default 0): L2 eviction priorities in the output passes, so that the
-// b and v rows the state pass has just read stay in L2 for the output pass (its traffic is about
-// twice the state pass's: c, z and y pass through L2 once, and the plain pass reads b and v for
-// the last time). Bit 1: c's TMA copies with an evict-first policy (`.L2::cache_hint`), z read
-// and y written with the streaming operators (ld.global.cs / st.global.cs: evict-first in L2);
-// both output passes. Bit 2: the plain output pass's b and v copies evict-first too. Hints only:
-// the same arithmetic and bits.
-#ifndef HYMO_GDN_EVF
-#define HYMO_GDN_EVF 0
-#endif
-static_assert(HYMO_GDN_EVF >= 0 && HYMO_GDN_EVF <= 3, "HYMO_GDN_EVF: bits 1 and 2");
-
 // HYMO_GDN_SCAN_U (session 10; 16 since run 69, 8 before): the segment scans' loads in
 // flight a thread (segments fetched together before the dependent combine, which keeps
 // its order: the results are bitwise those of 8). 16 covers the default shape's 16
@@ -1806,20 +1794,6 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* m, int
       "%4}], [%5];\n" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<uint64_t>(m)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(mb))
       : "memory");
-}
-// HYMO_GDN_EVF: tma_load_3d with an L2 cache policy (l2_evict_first's)
-__device__ __forceinline__ void tma_load_3d_hint(void* dst, const CUtensorMap* m, int x, int y, int z, uint64_t* mb,
-                                                 uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
-      "{%2, %3, %4}], [%5], %6;\n" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(m)), "r"(x), "r"(y), "r"(z), "r"(smem_u32(mb)), "l"(policy)
-      : "memory");
-}
-__device__ __forceinline__ uint64_t l2_evict_first() {
-  uint64_t p;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
-  return p;
 }
 // A kernel's two fetch groups, an mbarrier each at mb[0], mb[1]: initialised by thread 0 before
 // any copy is issued (every thread calls this), and the wait for each group's k-th completion

@@ -982,7 +982,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
   // group completing on its mbarrier (mb[0]: b and c; mb[1]: v); the segment's k-th chunk waits
   // for each one's k-th phase
   constexpr bool TM = P::TMA;
-  constexpr bool EVC = HYMO_GDN_EVF & 1, EVB = (HYMO_GDN_EVF & 2) && !TRAIN;  // (HYMO_GDN_EVF)
   [[maybe_unused]] uint64_t* mb = reinterpret_cast<uint64_t*>(sm + P::o_mb);
 #if HYMO_GDN_TMA & 2
   if constexpr (TM) tma_groups_init(mb, sm);
@@ -992,14 +991,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     if constexpr (TM) {
       if (tid == 0) {
         mbar_expect_tx(mb, 2u * C * LS * sizeof(bf16));
-        if constexpr (EVB)
-          tma_load_3d_hint(sb, &tm.b, HM::hS(h) * S, chn * C, bb, mb, l2_evict_first());
-        else
-          tma_load_3d(sb, &tm.b, HM::hS(h) * S, chn * C, bb, mb);
-        if constexpr (EVC)
-          tma_load_3d_hint(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb, l2_evict_first());
-        else
-          tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
+        tma_load_3d(sb, &tm.b, HM::hS(h) * S, chn * C, bb, mb);
+        tma_load_3d(sc, &tm.c, HM::hS(h) * S, chn * C, bb, mb);
       }
       return;
     }
@@ -1015,10 +1008,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     if constexpr (TM) {
       if (tid == 0) {
         mbar_expect_tx(mb + 1, 1u * C * LD * sizeof(bf16));
-        if constexpr (EVB)
-          tma_load_3d_hint(dst, &tm.v, HM::hD(h) * D, chn * C, bb, mb + 1, l2_evict_first());
-        else
-          tma_load_3d(dst, &tm.v, HM::hD(h) * D, chn * C, bb, mb + 1);
+        tma_load_3d(dst, &tm.v, HM::hD(h) * D, chn * C, bb, mb + 1);
       }
       return;
     }
@@ -1171,10 +1161,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
         int rr, cc;
         or_piece(i, lane, rr, cc);
         const int t = r0 + rr;
-        if constexpr (EVC)
-          zr[i] = t < n ? __ldcs(reinterpret_cast<const uint4*>(zb + (t * p.H * D + cc))) : make_uint4(0u, 0u, 0u, 0u);
-        else
-          zr[i] = t < n ? __ldg(reinterpret_cast<const uint4*>(zb + (t * p.H * D + cc))) : make_uint4(0u, 0u, 0u, 0u);
+        zr[i] = t < n ? __ldg(reinterpret_cast<const uint4*>(zb + (t * p.H * D + cc))) : make_uint4(0u, 0u, 0u, 0u);
       }
     } else if constexpr (EPI) {
       // (one 64-bit base a chunk, 32-bit offsets from it: H D C < 2^31, gdn_check_shape)
@@ -1184,10 +1171,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8;
-          if constexpr (EVC)
-            zq[nt][hr] = t < n ? __ldcs(reinterpret_cast<const unsigned int*>(zb + (t * p.H * D + nt * 8))) : 0u;
-          else
-            zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(zb + (t * p.H * D + nt * 8))) : 0u;
+          zq[nt][hr] = t < n ? __ldg(reinterpret_cast<const unsigned int*>(zb + (t * p.H * D + nt * 8))) : 0u;
         }
     }
     if (wid == gw && (!GA || k == 0)) {  // (GA: the later chunks' gates come ahead)
@@ -1808,9 +1792,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
             const float y1 = acc[nt][2 * hr + 1] * (ss[hr] * wy[nt].y) * s1;
             if constexpr (OR)
               *reinterpret_cast<uint32_t*>(stg + (gq + hr * 8) * LP + nt * 8 + 2 * tq) = pack_bf16(y0, y1);
-            else if constexpr (EVC)
-              __stcs(reinterpret_cast<unsigned int*>(reinterpret_cast<bf16*>(p.out) + ((tok0 + t) * p.H + h) * D + d),
-                     pack_bf16(y0, y1));
             else
               st2(reinterpret_cast<bf16*>(p.out) + ((tok0 + t) * p.H + h) * D + d, y0, y1);
           }
@@ -1824,12 +1805,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
           int rr, cc;
           or_piece(i, lane, rr, cc);
           const int t = r0 + rr;
-          if constexpr (EVC) {
-            if (t < n)
-              __stcs(reinterpret_cast<uint4*>(ob + (t * p.H * D + cc)), *reinterpret_cast<const uint4*>(stg + rr * LP + cc));
-          } else if (t < n) {
+          if (t < n)
             *reinterpret_cast<uint4*>(ob + (t * p.H * D + cc)) = *reinterpret_cast<const uint4*>(stg + rr * LP + cc);
-          }
         }
       }
     }
