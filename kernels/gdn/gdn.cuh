@@ -428,6 +428,14 @@ static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at lea
 #define HYMO_GDN_OUT_ROWS 1
 #endif
 
+// ... and in session 64 (run 316, an H100; commit 6b44337 has it): L2 evict-first hints on the
+// output passes' once-used traffic (EVF=1: c's TMA copies, z loads, y stores; =3: also the plain
+// pass's b and v), so that the state pass's b and v stay in L2: the held plain forward +1.2% / +2.1%
+// at the default shape, +2.4% / +8.5% at T = 8192.
+#if defined(HYMO_GDN_EVF) && HYMO_GDN_EVF
+#error "HYMO_GDN_EVF was removed in session 64 (run 316: forward +1.2..+8.5%); commit 6b44337 has it"
+#endif
+
 // HYMO_GDN_SCAN_U (session 10; 16 since run 69, 8 before): the segment scans' loads in
 // flight a thread (segments fetched together before the dependent combine, which keeps
 // its order: the results are bitwise those of 8). 16 covers the default shape's 16
