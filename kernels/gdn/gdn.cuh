@@ -298,7 +298,7 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #define HYMO_GDN_SPLIT_SUMS 1
 #endif
 // HYMO_GDN_SPLIT_SUMS_U (session 63): the items a thread of split_sums keeps in flight (U); 4
-// measured in run 313, 8 and 2 not yet (gdn.md item 0a)
+// measured in run 313, 8 even against it in run 315 (session 64), 2 not measured
 #ifndef HYMO_GDN_SPLIT_SUMS_U
 #define HYMO_GDN_SPLIT_SUMS_U 4
 #endif
@@ -400,6 +400,13 @@ static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at lea
 #ifdef HYMO_GDN_PROW
 #error "HYMO_GDN_PROW was removed in session 61 (run 307: slower, and racecheck reported hazards); commit 9b90f28 has it"
 #endif
+// HYMO_GDN_EVF (session 64; docs/kernels/gdn.md item 20): L2 evict-first hints on the output
+// passes' once-used traffic (1: c's TMA copies, z loads, y stores; 3: also the plain pass's b and
+// v), so that the state pass's b and v would stay in L2. Run 316 (an H100): the held plain forward
+// +1.2% / +2.1% at the default shape, +2.4% / +8.5% at T = 8192. Removed; commit 6b44337 has it.
+#if defined(HYMO_GDN_EVF) && HYMO_GDN_EVF
+#error "HYMO_GDN_EVF was removed in session 64 (run 316: forward +1.2..+8.5%); commit 6b44337 has it"
+#endif
 
 // HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-
 // 0.6947 against 0.7057-0.7137 ms in four rounds; -3% at B = 1, H = 16; -0.5% at D = S =
@@ -426,14 +433,6 @@ static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at lea
 // was 13% faster in row layout (HYMO_GDN_ADJ_ROWS, run 64: 136.2 -> 118.3 us).
 #ifndef HYMO_GDN_OUT_ROWS
 #define HYMO_GDN_OUT_ROWS 1
-#endif
-
-// ... and in session 64 (run 316, an H100; commit 6b44337 has it): L2 evict-first hints on the
-// output passes' once-used traffic (EVF=1: c's TMA copies, z loads, y stores; =3: also the plain
-// pass's b and v), so that the state pass's b and v stay in L2: the held plain forward +1.2% / +2.1%
-// at the default shape, +2.4% / +8.5% at T = 8192.
-#if defined(HYMO_GDN_EVF) && HYMO_GDN_EVF
-#error "HYMO_GDN_EVF was removed in session 64 (run 316: forward +1.2..+8.5%); commit 6b44337 has it"
 #endif
 
 // HYMO_GDN_SCAN_U (session 10; 16 since run 69, 8 before): the segment scans' loads in
