@@ -2,6 +2,8 @@
 # The README's main job: train the tiny HyMo config on the CPU on the
 # built-in default text (data/default.txt) and print the falling loss.
 #   bash scripts/train-tiny.sh [OUT_DIR]        (default runs/tiny)
+# Each run starts over in OUT_DIR (hymo-run train --overwrite): the run that
+# was there before, its metrics.jsonl and checkpoints, is deleted.
 # Environment: HYMO_BUILD_DIR (default build), HYMO_STEPS (default 300).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +15,7 @@ if [ ! -x "$run" ]; then
   echo "train-tiny: $run not found: build first (bash scripts/build.sh)" >&2
   exit 1
 fi
-"$run" train --config models/configs/tiny.yaml --data default --steps "$steps" --out "$out"
+"$run" train --config models/configs/tiny.yaml --data default --steps "$steps" --out "$out" --overwrite
 # Mean loss of the first and the last 10 steps, from metrics.jsonl.
 awk -F'"loss":' 'NF > 1 { split($2, a, ","); if (a[1] != "null") v[n++] = a[1] + 0 }
   END {

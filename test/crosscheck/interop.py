@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -70,6 +71,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     run = os.path.join(args.work, "run")
+    shutil.rmtree(run, ignore_errors=True)  # a run left by an earlier ctest
     subprocess.run([args.hymo_run, "train", "--config", args.config, "--data", args.train_data,
                     "--steps", str(args.steps), "--out", run], check=True, stdout=subprocess.DEVNULL)
     ckpt = os.path.join(run, "checkpoints", "step_%d.safetensors" % args.steps)

@@ -113,6 +113,32 @@ case $case_name in
     sed -n 2p run/metrics.jsonl | grep -q '"is_update":false' || fail "a skipped step is not an update"
     [ ! -f run/checkpoints/step_6.safetensors ] || fail "no checkpoint after the abort"
     ;;
+  overwrite)
+    # A fresh run into a directory that holds a run is refused before
+    # anything there changes; --overwrite starts over; --resume continues.
+    train --steps 3 --out run --save-interval 1 > /dev/null 2>&1 || fail "first run failed"
+    sum_before=$(cat run/metrics.jsonl run/plan.json run/checkpoints/* | md5sum)
+    expect_error "fresh run into a run" \
+      "--out run already holds a run: run/metrics.jsonl \(3 records\) and 3 checkpoints \(newest run/checkpoints/step_3.safetensors\)\. Continue it with --resume run.*--overwrite" \
+      train --steps 2 --out run
+    train --steps 1 --out other > /dev/null 2>&1 || fail "other run failed"
+    expect_error "resumed from another run into a run" "--out run already holds a run" \
+      train --steps 1 --out run --resume other
+    [ "$(cat run/metrics.jsonl run/plan.json run/checkpoints/* | md5sum)" = "$sum_before" ] ||
+      fail "a refused run changed run/"
+    # The same directory written another way is still a continuation.
+    train --steps 1 --out ./run/ --resume run > /dev/null 2>&1 || fail "resume via ./run/ failed"
+    [ "$(wc -l < run/metrics.jsonl)" -eq 4 ] || fail "resume should append a fourth record"
+    train --steps 2 --out run --overwrite > log.txt 2>&1 || fail "--overwrite failed: $(cat log.txt)"
+    grep -q -- "--overwrite: deleted the earlier run in run: run/metrics.jsonl (4 records) and 4 checkpoints" log.txt ||
+      fail "--overwrite should say what it deleted: $(cat log.txt)"
+    [ "$(ls run/checkpoints)" = "step_2.safetensors" ] || fail "--overwrite left: $(ls run/checkpoints)"
+    [ "$(wc -l < run/metrics.jsonl)" -eq 2 ] || fail "--overwrite should leave 2 records"
+    head -1 run/metrics.jsonl | grep -q '"step":1,' || fail "--overwrite: records should restart at step 1"
+    # A directory with only an empty metrics file (a --steps 0 run) holds no run.
+    train --steps 0 --out zero > /dev/null 2>&1 || fail "--steps 0 failed"
+    train --steps 1 --out zero > /dev/null 2>&1 || fail "a run after --steps 0 was refused"
+    ;;
   bad_inputs)
     expect_error "missing data" "data file $w/nope.txt: No such file or directory" \
       "$run" train --config "$cfg" --data "$w/nope.txt" --steps 1 --out o

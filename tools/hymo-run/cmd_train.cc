@@ -1,6 +1,6 @@
 // hymo-run train --config CFG.yaml [--set section.key=value]... --data PATH
 //                [--init CKPT] [--save-init CKPT] [--steps N] [--device cpu|cuda]
-//                [--precision fp32|fp64|bf16] --out DIR [--resume DIR]
+//                [--precision fp32|fp64|bf16] --out DIR [--resume DIR] [--overwrite]
 //                [--save-interval N] [--plan PLAN]
 // Trains on the CPU (spec §3, §5; docs/training.md): each optimizer step runs
 // the plan's micro_step G = training.gradient_accumulation_steps times on the
@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -48,6 +49,7 @@ struct TrainOptions {
   std::string precision;
   std::string out;
   std::string resume;
+  bool overwrite = false;  // a fresh run may replace the run already in --out
   int64_t save_interval = 1000;
   std::string plan;
   int threads = 0;
@@ -138,6 +140,53 @@ std::string latest_checkpoint(const std::string& dir) {
   std::string path = newest_step_checkpoint(cdir);
   if (path.empty()) throw Error("--resume " + dir + ": no checkpoint (step_N.safetensors) in " + cdir);
   return path;
+}
+
+// Whether a and b name the same directory (b may not exist yet).
+bool same_dir(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  return std::filesystem::path(a).lexically_normal() == std::filesystem::path(b).lexically_normal();
+}
+
+// The step_N.safetensors files in dir/checkpoints.
+std::vector<std::string> step_checkpoints(const std::string& dir) {
+  std::vector<std::string> files;
+  const std::string cdir = dir + "/checkpoints";
+  if (DIR* d = ::opendir(cdir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      const std::string pre = "step_", suf = ".safetensors";
+      if (n.size() > pre.size() + suf.size() && n.compare(0, pre.size(), pre) == 0 &&
+          n.compare(n.size() - suf.size(), suf.size(), suf) == 0 &&
+          n.find_first_not_of("0123456789", pre.size()) == n.size() - suf.size())
+        files.push_back(cdir + "/" + n);
+    }
+    ::closedir(d);
+  }
+  return files;
+}
+
+// What an earlier run left in dir ("" when nothing): metrics records and
+// checkpoints, which a fresh run there would replace.
+std::string earlier_run(const std::string& dir) {
+  std::string what;
+  const std::string metrics = dir + "/metrics.jsonl";
+  if (is_file(metrics)) {
+    std::ifstream in(metrics);
+    int64_t lines = 0;
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty()) ++lines;
+    if (lines > 0) what = metrics + " (" + std::to_string(lines) + (lines == 1 ? " record)" : " records)");
+  }
+  const size_t n = step_checkpoints(dir).size();
+  if (n > 0) {
+    if (!what.empty()) what += " and ";
+    what += std::to_string(n) + " checkpoint" + (n == 1 ? "" : "s") + " (newest " +
+            newest_step_checkpoint(dir + "/checkpoints") + ")";
+  }
+  return what;
 }
 
 int64_t meta_int(const hymo::rt::SafetensorsFile& f, const std::string& key) {
@@ -387,6 +436,16 @@ void Trainer::run() {
                   "'); start from it with --init instead");
   }
 
+  // A fresh run (or one resumed from elsewhere) into a directory that holds
+  // another run would replace its metrics and checkpoints: refuse unless
+  // asked, before anything is written there.
+  const bool continuing = resume_ckpt_ && same_dir(o_.resume, o_.out);
+  const std::string earlier = continuing ? std::string() : earlier_run(o_.out);
+  if (!earlier.empty() && !o_.overwrite)
+    throw Error("--out " + o_.out + " already holds a run: " + earlier +
+                ". Continue it with --resume " + o_.out + ", choose another --out, or pass --overwrite to delete "
+                "that run's metrics and checkpoints and start over");
+
   obtain_plan();
   throw_if_error(hymo::rt::parse_plan_status(plan_text_, &plan_).with_context(plan_path_));
   config_ = json::parse(plan_.config_json, nullptr, false);
@@ -453,22 +512,18 @@ void Trainer::run() {
     std::fprintf(stderr, "hymo-run train: wrote the initial parameters to %s\n", o_.save_init.c_str());
   }
 
-  if (!resume_ckpt_ || o_.resume != o_.out) {
-    // A fresh run into a directory that holds an earlier run's checkpoints:
-    // they stay (same-step files are replaced), which a later --resume of
-    // this directory would see; say so.
-    try {
-      std::string old = latest_checkpoint(o_.out);
-      std::fprintf(stderr,
-                   "hymo-run train: note: %s/checkpoints already holds checkpoints of an earlier run (latest %s); "
-                   "they are kept, files of the same step are replaced\n",
-                   o_.out.c_str(), old.c_str());
-    } catch (const Error&) {
-    }
+  if (!earlier.empty()) {
+    // --overwrite, and everything above checked: the earlier run goes, so
+    // that a later --resume of this directory continues this run.
+    const std::vector<std::string> old = step_checkpoints(o_.out);
+    for (const std::string& f : old)
+      if (std::remove(f.c_str()) != 0) throw Error("--overwrite: cannot delete " + f + ": " + std::strerror(errno));
+    std::fprintf(stderr, "hymo-run train: --overwrite: deleted the earlier run in %s: %s\n", o_.out.c_str(),
+                 earlier.c_str());
   }
   const int64_t n_steps = o_.steps >= 0 ? o_.steps : std::max<int64_t>(0, total_steps_ - step_);
   const int64_t first = step_, last = step_ + n_steps;
-  open_metrics(bool(resume_ckpt_), step_);
+  open_metrics(continuing, step_);
   tty_ = ::isatty(2);
   stdout_tty_ = ::isatty(1);
   std::fprintf(stderr,
@@ -567,6 +622,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--precision", o->precision, "fp32|fp64|bf16: override training.precision");
   cmd->add_option("--out", o->out, "output directory: metrics.jsonl, checkpoints/, plan.json")->required();
   cmd->add_option("--resume", o->resume, "continue from the latest DIR/checkpoints/step_N.safetensors");
+  cmd->add_flag("--overwrite", o->overwrite,
+                "start over in an --out that holds another run: delete its metrics.jsonl and checkpoints first");
   cmd->add_option("--save-interval", o->save_interval, "write a checkpoint every N steps (default 1000)");
   cmd->add_option("--plan", o->plan, "run this compiled plan (hymo-run compile) instead of compiling --config");
   cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)");
