@@ -135,6 +135,11 @@ case $case_name in
     [ "$(ls run/checkpoints)" = "step_2.safetensors" ] || fail "--overwrite left: $(ls run/checkpoints)"
     [ "$(wc -l < run/metrics.jsonl)" -eq 2 ] || fail "--overwrite should leave 2 records"
     head -1 run/metrics.jsonl | grep -q '"step":1,' || fail "--overwrite: records should restart at step 1"
+    # --overwrite never deletes the checkpoint the run starts from.
+    expect_error "--overwrite of its own --init" \
+      "--overwrite would delete run/checkpoints/step_2.safetensors, which this run starts from \(--init\)" \
+      train --steps 1 --out run --overwrite --init run/checkpoints/step_2.safetensors
+    [ -f run/checkpoints/step_2.safetensors ] || fail "the refused --overwrite deleted its --init"
     # A directory with only an empty metrics file (a --steps 0 run) holds no run.
     train --steps 0 --out zero > /dev/null 2>&1 || fail "--steps 0 failed"
     train --steps 1 --out zero > /dev/null 2>&1 || fail "a run after --steps 0 was refused"

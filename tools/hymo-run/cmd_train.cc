@@ -149,24 +149,6 @@ bool same_dir(const std::string& a, const std::string& b) {
   return std::filesystem::path(a).lexically_normal() == std::filesystem::path(b).lexically_normal();
 }
 
-// The step_N.safetensors files in dir/checkpoints.
-std::vector<std::string> step_checkpoints(const std::string& dir) {
-  std::vector<std::string> files;
-  const std::string cdir = dir + "/checkpoints";
-  if (DIR* d = ::opendir(cdir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      const std::string n = e->d_name;
-      const std::string pre = "step_", suf = ".safetensors";
-      if (n.size() > pre.size() + suf.size() && n.compare(0, pre.size(), pre) == 0 &&
-          n.compare(n.size() - suf.size(), suf.size(), suf) == 0 &&
-          n.find_first_not_of("0123456789", pre.size()) == n.size() - suf.size())
-        files.push_back(cdir + "/" + n);
-    }
-    ::closedir(d);
-  }
-  return files;
-}
-
 // What an earlier run left in dir ("" when nothing): metrics records and
 // checkpoints, which a fresh run there would replace.
 std::string earlier_run(const std::string& dir) {
@@ -180,11 +162,11 @@ std::string earlier_run(const std::string& dir) {
       if (!line.empty()) ++lines;
     if (lines > 0) what = metrics + " (" + std::to_string(lines) + (lines == 1 ? " record)" : " records)");
   }
-  const size_t n = step_checkpoints(dir).size();
-  if (n > 0) {
+  const auto ckpts = step_checkpoints(dir + "/checkpoints");
+  if (!ckpts.empty()) {
     if (!what.empty()) what += " and ";
-    what += std::to_string(n) + " checkpoint" + (n == 1 ? "" : "s") + " (newest " +
-            newest_step_checkpoint(dir + "/checkpoints") + ")";
+    what += std::to_string(ckpts.size()) + " checkpoint" + (ckpts.size() == 1 ? "" : "s") + " (newest " +
+            ckpts.back().second + ")";
   }
   return what;
 }
@@ -439,12 +421,19 @@ void Trainer::run() {
   // A fresh run (or one resumed from elsewhere) into a directory that holds
   // another run would replace its metrics and checkpoints: refuse unless
   // asked, before anything is written there.
+  std::error_code ec;
   const bool continuing = resume_ckpt_ && same_dir(o_.resume, o_.out);
   const std::string earlier = continuing ? std::string() : earlier_run(o_.out);
   if (!earlier.empty() && !o_.overwrite)
     throw Error("--out " + o_.out + " already holds a run: " + earlier +
                 ". Continue it with --resume " + o_.out + ", choose another --out, or pass --overwrite to delete "
                 "that run's metrics and checkpoints and start over");
+  if (!earlier.empty())
+    for (const auto& [n, f] : step_checkpoints(o_.out + "/checkpoints"))
+      for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--init", o_.init}, {"--resume", resume_path}})
+        if (!path.empty() && std::filesystem::equivalent(path, f, ec))
+          throw Error("--overwrite would delete " + f + ", which this run starts from (" + opt + "); copy it out of " +
+                      o_.out + " first");
 
   obtain_plan();
   throw_if_error(hymo::rt::parse_plan_status(plan_text_, &plan_).with_context(plan_path_));
@@ -515,8 +504,7 @@ void Trainer::run() {
   if (!earlier.empty()) {
     // --overwrite, and everything above checked: the earlier run goes, so
     // that a later --resume of this directory continues this run.
-    const std::vector<std::string> old = step_checkpoints(o_.out);
-    for (const std::string& f : old)
+    for (const auto& [n, f] : step_checkpoints(o_.out + "/checkpoints"))
       if (std::remove(f.c_str()) != 0) throw Error("--overwrite: cannot delete " + f + ": " + std::strerror(errno));
     std::fprintf(stderr, "hymo-run train: --overwrite: deleted the earlier run in %s: %s\n", o_.out.c_str(),
                  earlier.c_str());

@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "hymo/rt/checkpoint.h"
 #include "hymo/rt/status.h"
 
@@ -20,9 +22,8 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string newest_step_checkpoint(const std::string& dir) {
-  int64_t best = -1;
-  std::string best_path;
+std::vector<std::pair<int64_t, std::string>> step_checkpoints(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
   if (DIR* d = ::opendir(dir.c_str())) {
     while (dirent* e = ::readdir(d)) {
       const std::string n = e->d_name;
@@ -32,12 +33,17 @@ std::string newest_step_checkpoint(const std::string& dir) {
         continue;
       const std::string mid = n.substr(pre.size(), n.size() - pre.size() - suf.size());
       if (mid.empty() || mid.size() > 15 || mid.find_first_not_of("0123456789") != std::string::npos) continue;
-      const int64_t s = std::stoll(mid);
-      if (s > best) best = s, best_path = dir + "/" + n;
+      found.emplace_back(std::stoll(mid), dir + "/" + n);
     }
     ::closedir(d);
   }
-  return best_path;
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+std::string newest_step_checkpoint(const std::string& dir) {
+  const auto found = step_checkpoints(dir);
+  return found.empty() ? std::string() : found.back().second;
 }
 
 std::string resolve_ckpt_arg(const std::string& arg) {

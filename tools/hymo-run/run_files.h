@@ -4,7 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hymo/rt/safetensors.h"
 
@@ -12,6 +15,9 @@ namespace hymo_run {
 
 bool is_dir(const std::string& path);
 bool is_file(const std::string& path);
+
+// The step_N.safetensors files in `dir` as (N, path), by N.
+std::vector<std::pair<int64_t, std::string>> step_checkpoints(const std::string& dir);
 
 // The step_N.safetensors with the largest N in `dir` ("" when there is none).
 std::string newest_step_checkpoint(const std::string& dir);
