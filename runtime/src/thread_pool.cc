@@ -1,7 +1,12 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <string>
+#include <system_error>
+
+#include "hymo/rt/status.h"
 
 namespace hymo::rt {
 namespace {
@@ -10,25 +15,44 @@ thread_local bool t_in_pool = false;
 
 int ThreadPool::default_threads() {
   if (const char* env = std::getenv("HYMO_NUM_THREADS")) {
-    int n = std::atoi(env);
-    if (n >= 1) return n;
+    const std::string v = env;
+    long n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1 || n > kMaxThreads)
+      throw Error("HYMO_NUM_THREADS='" + v + "': expected an integer from 1 to " + std::to_string(kMaxThreads) +
+                  " (unset it to use every core)");
+    return int(n);
   }
   unsigned hc = std::thread::hardware_concurrency();
-  return hc == 0 ? 1 : int(hc);
+  return hc == 0 ? 1 : int(std::min<unsigned>(hc, kMaxThreads));
 }
 
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
-  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+  if (threads_ > kMaxThreads)
+    throw Error(std::to_string(threads) + " worker threads asked for: at most " + std::to_string(kMaxThreads));
+  try {
+    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+  } catch (const std::system_error& e) {
+    // The system refused a thread: stop the ones already running (the
+    // destructor does not run for a constructor that throws).
+    const size_t started = workers_.size();
+    shutdown();
+    throw Error("cannot start worker thread " + std::to_string(started + 1) + " of " + std::to_string(threads_ - 1) +
+                " (" + e.what() + "); ask for fewer threads (--threads or HYMO_NUM_THREADS)");
+  }
 }
 
-ThreadPool::~ThreadPool() {
+void ThreadPool::shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   cv_start_.notify_all();
   for (std::thread& t : workers_) t.join();
+  workers_.clear();
 }
+
+ThreadPool::~ThreadPool() { shutdown(); }
 
 void ThreadPool::run_chunks() {
   for (;;) {

@@ -11,11 +11,17 @@
 #include <thread>
 #include <vector>
 
+#include "hymo/rt/api.h"
+
 namespace hymo::rt {
 
 class ThreadPool {
  public:
-  // `threads` counts the caller: 1 means no worker threads.
+  static constexpr int kMaxThreads = hymo::rt::kMaxThreads;  // (api.h)
+
+  // `threads` counts the caller: 1 means no worker threads. Throws
+  // hymo::rt::Error above kMaxThreads or when the system refuses a thread
+  // (after stopping the ones it started).
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -26,12 +32,14 @@ class ThreadPool {
   // Runs fn(begin, end) over [0, n) in chunks of at least `grain` items.
   void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
-  // Threads to use by default: HYMO_NUM_THREADS if set, else
+  // Threads to use by default: HYMO_NUM_THREADS if set (an integer from 1 to
+  // kMaxThreads, else hymo::rt::Error naming it), else
   // std::thread::hardware_concurrency().
   static int default_threads();
 
  private:
   void worker_loop();
+  void shutdown();  // stops and joins the workers
   void run_chunks();
 
   int threads_;

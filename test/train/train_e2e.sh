@@ -95,6 +95,30 @@ case $case_name in
       fail "--plan --set failed: $(cat log.txt)"
     grep -q '"seed": *3' r/plan.json || fail "the recompiled plan lacks seed 3"
     expect_error "compile fp16" "fp16 is not supported" "$run" compile --config "$cfg" --precision fp16 -o x.json
+    # A plan the runtime would refuse, a missing directory, a non-file output:
+    # clear errors, and the plan already there stays as it was.
+    sum=$(md5sum < plan.json)
+    expect_error "compile of an unrunnable plan" \
+      "the plan compiled from .*tiny.yaml is not one the runtime can run \(plan.json left as it was\): plan: buffers\[[0-9]+\].shape: element count" \
+      "$run" compile --config "$cfg" --set training.micro_batch_size=100000000 -o plan.json
+    [ "$(md5sum < plan.json)" = "$sum" ] || fail "a failed compile replaced plan.json"
+    ls plan.json.tmp.* > /dev/null 2>&1 && fail "a failed compile left a temporary file"
+    out=$("$run" compile --config "$cfg" -o nodir/p.json 2>&1) && fail "compile into a missing directory succeeded"
+    grep -q "plan output nodir/p.json: cannot write in nodir/: No such file or directory" <<< "$out" ||
+      fail "missing directory: $out"
+    [ "${#out}" -lt 500 ] || fail "missing directory: a ${#out}-byte message"
+    mkdir -p adir
+    expect_error "compile onto a directory" "plan output adir: exists and is not a regular file \(a directory\)" \
+      "$run" compile --config "$cfg" -o adir
+    # A refused resume (another config) leaves the run's plan.json, and no
+    # temporary file, behind.
+    sum=$(md5sum < q/plan.json)
+    expect_error "resume with another config" "model.dim: 64 in the checkpoint, 32 now" \
+      train --set model.dim=32 --steps 1 --out q --resume q
+    [ "$(md5sum < q/plan.json)" = "$sum" ] || fail "a refused resume replaced q/plan.json"
+    [ -z "$(ls -A q | grep -v -x -e plan.json -e metrics.jsonl -e checkpoints)" ] || fail "left in q: $(ls -A q)"
+    "$run" train --data "$data" --steps 1 --out q --resume q > /dev/null 2>&1 || fail "resume without a config failed"
+    [ -z "$(ls -A q | grep -v -x -e plan.json -e metrics.jsonl -e checkpoints)" ] || fail "left in q: $(ls -A q)"
     # A compiler-less hymo-run: $HYMO_OPT cannot help a build without one,
     # so simulate by pointing it at something that is not executable.
     expect_error "bad HYMO_OPT" "HYMO_OPT is '/nonexistent/hymo-opt', which is not an executable file" \
@@ -168,6 +192,10 @@ EOF
     expect_error "bad --set" "--set 'dim=3': expected section.key=value" train --set dim=3 --steps 1 --out o
     expect_error "unknown key" "model.dimm: unknown key" train --set model.dimm=3 --steps 1 --out o
     expect_error "no config" "train needs --config" "$run" train --data "$data" --out o
+    expect_error "--threads 0" "--threads: Value 0 not in range 1 to 1024" train --threads 0 --steps 1 --out o
+    expect_error "--threads too many" "--threads: Value 5000 not in range 1 to 1024" train --threads 5000 --steps 1 --out o
+    expect_error "HYMO_NUM_THREADS" "HYMO_NUM_THREADS='abc': expected an integer from 1 to 1024" \
+      env HYMO_NUM_THREADS=abc "$run" train --config "$cfg" --data "$data" --steps 1 --out o
     # Checkpoints: truncated, of another config, not a checkpoint at all.
     train --steps 2 --out good > /dev/null 2>&1 || fail "good run failed"
     mkdir -p trunc/checkpoints

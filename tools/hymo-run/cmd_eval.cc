@@ -145,7 +145,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--json", o->json_only, "print only the JSON line (no progress or text line)");
   cmd->add_option("--plan", o->plan, "run this plan (compiled from the checkpoint's config) instead of compiling");
   cmd->add_option("--save-logits", o->save_logits, "write the first batch's logits [B,T,V] to FILE.npy");
-  cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)");
+  cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, hymo::rt::kMaxThreads));
   cmd->callback([o] { run_eval(*o); });
 }
 

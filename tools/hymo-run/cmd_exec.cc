@@ -140,7 +140,8 @@ void add_exec_command(CLI::App& app) {
   cmd->add_option("--value", o->values, "name=v1,v2,...: set a buffer from literal values");
   cmd->add_option("--print", o->prints, "buffer to print after the run (default: the function's outputs)");
   cmd->add_option("--save", o->saves, "name=FILE.npy: write a buffer after the run");
-  cmd->add_option("--threads", o->threads, "worker threads (default: HYMO_NUM_THREADS or all cores)");
+  cmd->add_option("--threads", o->threads, "worker threads (default: HYMO_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, hymo::rt::kMaxThreads));
   cmd->add_option("--repeat", o->repeat, "run the function this many times")->check(CLI::PositiveNumber);
   cmd->callback([o] { run_exec(*o); });
 }

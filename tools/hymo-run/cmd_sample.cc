@@ -218,7 +218,8 @@ void add_sample_command(CLI::App& app) {
   cmd->add_option("--max-len", o->max_len,
                   "MLA cache length Tmax (default: prompt + new tokens, at least 1032 for the timing)");
   cmd->add_flag("--no-timing", o->no_timing, "skip the decode-time measurement at positions 16 and 1024");
-  cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)");
+  cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, hymo::rt::kMaxThreads));
   cmd->callback([o] { run_sample(*o); });
 }
 

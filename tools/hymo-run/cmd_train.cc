@@ -237,6 +237,7 @@ class Trainer {
 
   const TrainOptions& o_;
   std::string plan_path_, plan_text_;
+  bool write_plan_ = false;  // plan_text_ was compiled: goes to DIR/plan.json when the run starts
   hymo::rt::Plan plan_;
   json config_;
   std::unique_ptr<hymo::rt::SafetensorsFile> resume_ckpt_;
@@ -255,7 +256,25 @@ class Trainer {
 };
 
 void Trainer::obtain_plan() {
-  const std::string out_plan = o_.out + "/plan.json";
+  // A compiled plan is held in memory and written to DIR/plan.json only once
+  // the run has passed its checks (run()), so that a refused run leaves the
+  // plan of the run already there; hymo-opt's input and output files are
+  // hidden temporaries in DIR, removed here.
+  const std::string tag = "." + std::to_string(::getpid());
+  std::vector<std::string> temps;
+  struct Unlink {
+    std::vector<std::string>* paths;
+    ~Unlink() {
+      for (const std::string& p : *paths) ::unlink(p.c_str());
+    }
+  } unlink_temps{&temps};
+  const std::string compiled = o_.out + "/.plan.json.new" + tag;
+  auto temp_config = [&](const std::string& name, const std::string& text) {
+    temps.push_back(o_.out + "/." + name + tag);
+    write_text_atomic(temps.back(), text);
+    return temps.back();
+  };
+  temps.push_back(compiled);
   if (!o_.plan.empty()) {
     if (!is_file(o_.plan)) throw Error("--plan " + o_.plan + ": no such file");
     std::string text = read_text(o_.plan);
@@ -284,21 +303,19 @@ void Trainer::obtain_plan() {
     // Recompile from the plan's resolved config plus the overrides.
     hymo::rt::Plan p;
     throw_if_error(hymo::rt::parse_plan_status(text, &p));
-    std::string base = o_.out + "/plan-base-config.json";
-    write_text_atomic(base, p.config_json);
-    compile_plan({base, o_.sets, o_.precision, out_plan});
+    compile_plan({temp_config("plan-base-config.json", p.config_json), o_.sets, o_.precision, compiled});
   } else if (!o_.config.empty()) {
-    compile_plan({o_.config, o_.sets, o_.precision, out_plan});
+    compile_plan({o_.config, o_.sets, o_.precision, compiled});
   } else if (resume_ckpt_) {
     // The config the checkpoint was trained with (plus any --set).
-    std::string base = o_.out + "/resume-config.json";
-    write_text_atomic(base, meta_config(*resume_ckpt_).dump(2));
-    compile_plan({base, o_.sets, o_.precision, out_plan});
+    compile_plan({temp_config("resume-config.json", meta_config(*resume_ckpt_).dump(2)), o_.sets, o_.precision,
+                  compiled});
   } else {
     throw Error("train needs --config CFG.yaml (or --plan PLAN, or --resume DIR)");
   }
-  plan_path_ = out_plan;
-  plan_text_ = read_text(out_plan);
+  plan_path_ = o_.out + "/plan.json";
+  plan_text_ = read_text(compiled);
+  write_plan_ = true;
 }
 
 void Trainer::setup_data() {
@@ -509,6 +526,7 @@ void Trainer::run() {
     std::fprintf(stderr, "hymo-run train: --overwrite: deleted the earlier run in %s: %s\n", o_.out.c_str(),
                  earlier.c_str());
   }
+  if (write_plan_) write_text_atomic(plan_path_, plan_text_);
   const int64_t n_steps = o_.steps >= 0 ? o_.steps : std::max<int64_t>(0, total_steps_ - step_);
   const int64_t first = step_, last = step_ + n_steps;
   open_metrics(continuing, step_);
@@ -614,7 +632,8 @@ void add_train_command(CLI::App& app) {
                 "start over in an --out that holds another run: delete its metrics.jsonl and checkpoints first");
   cmd->add_option("--save-interval", o->save_interval, "write a checkpoint every N steps (default 1000)");
   cmd->add_option("--plan", o->plan, "run this compiled plan (hymo-run compile) instead of compiling --config");
-  cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)");
+  cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)")
+      ->check(CLI::Range(1, hymo::rt::kMaxThreads));
   cmd->add_option("--log-every", o->log_every, "print a plain progress line every N steps when not on a terminal");
   cmd->add_option("--eval-data", o->eval_data, "held-out data: log eval_loss/eval_ppl every --eval-interval steps");
   cmd->add_option("--eval-interval", o->eval_interval, "evaluate every N steps (and after the last)");

@@ -86,6 +86,14 @@ void check_set_syntax(const std::string& set) {
 void compile_plan(const CompileRequest& req) {
   const std::string opt = find_hymo_opt();
   if (!is_file(req.config)) throw Error("--config " + req.config + ": no such file");
+  struct stat st;
+  if (::lstat(req.output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw Error("plan output " + req.output + ": exists and is not a regular file (" +
+                (S_ISDIR(st.st_mode) ? "a directory" : S_ISLNK(st.st_mode) ? "a symbolic link" : "a special file") +
+                "); plans are written to a temporary file renamed over the output: name a regular file");
+  const std::string dir = req.output.find('/') == std::string::npos ? "." : req.output.substr(0, req.output.rfind('/') + 1);
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error("plan output " + req.output + ": cannot write in " + dir + ": " + std::strerror(errno));
   std::string tmp = req.output + ".tmp." + std::to_string(::getpid());
   std::vector<std::string> args = {opt, "--hymo-model=" + req.config};
   for (const std::string& s : req.sets) {
@@ -140,7 +148,27 @@ void compile_plan(const CompileRequest& req) {
     std::string why = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                         : "killed by signal " + std::to_string(WTERMSIG(status));
     err = trim(err);
+    if (err.size() > 6000)  // a failing pass may print the whole module after its message
+      err = err.substr(0, 4000) + "\n... (" + std::to_string(err.size() - 5000) + " bytes of hymo-opt's output left out) ...\n" +
+            err.substr(err.size() - 1000);
     throw Error("compiling " + req.config + " failed (" + opt + ", " + why + ")" + (err.empty() ? "" : ":\n" + err));
+  }
+  // Check what hymo-opt wrote before it replaces anything: a plan the
+  // runtime would refuse (a buffer too large, say) leaves OUTPUT as it was.
+  {
+    hymo::rt::Plan plan;
+    std::string text;
+    if (FILE* f = std::fopen(tmp.c_str(), "rb")) {
+      char b[65536];
+      for (size_t n; (n = std::fread(b, 1, sizeof b, f)) > 0;) text.append(b, n);
+      std::fclose(f);
+    }
+    const hymo::rt::Status st = hymo::rt::parse_plan_status(text, &plan);
+    if (!st.ok()) {
+      ::unlink(tmp.c_str());
+      throw Error("the plan compiled from " + req.config + " is not one the runtime can run (" + req.output +
+                  " left as it was): " + st.message());
+    }
   }
   if (::rename(tmp.c_str(), req.output.c_str()) != 0) {
     std::string e = std::strerror(errno);

@@ -50,8 +50,13 @@ struct HostTensor {
 Status read_npy(const std::string& path, HostTensor* out);
 Status write_npy(const std::string& path, const HostTensor& t);
 
+// The most CPU threads an executor takes (ExecutorOptions::num_threads,
+// HYMO_NUM_THREADS): far above the core counts this runtime runs on, far
+// below what exhausts a system's thread limit.
+inline constexpr int kMaxThreads = 1024;
+
 struct ExecutorOptions {
-  int num_threads = 0;  // 0: HYMO_NUM_THREADS or hardware_concurrency()
+  int num_threads = 0;  // 0: HYMO_NUM_THREADS or hardware_concurrency(); at most kMaxThreads
 };
 
 // Runs plans on the CPU. Owns the param/state/input/constant storage and the
