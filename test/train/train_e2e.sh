@@ -164,6 +164,12 @@ case $case_name in
       "--overwrite would delete run/checkpoints/step_2.safetensors, which this run starts from \(--init\)" \
       train --steps 1 --out run --overwrite --init run/checkpoints/step_2.safetensors
     [ -f run/checkpoints/step_2.safetensors ] || fail "the refused --overwrite deleted its --init"
+    # --save-init never replaces a file unless asked.
+    sum=$(md5sum < run/checkpoints/step_2.safetensors)
+    expect_error "--save-init onto a checkpoint" \
+      "--save-init run/checkpoints/step_2.safetensors: the file exists; name another file, or pass --overwrite" \
+      train --steps 0 --out other2 --save-init run/checkpoints/step_2.safetensors
+    [ "$(md5sum < run/checkpoints/step_2.safetensors)" = "$sum" ] || fail "--save-init replaced a checkpoint"
     # A directory with only an empty metrics file (a --steps 0 run) holds no run.
     train --steps 0 --out zero > /dev/null 2>&1 || fail "--steps 0 failed"
     train --steps 1 --out zero > /dev/null 2>&1 || fail "a run after --steps 0 was refused"

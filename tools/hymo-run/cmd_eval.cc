@@ -140,7 +140,8 @@ void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "loss and perplexity of a checkpoint on held-out data (docs/eval.md)");
   cmd->add_option("--ckpt", o->ckpt, "checkpoint (step_N.safetensors), or a run directory (its latest)")->required();
   cmd->add_option("--data", o->data, "held-out data: a text file (bytes), a token shard, or 'default'")->required();
-  cmd->add_option("--max-tokens", o->max_tokens, "use only the first N tokens of --data (N >= seq_len)");
+  cmd->add_option("--max-tokens", o->max_tokens, "use only the first N tokens of --data (N >= seq_len)")
+      ->check(CLI::Range(int64_t(1), kMaxCount));
   cmd->add_option("--device", o->device, "cpu|cuda (default cpu)");
   cmd->add_flag("--json", o->json_only, "print only the JSON line (no progress or text line)");
   cmd->add_option("--plan", o->plan, "run this plan (compiled from the checkpoint's config) instead of compiling");

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,7 +42,7 @@ struct SampleOptions {
   int64_t max_new_tokens = 200;
   double temperature = 0.8;
   int64_t top_k = 0;
-  uint64_t seed = 0;
+  std::string seed = "0";  // parsed strictly in run_sample (CLI11 would wrap -1 round)
   int64_t max_len = 0;
   bool no_timing = false;
   int threads = 0;
@@ -115,6 +116,12 @@ void run_sample(const SampleOptions& o) {
   if (o.max_new_tokens < 0) throw Error("--max-new-tokens must be >= 0, got " + std::to_string(o.max_new_tokens));
   if (o.top_k < 0) throw Error("--top-k must be >= 0 (0: all tokens), got " + std::to_string(o.top_k));
   if (o.max_len < 0) throw Error("--max-len must be >= 1, got " + std::to_string(o.max_len));
+  uint64_t seed = 0;
+  {
+    const auto [end, ec] = std::from_chars(o.seed.data(), o.seed.data() + o.seed.size(), seed);
+    if (o.seed.empty() || ec != std::errc() || end != o.seed.data() + o.seed.size())
+      throw Error("--seed '" + o.seed + "': expected an integer from 0 to 18446744073709551615");
+  }
   const std::string ckpt = resolve_ckpt_arg(o.ckpt);
   std::unique_ptr<hymo::rt::SafetensorsFile> file;
   throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &file));
@@ -141,7 +148,7 @@ void run_sample(const SampleOptions& o) {
   throw_if_error(hymo::rt::load_param_table(&ex, *file));
   Sampler s(ex, vocab);
 
-  std::mt19937_64 rng(o.seed);
+  std::mt19937_64 rng(seed);
   std::string out = o.prompt;
   int64_t pos = 0;
   const std::vector<double>* z = nullptr;
@@ -211,12 +218,14 @@ void add_sample_command(CLI::App& app) {
   cmd->add_option("--ckpt", o->ckpt, "checkpoint (step_N.safetensors) or run directory (its latest checkpoint)")
       ->required();
   cmd->add_option("--prompt", o->prompt, "the text to continue (fed as bytes)")->required();
-  cmd->add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate (default 200)");
+  cmd->add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate (default 200)")
+      ->check(CLI::Range(int64_t(0), kMaxCount));
   cmd->add_option("--temperature", o->temperature, "softmax temperature, >= 0; 0 is greedy (default 0.8)");
   cmd->add_option("--top-k", o->top_k, "sample among the K most likely tokens; 0: all (default 0)");
   cmd->add_option("--seed", o->seed, "random seed of the sampler (default 0)");
   cmd->add_option("--max-len", o->max_len,
-                  "MLA cache length Tmax (default: prompt + new tokens, at least 1032 for the timing)");
+                  "MLA cache length Tmax (default: prompt + new tokens, at least 1032 for the timing)")
+      ->check(CLI::Range(int64_t(1), kMaxCount));
   cmd->add_flag("--no-timing", o->no_timing, "skip the decode-time measurement at positions 16 and 1024");
   cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, hymo::rt::kMaxThreads));

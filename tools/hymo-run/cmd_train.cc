@@ -445,6 +445,9 @@ void Trainer::run() {
     throw Error("--out " + o_.out + " already holds a run: " + earlier +
                 ". Continue it with --resume " + o_.out + ", choose another --out, or pass --overwrite to delete "
                 "that run's metrics and checkpoints and start over");
+  if (!o_.save_init.empty() && !o_.overwrite && std::filesystem::exists(o_.save_init, ec))
+    throw Error("--save-init " + o_.save_init + ": the file exists; name another file, or pass --overwrite to "
+                "replace it");
   if (!earlier.empty())
     for (const auto& [n, f] : step_checkpoints(o_.out + "/checkpoints"))
       for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--init", o_.init}, {"--resume", resume_path}})
@@ -623,21 +626,26 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--init", o->init, "load the parameters from this safetensors file (spec names, F32)");
   cmd->add_option("--save-init", o->save_init, "write the initial parameters and buffers (F32) to this file");
   cmd->add_option("--steps", o->steps, "optimizer steps to run (default: scheduler.total_steps minus the step reached)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t(0), kMaxCount));
   cmd->add_option("--device", o->device, "cpu|cuda (default cpu)");
   cmd->add_option("--precision", o->precision, "fp32|fp64|bf16: override training.precision");
   cmd->add_option("--out", o->out, "output directory: metrics.jsonl, checkpoints/, plan.json")->required();
   cmd->add_option("--resume", o->resume, "continue from the latest DIR/checkpoints/step_N.safetensors");
   cmd->add_flag("--overwrite", o->overwrite,
-                "start over in an --out that holds another run: delete its metrics.jsonl and checkpoints first");
-  cmd->add_option("--save-interval", o->save_interval, "write a checkpoint every N steps (default 1000)");
+                "start over in an --out that holds another run: delete its metrics.jsonl and checkpoints first; "
+                "let --save-init replace an existing file");
+  cmd->add_option("--save-interval", o->save_interval, "write a checkpoint every N steps (default 1000)")
+      ->check(CLI::Range(int64_t(1), kMaxCount));
   cmd->add_option("--plan", o->plan, "run this compiled plan (hymo-run compile) instead of compiling --config");
   cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, hymo::rt::kMaxThreads));
-  cmd->add_option("--log-every", o->log_every, "print a plain progress line every N steps when not on a terminal");
+  cmd->add_option("--log-every", o->log_every, "print a plain progress line every N steps when not on a terminal")
+      ->check(CLI::Range(int64_t(1), kMaxCount));
   cmd->add_option("--eval-data", o->eval_data, "held-out data: log eval_loss/eval_ppl every --eval-interval steps");
-  cmd->add_option("--eval-interval", o->eval_interval, "evaluate every N steps (and after the last)");
-  cmd->add_option("--eval-max-tokens", o->eval_max_tokens, "evaluate on the first N tokens of --eval-data only");
+  cmd->add_option("--eval-interval", o->eval_interval, "evaluate every N steps (and after the last)")
+      ->check(CLI::Range(int64_t(1), kMaxCount));
+  cmd->add_option("--eval-max-tokens", o->eval_max_tokens, "evaluate on the first N tokens of --eval-data only")
+      ->check(CLI::Range(int64_t(1), kMaxCount));
   cmd->callback([o] { Trainer(*o).run(); });
 }
 

@@ -3,7 +3,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+
 namespace hymo_run {
+
+// The largest count an option takes (steps, intervals, tokens): 10^12, far
+// beyond any run, so that a typo such as 1e20 is an error, not a run that
+// never ends or a value clamped without a word.
+inline constexpr int64_t kMaxCount = 1000000000000;
 
 // Each adds its subcommand to `app`; the work runs from the subcommand's
 // callback and reports failures by throwing hymo::rt::Error.
