@@ -6,6 +6,9 @@
 // the runtime holds no model, only what the plan says.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -341,6 +344,157 @@ TEST(Npy, RoundTripsEachDtype) {
   EXPECT_EQ(back.values, scalar.values);
   hymo::rt::Status s = hymo::rt::read_npy(std::string(HYMO_TEST_PLANS) + "/tiny_forward.json", &back);
   EXPECT_NE(s.message().find("not a .npy file"), std::string::npos) << s.message();
+}
+
+}  // namespace
+
+// Bad .npy files: each is refused with a Status naming the file and the
+// problem; none throws, none allocates what its header claims.
+namespace {
+
+std::string npy_dir() {
+  std::string d = ::testing::TempDir() + "/rt_bad_npy";
+  ::mkdir(d.c_str(), 0755);
+  return d;
+}
+
+// Writes a .npy file of format version major.minor with the given header
+// text (padded with spaces and '\n' as numpy does) and raw data bytes.
+std::string write_raw_npy(const std::string& name, const std::string& header, const std::string& data = "",
+                          int major = 1, int minor = 0) {
+  std::string path = npy_dir() + "/" + name;
+  std::string h = header + "\n";
+  std::ofstream o(path, std::ios::binary);
+  o.write("\x93NUMPY", 6);
+  o.put(char(major));
+  o.put(char(minor));
+  const uint32_t n = uint32_t(h.size());
+  o.put(char(n & 0xff));
+  o.put(char((n >> 8) & 0xff));
+  if (major >= 2) {
+    o.put(char((n >> 16) & 0xff));
+    o.put(char((n >> 24) & 0xff));
+  }
+  o.write(h.data(), std::streamsize(h.size()));
+  o.write(data.data(), std::streamsize(data.size()));
+  return path;
+}
+
+std::string i32_header(const std::string& shape) {
+  return "{'descr': '<i4', 'fortran_order': False, 'shape': " + shape + ", }";
+}
+
+// Six int32 values 1..6, the data of a (6,) or (2, 3) <i4 file.
+std::string six_i32() {
+  std::string d;
+  for (int32_t v = 1; v <= 6; ++v) d.append(reinterpret_cast<const char*>(&v), 4);
+  return d;
+}
+
+// read_npy fails, the message holds `want` and names the file, and `out` is untouched.
+void expect_npy_error(const std::string& path, const std::string& want) {
+  hymo::rt::HostTensor t;
+  t.shape = {42};
+  hymo::rt::Status s;
+  ASSERT_NO_THROW(s = hymo::rt::read_npy(path, &t)) << path;
+  ASSERT_FALSE(s.ok()) << path;
+  EXPECT_EQ(s.message().rfind(path + ": ", 0), 0u) << s.message();
+  EXPECT_NE(s.message().find(want), std::string::npos) << s.message();
+  EXPECT_EQ(t.shape, std::vector<int64_t>{42}) << "a failed read changed its output";
+}
+
+TEST(Npy, ReadsFormatVersions2And3) {
+  for (int major : {1, 2, 3}) {
+    std::string path = write_raw_npy("v" + std::to_string(major) + ".npy", i32_header("(2, 3)"), six_i32(), major);
+    hymo::rt::HostTensor t;
+    hymo::rt::Status s = hymo::rt::read_npy(path, &t);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(t.dtype, DType::kI32);
+    EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(t.values, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  }
+  // Python 2's numpy wrote dimensions as longs.
+  hymo::rt::HostTensor t;
+  ASSERT_TRUE(hymo::rt::read_npy(write_raw_npy("long.npy", i32_header("(6L,)"), six_i32()), &t).ok());
+  EXPECT_EQ(t.shape, std::vector<int64_t>{6});
+}
+
+TEST(Npy, RefusesPathsThatAreNotFiles) {
+  std::string dir = npy_dir() + "/a_directory.npy";
+  ::mkdir(dir.c_str(), 0755);
+  expect_npy_error(dir, dir + ": is a directory");
+  expect_npy_error(npy_dir() + "/missing.npy", "No such file or directory");
+}
+
+TEST(Npy, RefusesUnsupportedVersions) {
+  expect_npy_error(write_raw_npy("v9.npy", i32_header("(6,)"), six_i32(), 9),
+                   "unsupported .npy format version 9.0 (supported: 1.0, 2.0, 3.0)");
+  expect_npy_error(write_raw_npy("v0.npy", i32_header("(6,)"), six_i32(), 0), "unsupported .npy format version 0.0");
+  expect_npy_error(write_raw_npy("v1_1.npy", i32_header("(6,)"), six_i32(), 1, 1),
+                   "unsupported .npy format version 1.1");
+}
+
+TEST(Npy, RefusesBadDimensions) {
+  expect_npy_error(write_raw_npy("neg.npy", i32_header("(-6,)"), six_i32()), "negative dimension -6 in shape (-6,)");
+  expect_npy_error(write_raw_npy("neg_huge.npy", i32_header("(-99999999999999999999,)")),
+                   "negative dimension -99999999999999999999");
+  expect_npy_error(write_raw_npy("huge.npy", i32_header("(99999999999999999999,)")),
+                   "dimension 99999999999999999999 in shape (99999999999999999999,) is too large");
+  expect_npy_error(write_raw_npy("big_dim.npy", i32_header("(2199023255552,)")),
+                   "dimension 2199023255552 in shape (2199023255552,) is too large (more than 2^40 elements)");
+  // Each dimension is allowed, the product overflows int64.
+  expect_npy_error(write_raw_npy("product.npy", i32_header("(1048576, 1048576, 1048576)")),
+                   "shape (1048576, 1048576, 1048576) has too many elements (more than 2^40)");
+  expect_npy_error(write_raw_npy("float_dim.npy", i32_header("(6.5,)")),
+                   "dimension '6.5' in shape (6.5,) is not an integer");
+  expect_npy_error(write_raw_npy("word_dim.npy", i32_header("(six,)")),
+                   "dimension 'six' in shape (six,) is not an integer");
+  expect_npy_error(write_raw_npy("empty_dim.npy", i32_header("(2,,3)")), "malformed shape (2,,3)");
+  expect_npy_error(write_raw_npy("comma_only.npy", i32_header("(,)")), "malformed shape (,)");
+  expect_npy_error(write_raw_npy("list_shape.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': 6, }"),
+                   "malformed shape 6");
+}
+
+TEST(Npy, RefusesDataThatDoesNotMatchTheShape) {
+  // 2^39 elements pass the element limit; the 24 data bytes cannot back them.
+  expect_npy_error(write_raw_npy("short.npy", i32_header("(549755813888,)"), six_i32()),
+                   "data size mismatch: shape (549755813888,) of <i4 needs 2199023255552 bytes, "
+                   "the file holds 24 after");
+  expect_npy_error(write_raw_npy("short_v2.npy", i32_header("(7,)"), six_i32(), 2),
+                   "data size mismatch: shape (7,) of <i4 needs 28 bytes, the file holds 24 after");
+  expect_npy_error(write_raw_npy("long_data.npy", i32_header("(5,)"), six_i32()),
+                   "data size mismatch: shape (5,) of <i4 needs 20 bytes, the file holds 24 after");
+}
+
+TEST(Npy, RefusesMalformedHeaders) {
+  expect_npy_error(write_raw_npy("unclosed.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (6, }"),
+                   "malformed header: the 'shape' tuple is not closed by ')'");
+  expect_npy_error(write_raw_npy("unclosed_descr.npy", "{'fortran_order': False, 'shape': (6,), 'descr': '<i4}"),
+                   "malformed header: the 'descr' string is not closed by a quote");
+  expect_npy_error(write_raw_npy("no_shape.npy", "{'descr': '<i4', 'fortran_order': False, }", six_i32()),
+                   "header lacks the 'shape' key");
+  expect_npy_error(write_raw_npy("no_descr.npy", "{'fortran_order': False, 'shape': (6,), }", six_i32()),
+                   "header lacks the 'descr' key");
+  expect_npy_error(write_raw_npy("no_order.npy", "{'descr': '<i4', 'shape': (6,), }", six_i32()),
+                   "header lacks the 'fortran_order' key");
+  expect_npy_error(write_raw_npy("no_value.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': }"),
+                   "header key 'shape' has no value");
+  expect_npy_error(write_raw_npy("not_dict.npy", "'descr': '<i4'"), "malformed header (expected a dict");
+  expect_npy_error(write_raw_npy("bad_descr.npy", "{'descr': <i4, 'fortran_order': False, 'shape': (6,), }"),
+                   "unsupported dtype <i4");
+  // A header length of 4 GiB must not be allocated.
+  std::string path = npy_dir() + "/huge_header.npy";
+  {
+    std::ofstream o(path, std::ios::binary);
+    o.write("\x93NUMPY\x02\x00\xff\xff\xff\xff{}", 14);
+  }
+  expect_npy_error(path, "header length 4294967295 bytes is implausible");
+  path = write_raw_npy("cut_header.npy", i32_header("(6,)"));
+  ASSERT_EQ(::truncate(path.c_str(), 20), 0);
+  expect_npy_error(path, "truncated header (header length");
+  path = write_raw_npy("cut_version.npy", "");
+  ASSERT_EQ(::truncate(path.c_str(), 7), 0);
+  expect_npy_error(path, "truncated header (the file ends inside the version bytes)");
 }
 
 }  // namespace
