@@ -3,6 +3,8 @@
 // result to validate_plan (plan_validate.cc) for the semantic checks. Every
 // message names the offending field: "plan: <path>: <what>".
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -388,7 +390,19 @@ Status parse_plan_status(const std::string& json_text, Plan* out) {
       json probe = json::parse(json_text);
       (void)probe;
     } catch (const json::parse_error& e) {
-      return error_status(std::string("plan: not valid JSON: ") + e.what());
+      // The parser quotes the bytes it stopped at: show unprintable ones as
+      // \xNN so that a binary file does not write raw bytes to a terminal.
+      std::string what;
+      for (unsigned char ch : std::string(e.what())) {
+        if (ch >= 0x20 && ch < 0x7f) {
+          what += char(ch);
+        } else {
+          char hex[8];
+          std::snprintf(hex, sizeof hex, "\\x%02x", ch);
+          what += hex;
+        }
+      }
+      return error_status("plan: not valid JSON: " + what);
     }
     return error_status("plan: not valid JSON");
   }
@@ -400,6 +414,8 @@ Status parse_plan_status(const std::string& json_text, Plan* out) {
 }
 
 Status load_plan_status(const std::string& path, Plan* out) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return error_status("plan file '" + path + "' is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) return error_status("cannot open plan file '" + path + "'");
   std::stringstream ss;

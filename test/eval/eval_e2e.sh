@@ -120,6 +120,33 @@ case $case_name in
     expect_error "report on a record without step" "metrics.jsonl:1: a record without 'step'" "$run" report nostep
     mkdir -p emptym && : > emptym/metrics.jsonl
     expect_error "report on an empty metrics.jsonl" "is empty" "$run" report emptym
+    mkdir -p fracstep && echo '{"step": 1.5, "loss": 1.0}' > fracstep/metrics.jsonl
+    expect_error "report on a fractional step" "metrics.jsonl:1: step 1.5 is not a step count" "$run" report fracstep
+    mkdir -p dirm/metrics.jsonl
+    expect_error "report on a metrics directory" "dirm/metrics.jsonl is a directory" "$run" report dirm
+    # A diverged value far beyond any axis: left out of the chart, no NaN coordinates.
+    mkdir -p huge && sed '2s/"loss":[^,]*/"loss":1e300/' run/metrics.jsonl > huge/metrics.jsonl
+    "$run" report huge > /dev/null 2>&1 || fail "report with a 1e300 loss failed"
+    ! grep -qi nan huge/report/loss.svg || fail "loss.svg holds NaN coordinates"
+    # A checkpoint of another format version is refused, naming the version.
+    python3 - "$ck" v9.safetensors <<'PY' || fail "python3 failed"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+head["__metadata__"]["format_version"] = "9"
+text = json.dumps(head).encode()
+text += b" " * (-len(text) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+PY
+    expect_error "checkpoint format version 9" "v9.safetensors: format_version '9', this hymo-run reads version 1" \
+      "$run" eval --ckpt v9.safetensors --data "$heldout"
+    # Directories and binary bytes where files are expected.
+    expect_error "inspect a directory" "plan file 'emptym' is a directory" "$run" inspect emptym
+    head -c 2000 /dev/urandom | tr '{' 'x' > binary.json
+    out=$("$run" inspect binary.json 2>&1) && fail "inspect of random bytes succeeded"
+    LC_ALL=C grep -q '[^[:print:][:space:]]' <<< "$out" && fail "raw bytes in the message: $out"
+    grep -q "binary.json: plan: not valid JSON" <<< "$out" || fail "random bytes: $out"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

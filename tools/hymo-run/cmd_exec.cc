@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "run_files.h"
 #include "hymo/rt/api.h"
 
 namespace hymo_run {
@@ -89,6 +90,7 @@ void run_exec(const ExecOptions& o) {
                     hymo::rt::dtype_name(b->dtype) + " shape of buffer " + name);
       ex.set_values(name, t.values);
     } else {
+      if (is_dir(file)) throw Error("--input " + name + ": '" + file + "' is a directory");
       std::ifstream f(file, std::ios::binary);
       if (!f) throw Error("--input " + name + ": cannot open '" + file + "'");
       std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

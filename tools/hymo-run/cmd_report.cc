@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "run_files.h"
 #include "hymo/rt/safetensors.h"
 #include "hymo/rt/status.h"
 
@@ -48,6 +49,7 @@ std::vector<Record> read_metrics(const std::string& dir) {
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw Error("report: " + dir + ": no such directory");
   const std::string path = dir + "/metrics.jsonl";
+  if (is_dir(path)) throw Error("report: " + path + " is a directory, not a metrics file");
   std::ifstream in(path);
   if (!in) throw Error("report: " + dir + " holds no metrics.jsonl (not a hymo-run train --out directory?)");
   std::vector<Record> out;
@@ -63,6 +65,9 @@ std::vector<Record> read_metrics(const std::string& dir) {
     Record rec;
     rec.step = field(r, "step", n, path);
     if (!std::isfinite(rec.step)) throw Error(path + ":" + std::to_string(n) + ": a record without 'step'");
+    if (rec.step < 0 || rec.step > 1e12 || rec.step != std::floor(rec.step))
+      throw Error(path + ":" + std::to_string(n) + ": step " + r["step"].dump() +
+                  " is not a step count (an integer from 0 to 10^12)");
     rec.loss = field(r, "loss", n, path);
     rec.loss_main = field(r, "loss_main", n, path);
     rec.grad_norm = field(r, "grad_norm", n, path);
@@ -146,10 +151,14 @@ std::string tick_label(double v) {
 std::string render(const Chart& c) {
   const double W = 760, H = 420, L = 78, R = 24, T = 44, B = 56;
   const double pw = W - L - R, ph = H - T - B;
+  // A point is drawn when its axis can place it: finite, positive on a log
+  // axis, and within +-1e100 on a linear one (a diverged run's 1e300 would
+  // overflow the axis span and put NaN coordinates into the file).
+  auto drawable = [&](double y) { return std::isfinite(y) && (c.logy ? y > 0 : std::fabs(y) < 1e100); };
   double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
   for (const Series& s : c.series)
     for (auto [x, y] : s.pts) {
-      if (!std::isfinite(x) || !std::isfinite(y) || (c.logy && y <= 0)) continue;
+      if (!std::isfinite(x) || !drawable(y)) continue;
       xmin = std::min(xmin, x), xmax = std::max(xmax, x);
       double yy = c.logy ? std::log10(y) : y;
       ymin = std::min(ymin, yy), ymax = std::max(ymax, yy);
@@ -227,7 +236,7 @@ std::string render(const Chart& c) {
       cur.clear();
     };
     for (auto [x, y] : s.pts) {
-      if (!std::isfinite(y) || (c.logy && y <= 0)) {
+      if (!drawable(y)) {
         flush();
         continue;
       }
@@ -236,7 +245,7 @@ std::string render(const Chart& c) {
     flush();
     if (s.markers)
       for (auto [x, y] : s.pts)
-        if (std::isfinite(y) && !(c.logy && y <= 0))
+        if (drawable(y))
           o << "<circle cx=\"" << fmt("%.1f", X(x)) << "\" cy=\"" << fmt("%.1f", Y(y)) << "\" r=\"3.2\" fill=\""
             << s.color << "\" stroke=\"white\" stroke-width=\"1\"/>\n";
   }

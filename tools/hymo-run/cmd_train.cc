@@ -424,10 +424,7 @@ void Trainer::run() {
   if (!o_.resume.empty()) {
     resume_path = latest_checkpoint(o_.resume);
     throw_if_error(hymo::rt::SafetensorsFile::open(resume_path, &resume_ckpt_));
-    auto fmt = resume_ckpt_->metadata().find("format");
-    if (fmt == resume_ckpt_->metadata().end() || fmt->second != hymo::rt::kCheckpointFormat)
-      throw Error("checkpoint " + resume_path + ": not a hymo-run training checkpoint (metadata format is not " +
-                  hymo::rt::kCheckpointFormat + ")");
+    check_checkpoint_format(*resume_ckpt_);
     auto kind = resume_ckpt_->metadata().find("kind");
     if (kind == resume_ckpt_->metadata().end() || kind->second != "train")
       throw Error("checkpoint " + resume_path + ": holds no training state (kind '" +

@@ -1,5 +1,6 @@
 // hymo-opt as a subprocess (compile_plan.h).
 #include "compile_plan.h"
+#include "run_files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,10 +23,6 @@ using hymo::rt::Error;
 bool is_executable(const std::string& p) {
   struct stat st;
   return !p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
-}
-bool is_file(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 #ifdef HYMO_OPT_PATH
@@ -85,6 +82,7 @@ void check_set_syntax(const std::string& set) {
 
 void compile_plan(const CompileRequest& req) {
   const std::string opt = find_hymo_opt();
+  if (is_dir(req.config)) throw Error("--config " + req.config + ": is a directory, not a config file");
   if (!is_file(req.config)) throw Error("--config " + req.config + ": no such file");
   struct stat st;
   if (::lstat(req.output.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
@@ -166,8 +164,9 @@ void compile_plan(const CompileRequest& req) {
     const hymo::rt::Status st = hymo::rt::parse_plan_status(text, &plan);
     if (!st.ok()) {
       ::unlink(tmp.c_str());
-      throw Error("the plan compiled from " + req.config + " is not one the runtime can run (" + req.output +
-                  " left as it was): " + st.message());
+      throw Error("compiling " + req.config + ": the plan is not one the runtime can run" +
+                  (is_file(req.output) ? " (" + req.output + " left as it was)" : std::string()) + ": " +
+                  st.message());
     }
   }
   if (::rename(tmp.c_str(), req.output.c_str()) != 0) {
@@ -219,6 +218,14 @@ hymo::rt::Plan compile_config_json(const std::string& config_json, const std::ve
     req.pipeline = pipeline;
     compile_plan(req);
     hymo::rt::throw_if_error(hymo::rt::load_plan_status(out, &plan).with_context(out));
+  } catch (const hymo::rt::Error& e) {
+    cleanup();
+    // The temporary files are gone: name what they held instead.
+    std::string msg = e.what();
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{cfg, "the checkpoint's config"},
+                                   {out, "the compiled plan"}})
+      for (size_t at; (at = msg.find(from)) != std::string::npos;) msg.replace(at, from.size(), to);
+    throw hymo::rt::Error(msg);
   } catch (...) {
     cleanup();
     throw;

@@ -56,11 +56,20 @@ std::string resolve_ckpt_arg(const std::string& arg) {
   return path;
 }
 
-nlohmann::json checkpoint_config(const hymo::rt::SafetensorsFile& f) {
+void check_checkpoint_format(const hymo::rt::SafetensorsFile& f) {
   auto fmt = f.metadata().find("format");
   if (fmt == f.metadata().end() || fmt->second != hymo::rt::kCheckpointFormat)
     throw Error("checkpoint " + f.path() + ": not a hymo checkpoint (metadata format is not " +
                 hymo::rt::kCheckpointFormat + ")");
+  auto ver = f.metadata().find("format_version");
+  const std::string have = ver == f.metadata().end() ? std::string("(absent)") : "'" + ver->second + "'";
+  if (ver == f.metadata().end() || ver->second != hymo::rt::kCheckpointFormatVersion)
+    throw Error("checkpoint " + f.path() + ": format_version " + have + ", this hymo-run reads version " +
+                hymo::rt::kCheckpointFormatVersion + " (a checkpoint of another hymo version, or corrupt)");
+}
+
+nlohmann::json checkpoint_config(const hymo::rt::SafetensorsFile& f) {
+  check_checkpoint_format(f);
   auto it = f.metadata().find("config");
   if (it == f.metadata().end()) throw Error("checkpoint " + f.path() + ": metadata holds no config");
   nlohmann::json c = nlohmann::json::parse(it->second, nullptr, false);

@@ -26,6 +26,10 @@ std::string newest_step_checkpoint(const std::string& dir);
 // whose newest checkpoint it names; errors name the option and the path.
 std::string resolve_ckpt_arg(const std::string& arg);
 
+// Checks a checkpoint's metadata "format" and "format_version" (this
+// hymo-run's); errors name the file.
+void check_checkpoint_format(const hymo::rt::SafetensorsFile& f);
+
 // The resolved config a checkpoint carries in its metadata ("config", JSON);
 // errors name the file.
 nlohmann::json checkpoint_config(const hymo::rt::SafetensorsFile& f);
