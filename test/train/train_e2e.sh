@@ -224,6 +224,13 @@ EOF
     expect_error "corrupt plan" "plan: arena_bytes" "$run" train --plan badplan.json --data "$data" --steps 1 --out o
     echo '{"format": "hymo-plan", "version": 1' > cutplan.json
     expect_error "truncated plan" "cutplan.json" "$run" train --plan cutplan.json --data "$data" --steps 1 --out o
+    # A plan whose config disagrees with its graph (edited by hand) would write
+    # checkpoints that eval, sample and --resume cannot load: refused.
+    sed 's/"dim": *64,/"dim": 32,/' plan.json > dimplan.json
+    cmp -s plan.json dimplan.json && fail "the sed did not change model.dim"
+    expect_error "plan config vs graph" \
+      "plan dimplan.json: its config says model.dim = 32, but its buffer embed.weight is \[256, 64\]: the plan's config and graph disagree" \
+      "$run" train --plan dimplan.json --data "$data" --steps 1 --out o
     expect_error "plan and config" "--plan and --config exclude each other" \
       "$run" train --plan plan.json --config "$cfg" --data "$data" --steps 1 --out o
     ;;

@@ -211,6 +211,7 @@ class Trainer {
 
  private:
   void obtain_plan();
+  void check_plan_matches_config() const;
   void setup_data();
   // A scalar buffer's value. f32/bf16 values come back as the shortest
   // decimal that rounds to the same float (metrics read 0.004, not
@@ -316,6 +317,39 @@ void Trainer::obtain_plan() {
   plan_path_ = o_.out + "/plan.json";
   plan_text_ = read_text(compiled);
   write_plan_ = true;
+}
+
+// The plan's config goes into every checkpoint, and eval, sample and
+// --resume rebuild the model from it: a plan whose config disagrees with its
+// own buffers (a hand-edited plan.json) would write checkpoints nothing can
+// load. Checks the sizes that shape the buffers most directly.
+void Trainer::check_plan_matches_config() const {
+  auto mismatch = [&](const std::string& key, int64_t want, const std::string& buffer,
+                      const std::vector<int64_t>& shape) {
+    std::string dims;
+    for (int64_t d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+    const std::string says = want < 0 ? "lacks " + key : "says " + key + " = " + std::to_string(want);
+    throw Error("plan " + plan_path_ + ": its config " + says + ", but its buffer " + buffer + " is [" + dims +
+                "]: the plan's config and graph disagree (a plan edited by hand?); compile it again with hymo-run "
+                "compile");
+  };
+  const int64_t B = cfg_get<int64_t>(config_, "training", "micro_batch_size", -1);
+  const int64_t T = cfg_get<int64_t>(config_, "training", "seq_len", -1);
+  if (B != B_) mismatch("training.micro_batch_size", B, "tokens", {B_, T_});
+  if (T != T_) mismatch("training.seq_len", T, "tokens", {B_, T_});
+  const int64_t dim = cfg_get<int64_t>(config_, "model", "dim", -1);
+  const int64_t layers = cfg_get<int64_t>(config_, "model", "n_layers", -1);
+  const hymo::rt::BufferDesc* embed = plan_.find_buffer("embed.weight");
+  if (!embed || embed->shape.size() != 2)
+    throw Error("plan " + plan_path_ + ": no parameter embed.weight [vocab_size, dim]: not a HyMo training plan");
+  if (embed->shape[0] != vocab_) mismatch("model.vocab_size", vocab_, "embed.weight", embed->shape);
+  if (embed->shape[1] != dim) mismatch("model.dim", dim, "embed.weight", embed->shape);
+  const std::string last = "layers." + std::to_string(layers - 1) + ".norm1.weight";
+  const std::string beyond = "layers." + std::to_string(layers) + ".norm1.weight";
+  if (layers < 1 || !plan_.find_buffer(last) || plan_.find_buffer(beyond))
+    throw Error("plan " + plan_path_ + ": its config says model.n_layers = " + std::to_string(layers) +
+                ", but its parameters hold another number of layers: the plan's config and graph disagree (a plan "
+                "edited by hand?); compile it again with hymo-run compile");
 }
 
 void Trainer::setup_data() {
@@ -473,6 +507,7 @@ void Trainer::run() {
   total_steps_ = cfg_get<int64_t>(config_, "scheduler", "total_steps", 0);
   vocab_ = cfg_get<int64_t>(config_, "model", "vocab_size", 0);
   precision_ = cfg_get<std::string>(config_, "training", "precision", "fp32");
+  check_plan_matches_config();
 
   setup_data();
 
