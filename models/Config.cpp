@@ -257,12 +257,18 @@ const Field *findField(const std::string &path) {
 }
 
 // Rejects keys the schema does not know, and sections that are not mappings.
+// A key given twice in one mapping is an error too: yaml-cpp keeps both
+// entries and a lookup finds the first, so the later value would be ignored
+// without a word.
 void checkKeys(const YAML::Node &node, const std::string &prefix) {
+  std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
     if (!it->first.IsScalar())
       fail(prefix.empty() ? "config" : prefix, "expected a key, got " + show(it->first));
     std::string key = it->first.Scalar();
     std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (!seen.insert(key).second)
+      fail(path, "given twice (line " + std::to_string(it->first.Mark().line + 1) + " repeats it)");
     if (findField(path))
       continue;
     if (!isSection(path))
