@@ -389,7 +389,7 @@ Status parse_plan_status(const std::string& json_text, Plan* out) {
     try {
       json probe = json::parse(json_text);
       (void)probe;
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
       // The parser quotes the bytes it stopped at: show unprintable ones as
       // \xNN so that a binary file does not write raw bytes to a terminal.
       std::string what;

@@ -118,7 +118,11 @@ BuildInfo build_info() {
 #ifdef HYMO_CONFIGURED_NCCL
   info.nccl_configured = true;
 #endif
-  info.threads = ThreadPool::default_threads();
+  try {
+    info.threads = ThreadPool::default_threads();
+  } catch (const Error&) {
+    info.threads = 0;  // HYMO_NUM_THREADS is not a thread count (an executor would refuse it)
+  }
   return info;
 }
 

@@ -14,7 +14,7 @@ thread_local bool t_in_pool = false;
 }
 
 int ThreadPool::default_threads() {
-  if (const char* env = std::getenv("HYMO_NUM_THREADS")) {
+  if (const char* env = std::getenv("HYMO_NUM_THREADS"); env && *env) {  // (empty: unset)
     const std::string v = env;
     long n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -30,9 +30,10 @@ int ThreadPool::default_threads() {
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
   if (threads_ > kMaxThreads)
     throw Error(std::to_string(threads) + " worker threads asked for: at most " + std::to_string(kMaxThreads));
+  workers_.reserve(size_t(threads_ - 1));  // (no reallocation once threads run)
   try {
     for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
-  } catch (const std::system_error& e) {
+  } catch (const std::exception& e) {
     // The system refused a thread: stop the ones already running (the
     // destructor does not run for a constructor that throws).
     const size_t started = workers_.size();

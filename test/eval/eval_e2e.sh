@@ -147,6 +147,8 @@ PY
     out=$("$run" inspect binary.json 2>&1) && fail "inspect of random bytes succeeded"
     LC_ALL=C grep -q '[^[:print:][:space:]]' <<< "$out" && fail "raw bytes in the message: $out"
     grep -q "binary.json: plan: not valid JSON" <<< "$out" || fail "random bytes: $out"
+    printf '1e999' > huge.json
+    expect_error "a number beyond double" "huge.json: plan: not valid JSON: .*out_of_range" "$run" inspect huge.json
     ;;
   *) fail "unknown case $case_name" ;;
 esac

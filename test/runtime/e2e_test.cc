@@ -352,10 +352,16 @@ TEST(Npy, RoundTripsEachDtype) {
 // problem; none throws, none allocates what its header claims.
 namespace {
 
+// A directory of this process's own (builds running their tests side by
+// side must not rewrite each other's files).
 std::string npy_dir() {
-  std::string d = ::testing::TempDir() + "/rt_bad_npy";
-  ::mkdir(d.c_str(), 0755);
-  return d;
+  static const std::string dir = [] {
+    std::string tmpl = ::testing::TempDir() + "/rt_bad_npy.XXXXXX";
+    const char* made = ::mkdtemp(tmpl.data());
+    return made ? std::string(made) : std::string();
+  }();
+  EXPECT_FALSE(dir.empty()) << "mkdtemp failed";
+  return dir;
 }
 
 // Writes a .npy file of format version major.minor with the given header

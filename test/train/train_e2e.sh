@@ -170,6 +170,17 @@ case $case_name in
       "--save-init run/checkpoints/step_2.safetensors: the file exists; name another file, or pass --overwrite" \
       train --steps 0 --out other2 --save-init run/checkpoints/step_2.safetensors
     [ "$(md5sum < run/checkpoints/step_2.safetensors)" = "$sum" ] || fail "--save-init replaced a checkpoint"
+    # --overwrite keeps the --save-init file it writes, even among the checkpoints.
+    train --steps 1 --out run --overwrite --save-init run/checkpoints/step_0.safetensors > /dev/null 2>&1 ||
+      fail "--overwrite with --save-init failed"
+    [ "$(ls run/checkpoints | tr '\n' ' ')" = "step_0.safetensors step_1.safetensors " ] ||
+      fail "--overwrite with --save-init left: $(ls run/checkpoints)"
+    # A run that stopped before its first checkpoint cannot be resumed: the
+    # refusal does not suggest it.
+    mkdir -p nockpt && head -2 run/metrics.jsonl > nockpt/metrics.jsonl
+    out=$(train --steps 1 --out nockpt 2>&1) && fail "a run into nockpt was not refused"
+    grep -q "already holds a run: nockpt/metrics.jsonl (1 record)\. Choose another --out" <<< "$out" ||
+      fail "nockpt: $out"
     # A directory with only an empty metrics file (a --steps 0 run) holds no run.
     train --steps 0 --out zero > /dev/null 2>&1 || fail "--steps 0 failed"
     train --steps 1 --out zero > /dev/null 2>&1 || fail "a run after --steps 0 was refused"
@@ -202,6 +213,9 @@ EOF
     expect_error "--threads too many" "--threads: Value 5000 not in range 1 to 1024" train --threads 5000 --steps 1 --out o
     expect_error "HYMO_NUM_THREADS" "HYMO_NUM_THREADS='abc': expected an integer from 1 to 1024" \
       env HYMO_NUM_THREADS=abc "$run" train --config "$cfg" --data "$data" --steps 1 --out o
+    v=$(HYMO_NUM_THREADS=abc "$run" --version 2>&1) || fail "--version with a bad HYMO_NUM_THREADS failed: $v"
+    grep -q "cpu threads: HYMO_NUM_THREADS is not a thread count" <<< "$v" || fail "--version: $v"
+    HYMO_NUM_THREADS= "$run" --version > /dev/null 2>&1 || fail "an empty HYMO_NUM_THREADS is not 'unset'"
     # Checkpoints: truncated, of another config, not a checkpoint at all.
     train --steps 2 --out good > /dev/null 2>&1 || fail "good run failed"
     mkdir -p trunc/checkpoints
@@ -212,6 +226,10 @@ EOF
       train --set model.dim=32 --steps 1 --out good2 --resume good
     expect_error "another config (first line)" "checkpoint good/checkpoints/step_2.safetensors was trained with another config:" \
       train --set model.dim=32 --steps 1 --out good2 --resume good
+    # hymo-opt's errors on a resumed run's config name the checkpoint, not a temporary file.
+    expect_error "resume --set of an unknown key" \
+      "the config of checkpoint good/checkpoints/step_2.safetensors: model.dimm: unknown key" \
+      "$run" train --data "$data" --steps 1 --out good --resume good --set model.dimm=3
     mkdir -p junk/checkpoints && echo "hello, not a checkpoint" > junk/checkpoints/step_1.safetensors
     expect_error "junk checkpoint" "checkpoint junk/checkpoints/step_1.safetensors: header length .* implausible" \
       train --steps 1 --out junk --resume junk

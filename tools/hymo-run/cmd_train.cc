@@ -206,7 +206,9 @@ T cfg_get(const json& cfg, const std::string& section, const std::string& key, T
 
 class Trainer {
  public:
-  explicit Trainer(const TrainOptions& o) : o_(o) {}
+  explicit Trainer(const TrainOptions& o) : o_(o) {
+    while (o_.out.size() > 1 && o_.out.back() == '/') o_.out.pop_back();  // (runs/x/ writes runs/x/metrics.jsonl)
+  }
   void run();
 
  private:
@@ -236,7 +238,7 @@ class Trainer {
   void open_metrics(bool resumed, int64_t resumed_step);
   void progress(int64_t step, int64_t last, const ojson& rec, double elapsed, int64_t done, bool final_line);
 
-  const TrainOptions& o_;
+  TrainOptions o_;
   std::string plan_path_, plan_text_;
   bool write_plan_ = false;  // plan_text_ was compiled: goes to DIR/plan.json when the run starts
   hymo::rt::Plan plan_;
@@ -275,6 +277,16 @@ void Trainer::obtain_plan() {
     write_text_atomic(temps.back(), text);
     return temps.back();
   };
+  // hymo-opt's errors name its input; a temporary one is named by what it holds.
+  auto compile_from = [&](const std::string& config, const std::string& what) {
+    try {
+      compile_plan({config, o_.sets, o_.precision, compiled});
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      for (size_t at; (at = msg.find(config)) != std::string::npos;) msg.replace(at, config.size(), what);
+      throw Error(msg);
+    }
+  };
   temps.push_back(compiled);
   if (!o_.plan.empty()) {
     if (!is_file(o_.plan)) throw Error("--plan " + o_.plan + ": no such file");
@@ -304,13 +316,13 @@ void Trainer::obtain_plan() {
     // Recompile from the plan's resolved config plus the overrides.
     hymo::rt::Plan p;
     throw_if_error(hymo::rt::parse_plan_status(text, &p));
-    compile_plan({temp_config("plan-base-config.json", p.config_json), o_.sets, o_.precision, compiled});
+    compile_from(temp_config("plan-base-config.json", p.config_json), "the config of --plan " + o_.plan);
   } else if (!o_.config.empty()) {
     compile_plan({o_.config, o_.sets, o_.precision, compiled});
   } else if (resume_ckpt_) {
     // The config the checkpoint was trained with (plus any --set).
-    compile_plan({temp_config("resume-config.json", meta_config(*resume_ckpt_).dump(2)), o_.sets, o_.precision,
-                  compiled});
+    compile_from(temp_config("resume-config.json", meta_config(*resume_ckpt_).dump(2)),
+                 "the config of checkpoint " + resume_ckpt_->path());
   } else {
     throw Error("train needs --config CFG.yaml (or --plan PLAN, or --resume DIR)");
   }
@@ -473,9 +485,10 @@ void Trainer::run() {
   const bool continuing = resume_ckpt_ && same_dir(o_.resume, o_.out);
   const std::string earlier = continuing ? std::string() : earlier_run(o_.out);
   if (!earlier.empty() && !o_.overwrite)
-    throw Error("--out " + o_.out + " already holds a run: " + earlier +
-                ". Continue it with --resume " + o_.out + ", choose another --out, or pass --overwrite to delete "
-                "that run's metrics and checkpoints and start over");
+    throw Error("--out " + o_.out + " already holds a run: " + earlier + ". " +
+                (step_checkpoints(o_.out + "/checkpoints").empty() ? std::string("Choose")
+                                                                   : "Continue it with --resume " + o_.out + ", choose") +
+                " another --out, or pass --overwrite to delete that run's metrics and checkpoints and start over");
   if (!o_.save_init.empty() && !o_.overwrite && std::filesystem::exists(o_.save_init, ec))
     throw Error("--save-init " + o_.save_init + ": the file exists; name another file, or pass --overwrite to "
                 "replace it");
@@ -557,7 +570,9 @@ void Trainer::run() {
     // --overwrite, and everything above checked: the earlier run goes, so
     // that a later --resume of this directory continues this run.
     for (const auto& [n, f] : step_checkpoints(o_.out + "/checkpoints"))
-      if (std::remove(f.c_str()) != 0) throw Error("--overwrite: cannot delete " + f + ": " + std::strerror(errno));
+      if (!(!o_.save_init.empty() && std::filesystem::equivalent(o_.save_init, f, ec)) &&  // (written just now)
+          std::remove(f.c_str()) != 0)
+        throw Error("--overwrite: cannot delete " + f + ": " + std::strerror(errno));
     std::fprintf(stderr, "hymo-run train: --overwrite: deleted the earlier run in %s: %s\n", o_.out.c_str(),
                  earlier.c_str());
   }
@@ -671,8 +686,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--plan", o->plan, "run this compiled plan (hymo-run compile) instead of compiling --config");
   cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, hymo::rt::kMaxThreads));
-  cmd->add_option("--log-every", o->log_every, "print a plain progress line every N steps when not on a terminal")
-      ->check(CLI::Range(int64_t(1), kMaxCount));
+  cmd->add_option("--log-every", o->log_every, "print a plain progress line every N steps when not on a terminal (0: only the first and last)")
+      ->check(CLI::Range(int64_t(0), kMaxCount));
   cmd->add_option("--eval-data", o->eval_data, "held-out data: log eval_loss/eval_ppl every --eval-interval steps");
   cmd->add_option("--eval-interval", o->eval_interval, "evaluate every N steps (and after the last)")
       ->check(CLI::Range(int64_t(1), kMaxCount));

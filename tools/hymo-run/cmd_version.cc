@@ -17,7 +17,10 @@ std::string version_text() {
   };
   os << "cuda: " << feature(info.cuda, info.cuda_configured) << "\n";
   os << "nccl: " << feature(info.nccl, info.nccl_configured) << "\n";
-  os << "cpu threads: " << info.threads << "\n";
+  if (info.threads > 0)
+    os << "cpu threads: " << info.threads << "\n";
+  else
+    os << "cpu threads: HYMO_NUM_THREADS is not a thread count (1 to " << hymo::rt::kMaxThreads << ")\n";
   return os.str();
 }
 
