@@ -104,10 +104,10 @@ case $case_name in
     expect_error "data too short" "holds 9 tokens, fewer than one row of seq_len 64" "$run" eval --ckpt $ck --data short.txt
     expect_error "--max-tokens below a row" "--max-tokens 10 is less than one row" \
       "$run" eval --ckpt $ck --data "$heldout" --max-tokens 10
-    expect_error "--max-tokens negative" "--max-tokens: Value -5 not in range 1 to" \
+    expect_error "--max-tokens negative" "--max-tokens: Value -5 not in range \\[?1( to | - )" \
       "$run" eval --ckpt $ck --data "$heldout" --max-tokens -5
     expect_error "--max-tokens not a number" "max-tokens" "$run" eval --ckpt $ck --data "$heldout" --max-tokens abc
-    expect_error "--max-tokens 0" "--max-tokens: Value 0 not in range 1 to" \
+    expect_error "--max-tokens 0" "--max-tokens: Value 0 not in range \\[?1( to | - )" \
       "$run" eval --ckpt $ck --data "$heldout" --max-tokens 0
     expect_error "--device cuda" "CUDA backend is not built yet" "$run" eval --ckpt $ck --data "$heldout" --device cuda
     expect_error "--device tpu" "expected cpu or cuda" "$run" eval --ckpt $ck --data "$heldout" --device tpu

@@ -39,9 +39,9 @@ case $case_ in
     expect_error "--seed '-1': expected an integer from 0 to 18446744073709551615" --ckpt x --prompt hi --seed -1
     expect_error "--seed '1e23': expected an integer" --ckpt x --prompt hi --seed 1e23
     expect_error "--seed '18446744073709551616': expected an integer" --ckpt x --prompt hi --seed 18446744073709551616
-    expect_error "--max-len: Value 0 not in range 1 to" --ckpt x --prompt hi --max-len 0
-    expect_error "--max-new-tokens: Value -1 not in range 0 to" --ckpt x --prompt hi --max-new-tokens -1
-    expect_error "--threads: Value 0 not in range 1 to 1024" --ckpt x --prompt hi --threads 0 ;;
+    expect_error "--max-len: Value 0 not in range \\[?1( to | - )" --ckpt x --prompt hi --max-len 0
+    expect_error "--max-new-tokens: Value -1 not in range \\[?0( to | - )" --ckpt x --prompt hi --max-new-tokens -1
+    expect_error "--threads: Value 0 not in range \\[?1( to | - )1024" --ckpt x --prompt hi --threads 0 ;;
   generates)
     ckpt_setup
     a=$("$run" sample --ckpt "$ckpt" --prompt "The " --max-new-tokens 40 --temperature 0.8 --top-k 10 --seed 3 2>"$work/err") \
