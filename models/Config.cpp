@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -503,6 +504,11 @@ std::optional<Config> parseConfig(const std::string &text,
 std::optional<Config> loadConfig(const std::string &path,
                                  const std::vector<Override> &overrides,
                                  std::string &error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = path + ": is a directory, not a config file";
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = path + ": cannot open config file";
