@@ -9,6 +9,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <algorithm>
@@ -571,15 +573,34 @@ struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
       getOperation().emitError() << "hymo-emit-plan needs output=PATH";
       return signalPassFailure();
     }
-    std::string error;
-    auto file = openOutputFile(output, &error);
+    // The plan is written in full before the file is touched, then under a
+    // temporary name renamed over the output: a failed run leaves the plan
+    // already there as it was. A special file (/dev/stdout) is written
+    // directly.
+    PlanStats stats;
+    std::string text;
+    llvm::raw_string_ostream planText(text);
+    if (failed(writePlan(getOperation(), planText, &stats)))
+      return signalPassFailure();
+    std::string path = output, error;
+    llvm::sys::fs::file_status st;
+    if (llvm::sys::fs::status(output, st) || llvm::sys::fs::is_regular_file(st))
+      path = output + ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
+    auto file = openOutputFile(path, &error);
     if (!file) {
       getOperation().emitError() << "cannot write the plan: " << error;
       return signalPassFailure();
     }
-    PlanStats stats;
-    if (failed(writePlan(getOperation(), file->os(), &stats)))
+    file->os() << text;
+    file->os().close();
+    std::error_code ec = file->os().error();
+    file->os().clear_error();
+    if (!ec && path != output)
+      ec = llvm::sys::fs::rename(path, output);
+    if (ec) {
+      getOperation().emitError() << "cannot write the plan " << output << ": " << ec.message();
       return signalPassFailure();
+    }
     file->keep();
     if (report) {
       llvm::errs() << "hymo plan: " << stats.calls << " calls, arena "
@@ -623,7 +644,14 @@ Attribute toAttr(MLIRContext *ctx, const llvm::json::Value &v) {
   return b.getDictionaryAttr(fields);
 }
 
-llvm::json::Value toJson(Attribute a) {
+/// The JSON of a hymo_rt field. A kind of attribute the plan format has no
+/// JSON for (a dense array, a type, a non-finite float) sets *bad to what it
+/// is and yields null, so that the caller can refuse the plan.
+llvm::json::Value toJson(Attribute a, std::string *bad) {
+  if (auto x = dyn_cast<FloatAttr>(a); x && !std::isfinite(x.getValueAsDouble())) {
+    *bad = "a non-finite number (JSON has no NaN or Inf)";
+    return nullptr;
+  }
   if (isa<UnitAttr>(a))
     return nullptr;
   if (auto x = dyn_cast<BoolAttr>(a))
@@ -637,19 +665,35 @@ llvm::json::Value toJson(Attribute a) {
   if (auto x = dyn_cast<ArrayAttr>(a)) {
     llvm::json::Array out;
     for (Attribute e : x)
-      out.push_back(toJson(e));
+      out.push_back(toJson(e, bad));
     return out;
   }
+  auto dict = dyn_cast<DictionaryAttr>(a);
+  if (!dict) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    a.print(os);
+    *bad = "an attribute the plan format has no JSON for: " + text;
+    return nullptr;
+  }
   llvm::json::Object out;
-  for (NamedAttribute f : cast<DictionaryAttr>(a))
-    out[f.getName().getValue()] = toJson(f.getValue());
+  for (NamedAttribute f : dict)
+    out[f.getName().getValue()] = toJson(f.getValue(), bad);
   return out;
 }
 
-llvm::json::Object fieldsOf(Operation *op) {
+/// An op's fields as JSON; the first unsupported one is reported at the op
+/// and sets *failed.
+llvm::json::Object fieldsOf(Operation *op, bool *failed) {
   llvm::json::Object out;
-  for (NamedAttribute f : op->getAttrs())
-    out[f.getName().getValue()] = toJson(f.getValue());
+  for (NamedAttribute f : op->getAttrs()) {
+    std::string bad;
+    out[f.getName().getValue()] = toJson(f.getValue(), &bad);
+    if (!bad.empty() && !*failed) {
+      op->emitError() << "plan: field '" << f.getName().getValue() << "' holds " << bad;
+      *failed = true;
+    }
+  }
   return out;
 }
 
@@ -662,28 +706,30 @@ FailureOr<llvm::json::Value> planOfFunctions(ModuleOp module, PlanStats *stats) 
   llvm::Expected<llvm::json::Value> v = llvm::json::parse(text);
   if (!v) {
     llvm::consumeError(v.takeError());
-    return module.emitError() << "plan: internal error: the written plan is not JSON";
+    return module.emitError() << "plan: the written plan is not JSON (a non-finite constant? JSON has no NaN "
+                                 "or Inf)";
   }
   return std::move(*v);
 }
 
 /// The plan a hymo_rt.plan op holds, as JSON.
-llvm::json::Value planOfRt(hymo_rt::PlanOp plan) {
-  llvm::json::Object out = fieldsOf(plan);
+FailureOr<llvm::json::Value> planOfRt(hymo_rt::PlanOp plan) {
+  bool bad = false;
+  llvm::json::Object out = fieldsOf(plan, &bad);
   llvm::json::Array buffers, params;
   llvm::json::Object functions;
   for (Operation &op : plan.getBody().front()) {
     if (isa<hymo_rt::BufferOp>(op))
-      buffers.push_back(fieldsOf(&op));
+      buffers.push_back(fieldsOf(&op, &bad));
     else if (isa<hymo_rt::ParamOp>(op))
-      params.push_back(fieldsOf(&op));
+      params.push_back(fieldsOf(&op, &bad));
     else if (auto fn = dyn_cast<hymo_rt::FunctionOp>(op)) {
-      llvm::json::Object f = fieldsOf(fn);
+      llvm::json::Object f = fieldsOf(fn, &bad);
       std::string name = fn->getAttrOfType<StringAttr>("name").str();
       f.erase("name");
       llvm::json::Array calls;
       for (Operation &c : fn.getBody().front())
-        calls.push_back(fieldsOf(&c));
+        calls.push_back(fieldsOf(&c, &bad));
       f["calls"] = std::move(calls);
       functions[name] = std::move(f);
     }
@@ -691,7 +737,9 @@ llvm::json::Value planOfRt(hymo_rt::PlanOp plan) {
   out["buffers"] = std::move(buffers);
   out["params"] = std::move(params);
   out["functions"] = std::move(functions);
-  return out;
+  if (bad)
+    return failure();
+  return llvm::json::Value(std::move(out));
 }
 
 hymo_rt::PlanOp findRtPlan(ModuleOp module) {
@@ -753,7 +801,10 @@ LogicalResult lowerToRt(ModuleOp module, PlanStats *stats) {
 LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os, PlanStats *stats) {
   llvm::json::Value plan = nullptr;
   if (hymo_rt::PlanOp rt = findRtPlan(module)) {
-    plan = planOfRt(rt);
+    FailureOr<llvm::json::Value> p = planOfRt(rt);
+    if (failed(p))
+      return failure();
+    plan = std::move(*p);
   } else {
     FailureOr<llvm::json::Value> p = planOfFunctions(module, stats);
     if (failed(p))

@@ -20,6 +20,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -65,6 +67,50 @@ int fail(const std::string &message) {
   llvm::errs() << "hymo-opt: error: " << message << "\n";
   return 1;
 }
+
+// -o FILE: a regular file (or a new one) is written under a temporary name
+// and renamed over FILE only when everything succeeded, so a failed run, or
+// one whose input is FILE itself, leaves FILE as it was. Standard output and
+// special files (/dev/null) are written directly.
+struct Output {
+  std::string final, written;
+  std::unique_ptr<llvm::ToolOutputFile> file;
+
+  bool open(const std::string &name, std::string *error) {
+    final = written = name;
+    llvm::sys::fs::file_status st;
+    if (name != "-" && (llvm::sys::fs::status(name, st) || llvm::sys::fs::is_regular_file(st)))
+      written = name + ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
+    file = openOutputFile(written, error);
+    return file != nullptr;
+  }
+  // Flushes, checks the stream and moves the file into place.
+  bool commit(std::string *error) {
+    file->os().flush();
+    if (std::error_code ec = file->os().error()) {
+      file->os().clear_error();
+      *error = "cannot write " + final + ": " + ec.message();
+      return false;
+    }
+    if (written == final) {
+      file->keep();
+      return true;
+    }
+    file->os().close();
+    if (file->os().has_error()) {
+      std::error_code ec = file->os().error();
+      file->os().clear_error();
+      *error = "cannot write " + final + ": " + ec.message();
+      return false;
+    }
+    if (std::error_code ec = llvm::sys::fs::rename(written, final)) {
+      *error = "cannot write " + final + ": " + ec.message();
+      return false;
+    }
+    file->keep();
+    return true;
+  }
+};
 } // namespace
 
 int main(int argc, char **argv) {
@@ -77,13 +123,37 @@ int main(int argc, char **argv) {
   registerAllPasses();
   mlir::hymo::registerHymoPasses();
 
+  // An error on the module op would print the whole module after it ("see
+  // current operation", thousands of lines for a model): off unless asked.
+  std::vector<char *> args(argv, argv + argc);
+  static char quietOps[] = "--mlir-print-op-on-diagnostic=false";
+  if (std::none_of(args.begin(), args.end(), [](const char *a) {
+        return llvm::StringRef(a).contains("mlir-print-op-on-diagnostic");
+      }))
+    args.insert(args.begin() + 1, quietOps);
+  argc = int(args.size());
+  argv = args.data();
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "hymo-opt: the hymo optimizer driver", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
   std::string error;
-  auto output = openOutputFile(outputFilename, &error);
-  if (!output)
+  // Options that only mean something together: refuse them apart rather
+  // than ignore them.
+  if (modelPath.getNumOccurrences() && modelPath.empty())
+    return fail("--hymo-model= names no file");
+  if (modelPath.empty() && !overrides.empty())
+    return fail("--hymo-set needs --hymo-model=CONFIG.yaml (it overrides a config key)");
+  if (!decode && (decodeMaxLen.getNumOccurrences() || decodeBatch.getNumOccurrences()))
+    return fail(std::string(decodeMaxLen.getNumOccurrences() ? "--hymo-decode-max-len" : "--hymo-decode-batch") +
+                " needs --hymo-decode");
+  if (decodeBatch < 1 || decodeBatch > (int64_t(1) << 16))
+    return fail("--hymo-decode-batch must be from 1 to 65536, got " + std::to_string(decodeBatch));
+  if (decodeMaxLen < 0 || decodeMaxLen > (int64_t(1) << 24))
+    return fail("--hymo-decode-max-len must be from 1 to 16777216 (0: training.seq_len), got " +
+                std::to_string(decodeMaxLen));
+  Output output;
+  if (!output.open(outputFilename, &error))
     return fail(error);
 
   std::unique_ptr<llvm::MemoryBuffer> input;
@@ -95,6 +165,8 @@ int main(int argc, char **argv) {
         return fail("--hymo-set expects section.key=value, got '" + s + "'");
       sets.emplace_back(s.substr(0, eq), s.substr(eq + 1));
     }
+    if (inputFilename != "-")
+      return fail("--hymo-model builds the module from the config: drop the input file " + inputFilename);
     std::optional<::hymo::Config> cfg = ::hymo::loadConfig(modelPath, sets, error);
     if (!cfg)
       return fail(error);
@@ -122,9 +194,8 @@ int main(int argc, char **argv) {
       ::hymo::ParamTable table;
       if (!::hymo::readParamTable(forward, table, error))
         return fail(error);
-      output->os() << ::hymo::formatParamTable(table);
-      output->keep();
-      return 0;
+      output.file->os() << ::hymo::formatParamTable(table);
+      return output.commit(&error) ? 0 : fail(error);
     }
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -139,8 +210,7 @@ int main(int argc, char **argv) {
     if (!input)
       return fail(error);
   }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+  if (failed(MlirOptMain(output.file->os(), std::move(input), registry, config)))
     return 1;
-  output->keep();
-  return 0;
+  return output.commit(&error) ? 0 : fail(error);
 }
