@@ -302,6 +302,8 @@ void applyOverride(YAML::Node &root, const Override &o) {
       fail(path, "--set needs a key, not a section");
     fail(path, "unknown key");
   }
+  if (o.second.find_first_not_of(" \t") == std::string::npos)
+    fail(path, "--set gives no value (expected " + path + "=VALUE)");
   YAML::Node value;
   try {
     value = YAML::Load(o.second);
@@ -354,6 +356,8 @@ void requireOneOf(const std::string &path, const std::string &v,
 void validate(const Config &c) {
   const ModelConfig &m = c.model;
   requirePositive("model.vocab_size", m.vocab_size);
+  if (m.vocab_size > (int64_t(1) << 31) - 1)  // token ids are i32 in the plan and the data
+    fail("model.vocab_size", "expected at most 2147483647 (token ids are 32-bit), got " + std::to_string(m.vocab_size));
   requirePositive("model.dim", m.dim);
   requirePositive("model.n_layers", m.n_layers);
   requirePositive("model.ffn_hidden", m.ffn_hidden);

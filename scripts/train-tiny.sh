@@ -6,10 +6,18 @@
 # was there before, its metrics.jsonl and checkpoints, is deleted.
 # Environment: HYMO_BUILD_DIR (default build), HYMO_STEPS (default 300).
 set -euo pipefail
+# A relative OUT_DIR is the caller's, not the repository's: resolve it first.
+out=${1:-}
+if [ -n "$out" ] && [ "${out#/}" = "$out" ]; then out=$PWD/$out; fi
 cd "$(dirname "$0")/.."
+out=${out:-runs/tiny}
 build=${HYMO_BUILD_DIR:-build}
-out=${1:-runs/tiny}
 steps=${HYMO_STEPS:-300}
+case $steps in
+  '' | *[!0-9]*)
+    echo "train-tiny: HYMO_STEPS='$steps': expected a whole number of steps" >&2
+    exit 1 ;;
+esac
 run="$build/tools/hymo-run/hymo-run"
 if [ ! -x "$run" ]; then
   echo "train-tiny: $run not found: build first (bash scripts/build.sh)" >&2
