@@ -9,6 +9,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
+#include "hymo/rt/plan_check.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -277,6 +278,11 @@ private:
                        << " needs hymo.name and hymo.role";
       return failure();
     }
+    if (!llvm::is_contained({"param", "buffer", "state", "input"}, role.getValue())) {
+      func.emitError() << "plan: argument " << name << " of @" << func.getSymName() << " has hymo.role \""
+                       << role.getValue() << "\"; expected param, buffer, state or input";
+      return failure();
+    }
     std::string storage = role.getValue() == "param"    ? "param"
                           : role.getValue() == "buffer" ? "state"
                           : role.getValue() == "state"  ? "state"
@@ -298,8 +304,22 @@ private:
     if (failed(id))
       return failure();
     named[name.getValue()] = *id;
-    if (auto init = func.getArgAttrOfType<StringAttr>(i, ::hymo::kInitAttr))
+    if (auto init = func.getArgAttrOfType<StringAttr>(i, ::hymo::kInitAttr)) {
+      // The rules writeInit knows: zeros, a_log, fill:V, normal:STD,
+      // uniform:BOUND (V finite, STD and BOUND >= 0).
+      auto [kind, arg] = init.getValue().split(':');
+      double v = 0;
+      bool number = !arg.empty() && !arg.getAsDouble(v) && std::isfinite(v);
+      bool ok = ((kind == "zeros" || kind == "a_log") && !init.getValue().contains(':')) ||
+                (kind == "fill" && number) || ((kind == "normal" || kind == "uniform") && number && v >= 0);
+      if (!ok) {
+        func.emitError() << "plan: argument " << name << " of @" << func.getSymName() << " has hymo.init \""
+                         << init.getValue()
+                         << "\"; expected zeros, a_log, fill:VALUE, normal:STD or uniform:BOUND (STD, BOUND >= 0)";
+        return failure();
+      }
       buffers[*id].init = init.str();
+    }
     else if (storage != "input")
       buffers[*id].init = "zeros";
     if (storage != "input") {
@@ -582,6 +602,13 @@ struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
     llvm::raw_string_ostream planText(text);
     if (failed(writePlan(getOperation(), planText, &stats)))
       return signalPassFailure();
+    // The runtime's own check: a plan it would refuse (hand-written IR with
+    // a bad role, init rule or reference) is an error here, not a file.
+    std::string refused;
+    if (!::hymo::rt::check_plan_text(text, &refused)) {
+      getOperation().emitError() << "the runtime would refuse this plan: " << refused;
+      return signalPassFailure();
+    }
     std::string path = output, error;
     llvm::sys::fs::file_status st;
     if (llvm::sys::fs::status(output, st) || llvm::sys::fs::is_regular_file(st))

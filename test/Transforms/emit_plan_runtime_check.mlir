@@ -1,0 +1,37 @@
+// hymo-emit-plan runs the runtime's plan check on what it is about to write:
+// hand-written IR the runtime would refuse is an error naming the field, and
+// no file is written.
+// RUN: rm -f %t.json
+// RUN: not hymo-opt %s -split-input-file --hymo-emit-plan=output=%t.json -o /dev/null 2>&1 | FileCheck %s
+// RUN: not test -e %t.json
+
+// CHECK: error: the runtime would refuse this plan: plan: buffers[0].init: only param and state buffers have an init, this one is input
+func.func @f(%x: tensor<4xf32> {hymo.name = "x", hymo.role = "input", hymo.init = "normal:0.02"}) -> (tensor<4xf32> {hymo.name = "out"}) {
+  %0 = hymo.neg %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: error: the runtime would refuse this plan: plan: buffers[0].shape[0]: expected a positive dim, found 0
+func.func @forward(%x: tensor<0x4xf32> {hymo.name = "x", hymo.role = "input"}) -> (tensor<0x4xf32> {hymo.name = "out"}) {
+  %0 = hymo.neg %x : tensor<0x4xf32>
+  return %0 : tensor<0x4xf32>
+}
+
+// -----
+
+// The pass's own checks of the argument attributes come first.
+// CHECK: error: plan: argument "x" of @f has hymo.role "banana"; expected param, buffer, state or input
+func.func @f(%x: tensor<4xf32> {hymo.name = "x", hymo.role = "banana"}) -> (tensor<4xf32> {hymo.name = "out"}) {
+  %0 = hymo.neg %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: error: plan: argument "x" of @f has hymo.init "normal:abc"; expected zeros, a_log, fill:VALUE, normal:STD or uniform:BOUND
+func.func @f(%x: tensor<4xf32> {hymo.name = "x", hymo.role = "param", hymo.init = "normal:abc", hymo.optimizer = "adamw"}) -> (tensor<4xf32> {hymo.name = "out"}) {
+  %0 = hymo.neg %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
