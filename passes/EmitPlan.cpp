@@ -752,7 +752,16 @@ FailureOr<llvm::json::Value> planOfRt(hymo_rt::PlanOp plan) {
       params.push_back(fieldsOf(&op, &bad));
     else if (auto fn = dyn_cast<hymo_rt::FunctionOp>(op)) {
       llvm::json::Object f = fieldsOf(fn, &bad);
-      std::string name = fn->getAttrOfType<StringAttr>("name").str();
+      auto nameAttr = fn->getAttrOfType<StringAttr>("name");
+      if (!nameAttr) {
+        fn->emitError() << "plan: hymo_rt.function needs a string 'name'";
+        return failure();
+      }
+      std::string name = nameAttr.str();
+      if (functions.find(name) != functions.end()) {
+        fn->emitError() << "plan: a second hymo_rt.function named '" << name << "'";
+        return failure();
+      }
       f.erase("name");
       llvm::json::Array calls;
       for (Operation &c : fn.getBody().front())
@@ -828,6 +837,15 @@ LogicalResult lowerToRt(ModuleOp module, PlanStats *stats) {
 LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os, PlanStats *stats) {
   llvm::json::Value plan = nullptr;
   if (hymo_rt::PlanOp rt = findRtPlan(module)) {
+    // One plan is one file: a second plan, or functions still beside it,
+    // would be dropped without a word.
+    auto plans = module.getOps<hymo_rt::PlanOp>();
+    if (std::distance(plans.begin(), plans.end()) > 1)
+      return module.emitError() << "plan: the module holds more than one hymo_rt.plan";
+    auto funcs = module.getOps<func::FuncOp>();
+    if (!funcs.empty())
+      return (*funcs.begin()).emitError() << "plan: a func.func beside the hymo_rt.plan (lower it with the rest, "
+                                             "or drop it)";
     FailureOr<llvm::json::Value> p = planOfRt(rt);
     if (failed(p))
       return failure();

@@ -35,3 +35,22 @@ func.func @f(%x: tensor<4xf32> {hymo.name = "x", hymo.role = "param", hymo.init 
   %0 = hymo.neg %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A plan is one file: two functions of one name, or two plans, are refused.
+// CHECK: error: plan: a second hymo_rt.function named 'f'
+hymo_rt.plan attributes {format = "hymo-plan", version = 1 : i64, arena_bytes = 128 : i64, config = {}} {
+  hymo_rt.function attributes {name = "f"} {
+  }
+  hymo_rt.function attributes {name = "f"} {
+  }
+}
+
+// -----
+
+// CHECK: error: plan: the module holds more than one hymo_rt.plan
+hymo_rt.plan attributes {format = "hymo-plan", version = 1 : i64, arena_bytes = 128 : i64, config = {}} {
+}
+hymo_rt.plan attributes {format = "hymo-plan", version = 1 : i64, arena_bytes = 128 : i64, config = {}} {
+}
