@@ -200,7 +200,8 @@ int main(int argc, char **argv) {
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
-    input = llvm::MemoryBuffer::getMemBufferCopy(text, modelPath);
+    // Diagnostics point into this text, not the YAML: name it so.
+    input = llvm::MemoryBuffer::getMemBufferCopy(text, "<IR built from " + modelPath + ">");
   } else {
     if (paramTable)
       return fail("--hymo-param-table needs --hymo-model=CONFIG.yaml");
