@@ -611,13 +611,19 @@ struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
     }
     std::string path = output, error;
     llvm::sys::fs::file_status st;
-    if (llvm::sys::fs::status(output, st) || llvm::sys::fs::is_regular_file(st))
+    // The path itself, not what a link points to (/dev/stdout is a link).
+    std::error_code missing = llvm::sys::fs::status(output, st, /*Follow=*/false);
+    if (missing || llvm::sys::fs::is_regular_file(st))
       path = output + ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
     auto file = openOutputFile(path, &error);
     if (!file) {
       getOperation().emitError() << "cannot write the plan: " << error;
       return signalPassFailure();
     }
+    if (path == output)
+      file->keep();  // a link or special file: never removed
+    else if (!missing)
+      llvm::sys::fs::setPermissions(path, st.permissions());
     file->os() << text;
     file->os().close();
     std::error_code ec = file->os().error();

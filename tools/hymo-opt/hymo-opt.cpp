@@ -70,19 +70,32 @@ int fail(const std::string &message) {
 
 // -o FILE: a regular file (or a new one) is written under a temporary name
 // and renamed over FILE only when everything succeeded, so a failed run, or
-// one whose input is FILE itself, leaves FILE as it was. Standard output and
-// special files (/dev/null) are written directly.
+// one whose input is FILE itself, leaves FILE as it was (its permissions
+// kept). Standard output, symbolic links (/dev/stdout) and special files
+// (/dev/null) are written directly and never removed.
 struct Output {
   std::string final, written;
   std::unique_ptr<llvm::ToolOutputFile> file;
 
+  ~Output() {
+    if (file)
+      file->os().clear_error();  // (a reported write error is not LLVM's to report again)
+  }
   bool open(const std::string &name, std::string *error) {
     final = written = name;
     llvm::sys::fs::file_status st;
-    if (name != "-" && (llvm::sys::fs::status(name, st) || llvm::sys::fs::is_regular_file(st)))
+    // The path itself, not what a link points to.
+    std::error_code missing = llvm::sys::fs::status(name, st, /*Follow=*/false);
+    if (name != "-" && (missing || llvm::sys::fs::is_regular_file(st)))
       written = name + ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
     file = openOutputFile(written, error);
-    return file != nullptr;
+    if (!file)
+      return false;
+    if (written == final)
+      file->keep();  // not ours to delete on failure
+    else if (!missing)
+      llvm::sys::fs::setPermissions(written, st.permissions());
+    return true;
   }
   // Flushes, checks the stream and moves the file into place.
   bool commit(std::string *error) {
