@@ -12,7 +12,6 @@
 #include "hymo/rt/plan_check.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -593,10 +592,8 @@ struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
       getOperation().emitError() << "hymo-emit-plan needs output=PATH";
       return signalPassFailure();
     }
-    // The plan is written in full before the file is touched, then under a
-    // temporary name renamed over the output: a failed run leaves the plan
-    // already there as it was. A special file (/dev/stdout) is written
-    // directly.
+    // The plan is written in full before the file is touched, and a failed
+    // run leaves the plan already there as it was (replaceOutputFile).
     PlanStats stats;
     std::string text;
     llvm::raw_string_ostream planText(text);
@@ -609,32 +606,11 @@ struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
       getOperation().emitError() << "the runtime would refuse this plan: " << refused;
       return signalPassFailure();
     }
-    std::string path = output, error;
-    llvm::sys::fs::file_status st;
-    // The path itself, not what a link points to (/dev/stdout is a link).
-    std::error_code missing = llvm::sys::fs::status(output, st, /*Follow=*/false);
-    if (missing || llvm::sys::fs::is_regular_file(st))
-      path = output + ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
-    auto file = openOutputFile(path, &error);
-    if (!file) {
+    std::string error;
+    if (!replaceOutputFile(output, text, &error)) {
       getOperation().emitError() << "cannot write the plan: " << error;
       return signalPassFailure();
     }
-    if (path == output)
-      file->keep();  // a link or special file: never removed
-    else if (!missing)
-      llvm::sys::fs::setPermissions(path, st.permissions());
-    file->os() << text;
-    file->os().close();
-    std::error_code ec = file->os().error();
-    file->os().clear_error();
-    if (!ec && path != output)
-      ec = llvm::sys::fs::rename(path, output);
-    if (ec) {
-      getOperation().emitError() << "cannot write the plan " << output << ": " << ec.message();
-      return signalPassFailure();
-    }
-    file->keep();
     if (report) {
       llvm::errs() << "hymo plan: " << stats.calls << " calls, arena "
                    << stats.arenaBytes << " bytes planned (peak), "
@@ -791,6 +767,41 @@ hymo_rt::PlanOp findRtPlan(ModuleOp module) {
 }
 
 } // namespace
+
+bool replaceOutputFile(llvm::StringRef path, llvm::StringRef text, std::string *error) {
+  llvm::sys::fs::file_status st;
+  // The path itself, not what a link points to (/dev/stdout is a link).
+  std::error_code missing = llvm::sys::fs::status(path, st, /*Follow=*/false);
+  const bool direct = path == "-" || (!missing && !llvm::sys::fs::is_regular_file(st));
+  const std::string written =
+      direct ? path.str() : (path + ".tmp." + llvm::Twine(llvm::sys::Process::getProcessId())).str();
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(written, ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      *error = "cannot write " + path.str() + ": " + ec.message();
+      return false;
+    }
+    if (!direct && !missing)
+      llvm::sys::fs::setPermissions(written, st.permissions());
+    os << text;
+    if (path == "-")
+      os.flush();  // (standard output is not ours to close)
+    else
+      os.close();
+    ec = os.error();
+    os.clear_error();  // (reported here, not by LLVM at close)
+  }
+  if (!ec && !direct)
+    ec = llvm::sys::fs::rename(written, path);
+  if (ec) {
+    if (!direct)
+      llvm::sys::fs::remove(written);
+    *error = "cannot write " + path.str() + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
 
 LogicalResult lowerToRt(ModuleOp module, PlanStats *stats) {
   if (findRtPlan(module))

@@ -33,4 +33,13 @@ LogicalResult lowerToRt(ModuleOp module, PlanStats *stats = nullptr);
 LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os,
                         PlanStats *stats = nullptr);
 
+/// Writes `text` to `path` so that a failure leaves what was there: a
+/// regular file (or a new one) is written under a temporary name, with the
+/// old file's permissions, and renamed over `path`; standard output ("-"),
+/// a symbolic link (/dev/stdout) or a special file is written directly and
+/// never removed. On failure returns false with "cannot write PATH: why" in
+/// *error. (hymo-emit-plan's output=, hymo-opt's -o.)
+bool replaceOutputFile(llvm::StringRef path, llvm::StringRef text,
+                       std::string *error);
+
 } // namespace mlir::hymo

@@ -8,6 +8,7 @@
 #include "models/DecodeBuilder.h"
 #include "models/ModelBuilder.h"
 #include "passes/Passes.h"
+#include "passes/PlanEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -20,9 +21,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -68,62 +66,6 @@ int fail(const std::string &message) {
   return 1;
 }
 
-// -o FILE: a regular file (or a new one) is written under a temporary name
-// and renamed over FILE only when everything succeeded, so a failed run, or
-// one whose input is FILE itself, leaves FILE as it was (its permissions
-// kept). Standard output, symbolic links (/dev/stdout) and special files
-// (/dev/null) are written directly and never removed.
-struct Output {
-  std::string final, written;
-  std::unique_ptr<llvm::ToolOutputFile> file;
-
-  ~Output() {
-    if (file)
-      file->os().clear_error();  // (a reported write error is not LLVM's to report again)
-  }
-  bool open(const std::string &name, std::string *error) {
-    final = written = name;
-    llvm::sys::fs::file_status st;
-    // The path itself, not what a link points to.
-    std::error_code missing = llvm::sys::fs::status(name, st, /*Follow=*/false);
-    if (name != "-" && (missing || llvm::sys::fs::is_regular_file(st)))
-      written = name + ".tmp." + std::to_string(llvm::sys::Process::getProcessId());
-    file = openOutputFile(written, error);
-    if (!file)
-      return false;
-    if (written == final)
-      file->keep();  // not ours to delete on failure
-    else if (!missing)
-      llvm::sys::fs::setPermissions(written, st.permissions());
-    return true;
-  }
-  // Flushes, checks the stream and moves the file into place.
-  bool commit(std::string *error) {
-    file->os().flush();
-    if (std::error_code ec = file->os().error()) {
-      file->os().clear_error();
-      *error = "cannot write " + final + ": " + ec.message();
-      return false;
-    }
-    if (written == final) {
-      file->keep();
-      return true;
-    }
-    file->os().close();
-    if (file->os().has_error()) {
-      std::error_code ec = file->os().error();
-      file->os().clear_error();
-      *error = "cannot write " + final + ": " + ec.message();
-      return false;
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(written, final)) {
-      *error = "cannot write " + final + ": " + ec.message();
-      return false;
-    }
-    file->keep();
-    return true;
-  }
-};
 } // namespace
 
 int main(int argc, char **argv) {
@@ -165,9 +107,13 @@ int main(int argc, char **argv) {
   if (decodeMaxLen < 0 || decodeMaxLen > (int64_t(1) << 24))
     return fail("--hymo-decode-max-len must be from 1 to 16777216 (0: training.seq_len), got " +
                 std::to_string(decodeMaxLen));
-  Output output;
-  if (!output.open(outputFilename, &error))
-    return fail(error);
+  // The output is collected here and written at the end by
+  // replaceOutputFile: a failed run, or -o naming the input, leaves the file.
+  std::string outText;
+  llvm::raw_string_ostream out(outText);
+  auto writeOutput = [&] {
+    return mlir::hymo::replaceOutputFile(outputFilename, outText, &error) ? 0 : fail(error);
+  };
 
   std::unique_ptr<llvm::MemoryBuffer> input;
   if (!modelPath.empty()) {
@@ -207,8 +153,8 @@ int main(int argc, char **argv) {
       ::hymo::ParamTable table;
       if (!::hymo::readParamTable(forward, table, error))
         return fail(error);
-      output.file->os() << ::hymo::formatParamTable(table);
-      return output.commit(&error) ? 0 : fail(error);
+      out << ::hymo::formatParamTable(table);
+      return writeOutput();
     }
     std::string text;
     llvm::raw_string_ostream os(text);
@@ -224,7 +170,7 @@ int main(int argc, char **argv) {
     if (!input)
       return fail(error);
   }
-  if (failed(MlirOptMain(output.file->os(), std::move(input), registry, config)))
+  if (failed(MlirOptMain(out, std::move(input), registry, config)))
     return 1;
-  return output.commit(&error) ? 0 : fail(error);
+  return writeOutput();
 }
