@@ -279,13 +279,9 @@ void Trainer::obtain_plan() {
   };
   // hymo-opt's errors name its input; a temporary one is named by what it holds.
   auto compile_from = [&](const std::string& config, const std::string& what) {
-    try {
-      compile_plan({config, o_.sets, o_.precision, compiled});
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      for (size_t at; (at = msg.find(config)) != std::string::npos;) msg.replace(at, config.size(), what);
-      throw Error(msg);
-    }
+    CompileRequest req{config, o_.sets, o_.precision, compiled};
+    req.config_name = what;
+    compile_plan(req);
   };
   temps.push_back(compiled);
   if (!o_.plan.empty()) {

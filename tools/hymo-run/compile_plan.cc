@@ -146,28 +146,14 @@ void compile_plan(const CompileRequest& req) {
     std::string why = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                         : "killed by signal " + std::to_string(WTERMSIG(status));
     err = trim(err);
+    // A temporary config is named by what it holds.
+    const std::string& name = req.config_name.empty() ? req.config : req.config_name;
+    for (size_t at; !req.config_name.empty() && (at = err.find(req.config)) != std::string::npos;)
+      err.replace(at, req.config.size(), name);
     if (err.size() > 6000)  // a failing pass may print the whole module after its message
       err = err.substr(0, 4000) + "\n... (" + std::to_string(err.size() - 5000) + " bytes of hymo-opt's output left out) ...\n" +
             err.substr(err.size() - 1000);
-    throw Error("compiling " + req.config + " failed (" + opt + ", " + why + ")" + (err.empty() ? "" : ":\n" + err));
-  }
-  // Check what hymo-opt wrote before it replaces anything: a plan the
-  // runtime would refuse (a buffer too large, say) leaves OUTPUT as it was.
-  {
-    hymo::rt::Plan plan;
-    std::string text;
-    if (FILE* f = std::fopen(tmp.c_str(), "rb")) {
-      char b[65536];
-      for (size_t n; (n = std::fread(b, 1, sizeof b, f)) > 0;) text.append(b, n);
-      std::fclose(f);
-    }
-    const hymo::rt::Status st = hymo::rt::parse_plan_status(text, &plan);
-    if (!st.ok()) {
-      ::unlink(tmp.c_str());
-      throw Error("compiling " + req.config + ": the plan is not one the runtime can run" +
-                  (is_file(req.output) ? " (" + req.output + " left as it was)" : std::string()) + ": " +
-                  st.message());
-    }
+    throw Error("compiling " + name + " failed (" + opt + ", " + why + ")" + (err.empty() ? "" : ":\n" + err));
   }
   if (::rename(tmp.c_str(), req.output.c_str()) != 0) {
     std::string e = std::strerror(errno);
@@ -216,16 +202,9 @@ hymo::rt::Plan compile_config_json(const std::string& config_json, const std::ve
     }
     CompileRequest req{cfg, {}, "", out};
     req.pipeline = pipeline;
+    req.config_name = "the checkpoint's config";
     compile_plan(req);
-    hymo::rt::throw_if_error(hymo::rt::load_plan_status(out, &plan).with_context(out));
-  } catch (const hymo::rt::Error& e) {
-    cleanup();
-    // The temporary files are gone: name what they held instead.
-    std::string msg = e.what();
-    for (const auto& [from, to] : {std::pair<std::string, std::string>{cfg, "the checkpoint's config"},
-                                   {out, "the compiled plan"}})
-      for (size_t at; (at = msg.find(from)) != std::string::npos;) msg.replace(at, from.size(), to);
-    throw hymo::rt::Error(msg);
+    hymo::rt::throw_if_error(hymo::rt::load_plan_status(out, &plan));
   } catch (...) {
     cleanup();
     throw;

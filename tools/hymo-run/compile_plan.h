@@ -19,6 +19,9 @@ struct CompileRequest {
   // hymo-opt flags after the model's; empty: the training pipeline
   // (--hymo-autodiff --hymo-train-step --hymo-fuse-elementwise).
   std::vector<std::string> pipeline = {};
+  // How errors name `config` (empty: its path), for a temporary file
+  // written from a checkpoint's or a plan's config.
+  std::string config_name = {};
 };
 
 // True when this hymo-run was built together with the compiler (CMake
@@ -33,8 +36,8 @@ std::string find_hymo_opt();
 // Runs hymo-opt --hymo-model=CONFIG [--hymo-set=...]... --hymo-autodiff
 // --hymo-train-step --hymo-fuse-elementwise --hymo-lower-to-rt --hymo-emit-plan=output={OUTPUT} -o /dev/null. The plan
 // is written to a temporary name and renamed, so OUTPUT is either the old
-// file or a complete new one. Throws hymo::rt::Error carrying hymo-opt's
-// message on failure.
+// file or a complete new one; hymo-emit-plan has run the runtime's plan
+// check on it. Throws hymo::rt::Error carrying hymo-opt's message on failure.
 void compile_plan(const CompileRequest& req);
 
 // Compiles a resolved config (a checkpoint's, JSON) with `pipeline` (as in
