@@ -150,8 +150,8 @@ bool same_dir(const std::string& a, const std::string& b) {
 }
 
 // What an earlier run left in dir ("" when nothing): metrics records and
-// checkpoints, which a fresh run there would replace.
-std::string earlier_run(const std::string& dir) {
+// `ckpts` (its step checkpoints), which a fresh run there would replace.
+std::string earlier_run(const std::string& dir, const std::vector<std::pair<int64_t, std::string>>& ckpts) {
   std::string what;
   const std::string metrics = dir + "/metrics.jsonl";
   if (is_file(metrics)) {
@@ -162,7 +162,6 @@ std::string earlier_run(const std::string& dir) {
       if (!line.empty()) ++lines;
     if (lines > 0) what = metrics + " (" + std::to_string(lines) + (lines == 1 ? " record)" : " records)");
   }
-  const auto ckpts = step_checkpoints(dir + "/checkpoints");
   if (!ckpts.empty()) {
     if (!what.empty()) what += " and ";
     what += std::to_string(ckpts.size()) + " checkpoint" + (ckpts.size() == 1 ? "" : "s") + " (newest " +
@@ -479,21 +478,23 @@ void Trainer::run() {
   // asked, before anything is written there.
   std::error_code ec;
   const bool continuing = resume_ckpt_ && same_dir(o_.resume, o_.out);
-  const std::string earlier = continuing ? std::string() : earlier_run(o_.out);
+  // The earlier run's checkpoints, listed once: what the checks below see is
+  // what --overwrite deletes.
+  const std::vector<std::pair<int64_t, std::string>> old_ckpts =
+      continuing ? std::vector<std::pair<int64_t, std::string>>() : step_checkpoints(o_.out + "/checkpoints");
+  const std::string earlier = continuing ? std::string() : earlier_run(o_.out, old_ckpts);
   if (!earlier.empty() && !o_.overwrite)
     throw Error("--out " + o_.out + " already holds a run: " + earlier + ". " +
-                (step_checkpoints(o_.out + "/checkpoints").empty() ? std::string("Choose")
-                                                                   : "Continue it with --resume " + o_.out + ", choose") +
+                (old_ckpts.empty() ? std::string("Choose") : "Continue it with --resume " + o_.out + ", choose") +
                 " another --out, or pass --overwrite to delete that run's metrics and checkpoints and start over");
   if (!o_.save_init.empty() && !o_.overwrite && std::filesystem::exists(o_.save_init, ec))
     throw Error("--save-init " + o_.save_init + ": the file exists; name another file, or pass --overwrite to "
                 "replace it");
-  if (!earlier.empty())
-    for (const auto& [n, f] : step_checkpoints(o_.out + "/checkpoints"))
-      for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--init", o_.init}, {"--resume", resume_path}})
-        if (!path.empty() && std::filesystem::equivalent(path, f, ec))
-          throw Error("--overwrite would delete " + f + ", which this run starts from (" + opt + "); copy it out of " +
-                      o_.out + " first");
+  for (const auto& [n, f] : old_ckpts)
+    for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--init", o_.init}, {"--resume", resume_path}})
+      if (!path.empty() && std::filesystem::equivalent(path, f, ec))
+        throw Error("--overwrite would delete " + f + ", which this run starts from (" + opt + "); copy it out of " +
+                    o_.out + " first");
 
   obtain_plan();
   throw_if_error(hymo::rt::parse_plan_status(plan_text_, &plan_).with_context(plan_path_));
@@ -565,7 +566,7 @@ void Trainer::run() {
   if (!earlier.empty()) {
     // --overwrite, and everything above checked: the earlier run goes, so
     // that a later --resume of this directory continues this run.
-    for (const auto& [n, f] : step_checkpoints(o_.out + "/checkpoints"))
+    for (const auto& [n, f] : old_ckpts)
       if (!(!o_.save_init.empty() && std::filesystem::equivalent(o_.save_init, f, ec)) &&  // (written just now)
           std::remove(f.c_str()) != 0)
         throw Error("--overwrite: cannot delete " + f + ": " + std::strerror(errno));
