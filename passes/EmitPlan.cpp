@@ -77,9 +77,16 @@ public:
     }
     live.push_back({offset, bytes, end});
     peak = std::max(peak, offset + bytes);
+    int64_t sum = 0; // what is live now, however placed
+    for (const Block &b : live)
+      sum += b.size;
+    bound = std::max(bound, sum);
     return offset;
   }
   int64_t peak = 0;
+  /// The most bytes live at once (at a definition, where the sum can only
+  /// grow): no placement of these lifetimes has a lower peak.
+  int64_t bound = 0;
 
 private:
   struct Block {
@@ -138,7 +145,7 @@ public:
     if (stats) {
       stats->arenaBytes = arenaBytes;
       for (auto &f : functions)
-        stats->peakBytes[f.name] = f.peak;
+        stats->peakBytes[f.name] = f.peak, stats->liveBytes[f.name] = f.bound;
       stats->unplannedBytes = unplanned;
       stats->reshapeViews = aliases;
       for (const Buffer &b : buffers)
@@ -155,7 +162,7 @@ private:
     std::string name;
     std::vector<int64_t> inputs, outputs;
     std::vector<llvm::json::Object> calls;
-    int64_t peak = 0;
+    int64_t peak = 0, bound = 0;
   };
 
   LogicalResult writeConfig(llvm::json::OStream &j) {
@@ -569,6 +576,7 @@ private:
       f.calls.push_back(std::move(call));
     }
     f.peak = planner.peak;
+    f.bound = planner.bound;
     arenaBytes = std::max(arenaBytes, planner.peak);
     functions.push_back(std::move(f));
     return success();
@@ -617,8 +625,12 @@ struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
                    << stats.unplannedBytes << " bytes without reuse, persistent "
                    << stats.persistentBytes << " bytes, " << stats.reshapeViews
                    << " reshapes as views\n";
-      for (auto &[name, peak] : stats.peakBytes)
-        llvm::errs() << "hymo plan:   @" << name << " peak " << peak << " bytes\n";
+      for (auto &[name, peak] : stats.peakBytes) {
+        llvm::errs() << "hymo plan:   @" << name << " peak " << peak << " bytes";
+        if (auto it = stats.liveBytes.find(name); it != stats.liveBytes.end())
+          llvm::errs() << " (at most " << it->second << " bytes live at once)";
+        llvm::errs() << "\n";
+      }
     }
   }
 };

@@ -16,6 +16,8 @@ namespace mlir::hymo {
 struct PlanStats {
   int64_t arenaBytes = 0;                  // the planned peak (max over functions)
   std::map<std::string, int64_t> peakBytes; // per function
+  std::map<std::string, int64_t> liveBytes; // per function: the most bytes live at once (the
+                                            // lowest peak any placement could reach)
   int64_t unplannedBytes = 0;              // sum of all arena values, no reuse
   int64_t persistentBytes = 0;             // params, state, inputs
   int64_t calls = 0;
