@@ -360,6 +360,13 @@ void validate(const Config &c) {
     fail("model.vocab_size", "expected at most 2147483647 (token ids are 32-bit), got " + std::to_string(m.vocab_size));
   requirePositive("model.dim", m.dim);
   requirePositive("model.n_layers", m.n_layers);
+  // Every layer (and MTP depth) is ops in every function of the step; hymo-opt
+  // holds the plan's JSON in memory, about 16 MB of it a layer on tiny at 400
+  // layers (docs/passes/emit-plan.md), so 10^4 layers ended in an
+  // out-of-memory abort minutes later instead of an error here.
+  if (m.n_layers > kMaxLayers)
+    fail("model.n_layers", "expected at most " + std::to_string(kMaxLayers) + " layers, got " +
+                               std::to_string(m.n_layers));
   requirePositive("model.ffn_hidden", m.ffn_hidden);
   if (m.layer_pattern.empty())
     fail("model.layer_pattern", "expected a non-empty string of G and M, got ''");
@@ -401,6 +408,9 @@ void validate(const Config &c) {
     fail("model.moe.bias_speed", "expected a non-negative number, got " + fmt(m.moe.bias_speed));
   if (m.mtp.depth < 0)
     fail("model.mtp.depth", "expected a non-negative integer, got " + std::to_string(m.mtp.depth));
+  if (m.mtp.depth > kMaxLayers)
+    fail("model.mtp.depth", "expected at most " + std::to_string(kMaxLayers) + " depths, got " +
+                                std::to_string(m.mtp.depth));
   if (static_cast<int64_t>(m.mtp.weights.size()) != m.mtp.depth)
     fail("model.mtp.weights", "expected " + std::to_string(m.mtp.depth) +
                                   " weights (one per mtp.depth), got " +

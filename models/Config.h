@@ -30,6 +30,10 @@ struct MtpConfig {
   std::vector<double> weights;
 };
 
+/// The most layers (model.n_layers) and MTP depths (model.mtp.depth) a config
+/// may ask for (docs/configs.md).
+constexpr int64_t kMaxLayers = 1024;
+
 struct ModelConfig {
   int64_t vocab_size = 0, dim = 0, n_layers = 0, ffn_hidden = 0;
   std::string layer_pattern;
