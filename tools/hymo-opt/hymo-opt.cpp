@@ -147,6 +147,13 @@ int main(int argc, char **argv) {
     if (failed(verify(*module)))
       return fail("the model builder produced IR that does not verify (a bug)");
     if (paramTable) {
+      // The table is of the built model: passes asked beside it would not run.
+      for (int i = 1; i < argc; ++i) {
+        llvm::StringRef arg = llvm::StringRef(argv[i]).ltrim('-').split('=').first;
+        if (arg == "pass-pipeline" || mlir::PassInfo::lookup(arg) || mlir::PassPipelineInfo::lookup(arg))
+          return fail("--hymo-param-table prints the built model's parameters and runs no passes: drop " +
+                      std::string(argv[i]));
+      }
       auto forward = module->lookupSymbol<func::FuncOp>("forward");
       if (!forward)
         return fail("--hymo-param-table needs @forward (drop --hymo-decode-only)");
