@@ -1,11 +1,10 @@
 #include "thread_pool.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <string>
-#include <system_error>
 
+#include "hymo/rt/parse.h"
 #include "hymo/rt/status.h"
 
 namespace hymo::rt {
@@ -17,8 +16,7 @@ int ThreadPool::default_threads() {
   if (const char* env = std::getenv("HYMO_NUM_THREADS"); env && *env) {  // (empty: unset)
     const std::string v = env;
     long n = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || n < 1 || n > kMaxThreads)
+    if (!parse_integer(v, &n) || n < 1 || n > kMaxThreads)
       throw Error("HYMO_NUM_THREADS='" + v + "': expected an integer from 1 to " + std::to_string(kMaxThreads) +
                   " (unset it to use every core)");
     return int(n);

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +27,7 @@
 #include "compile_plan.h"
 #include "hymo/rt/api.h"
 #include "hymo/rt/checkpoint.h"
+#include "hymo/rt/parse.h"
 #include "hymo/rt/safetensors.h"
 
 namespace hymo_run {
@@ -117,11 +117,8 @@ void run_sample(const SampleOptions& o) {
   if (o.top_k < 0) throw Error("--top-k must be >= 0 (0: all tokens), got " + std::to_string(o.top_k));
   if (o.max_len < 0) throw Error("--max-len must be >= 1, got " + std::to_string(o.max_len));
   uint64_t seed = 0;
-  {
-    const auto [end, ec] = std::from_chars(o.seed.data(), o.seed.data() + o.seed.size(), seed);
-    if (o.seed.empty() || ec != std::errc() || end != o.seed.data() + o.seed.size())
-      throw Error("--seed '" + o.seed + "': expected an integer from 0 to 18446744073709551615");
-  }
+  if (!hymo::rt::parse_integer(o.seed, &seed))
+    throw Error("--seed '" + o.seed + "': expected an integer from 0 to 18446744073709551615");
   const std::string ckpt = resolve_ckpt_arg(o.ckpt);
   std::unique_ptr<hymo::rt::SafetensorsFile> file;
   throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &file));
