@@ -166,6 +166,12 @@ int main(int argc, char **argv) {
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
+    // An error on the module op quotes its first line, which holds the whole
+    // config (hymo.config, kilobytes of JSON): break the line after the
+    // attribute dictionary's brace, so that the quote is "module attributes {".
+    const llvm::StringRef head = "module attributes {";
+    if (llvm::StringRef(text).starts_with(head))
+      text.insert(head.size(), "\n  ");
     // Diagnostics point into this text, not the YAML: name it so.
     input = llvm::MemoryBuffer::getMemBufferCopy(text, "<IR built from " + modelPath + ">");
   } else {
