@@ -360,10 +360,10 @@ void validate(const Config &c) {
     fail("model.vocab_size", "expected at most 2147483647 (token ids are 32-bit), got " + std::to_string(m.vocab_size));
   requirePositive("model.dim", m.dim);
   requirePositive("model.n_layers", m.n_layers);
-  // Every layer (and MTP depth) is ops in every function of the step; hymo-opt
-  // holds the plan's JSON in memory, about 16 MB of it a layer on tiny at 400
-  // layers (docs/passes/emit-plan.md), so 10^4 layers ended in an
-  // out-of-memory abort minutes later instead of an error here.
+  // Every layer (and MTP depth) is ops in every function of the step: hymo-opt
+  // on tiny at 400 layers held 6.4 GB (about 16 MB a layer;
+  // docs/passes/emit-plan.md), and 10^4 layers ended in an out-of-memory
+  // abort minutes later instead of an error here.
   if (m.n_layers > kMaxLayers)
     fail("model.n_layers", "expected at most " + std::to_string(kMaxLayers) + " layers, got " +
                                std::to_string(m.n_layers));
