@@ -17,10 +17,8 @@ namespace hymo::rt {
 
 class ThreadPool {
  public:
-  static constexpr int kMaxThreads = hymo::rt::kMaxThreads;  // (api.h)
-
   // `threads` counts the caller: 1 means no worker threads. Throws
-  // hymo::rt::Error above kMaxThreads or when the system refuses a thread
+  // hymo::rt::Error above kMaxThreads (api.h) or when the system refuses a thread
   // (after stopping the ones it started).
   explicit ThreadPool(int threads);
   ~ThreadPool();

@@ -46,8 +46,7 @@ double field(const json& r, const char* k, size_t line, const std::string& path)
 }
 
 std::vector<Record> read_metrics(const std::string& dir) {
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw Error("report: " + dir + ": no such directory");
+  if (!is_dir(dir)) throw Error("report: " + dir + ": no such directory");
   const std::string path = dir + "/metrics.jsonl";
   if (is_dir(path)) throw Error("report: " + path + " is a directory, not a metrics file");
   std::ifstream in(path);
