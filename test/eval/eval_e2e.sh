@@ -141,6 +141,24 @@ open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
 PY
     expect_error "checkpoint format version 9" "v9.safetensors: format_version '9', this hymo-run reads version 1" \
       "$run" eval --ckpt v9.safetensors --data "$heldout"
+    # A malformed step in the metadata is refused before the evaluation runs;
+    # a step_N name whose N is not a step count is not taken for a checkpoint.
+    python3 - "$ck" badstep.safetensors <<'PY' || fail "python3 failed"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+head["__metadata__"]["step"] = "-3"
+text = json.dumps(head).encode()
+text += b" " * (-len(text) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+PY
+    expect_error "checkpoint step -3" "badstep.safetensors: metadata step = '-3' is not a non-negative integer" \
+      "$run" eval --ckpt badstep.safetensors --data "$heldout"
+    mkdir -p oddnames && cp $ck oddnames/step_2.safetensors
+    cp $ck oddnames/step_99999999999999999999.safetensors && cp $ck oddnames/step_-7.safetensors
+    out=$("$run" eval --ckpt oddnames --data "$heldout" --max-tokens 2000 --json 2>&1) || fail "eval of oddnames: $out"
+    grep -q '"ckpt":"oddnames/step_2.safetensors"' <<< "$out" || fail "oddnames: not step_2: $out"
     # Directories and binary bytes where files are expected.
     expect_error "inspect a directory" "plan file 'emptym' is a directory" "$run" inspect emptym
     head -c 2000 /dev/urandom | tr '{' 'x' > binary.json

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -85,6 +86,15 @@ void run_eval(const EvalOptions& o) {
   std::unique_ptr<hymo::rt::SafetensorsFile> f;
   throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &f));
   const json config = checkpoint_config(*f);
+  // The step goes into the result line; a checkpoint `train` did not write may
+  // lack it ("step": null), but a malformed one is refused before the work.
+  std::optional<int64_t> step;
+  if (auto it = f->metadata().find("step"); it != f->metadata().end()) {
+    int64_t n = 0;
+    if (!parse_step_count(it->second, &n))
+      throw Error("checkpoint " + ckpt + ": metadata step = '" + it->second + "' is not a non-negative integer");
+    step = n;
+  }
   std::string how;
   hymo::rt::Plan plan = obtain_plan(o, ckpt, config, &how);
   int64_t B = 0, T = 0, V = 0;
@@ -101,17 +111,9 @@ void run_eval(const EvalOptions& o) {
   EvalResult r = ev.run(ex, o.save_logits.empty() ? nullptr : &first);
   if (!o.save_logits.empty()) throw_if_error(hymo::rt::write_npy(o.save_logits, first));
 
-  auto meta = [&](const char* k) {
-    auto it = f->metadata().find(k);
-    return it == f->metadata().end() ? std::string() : it->second;
-  };
   ojson j = ojson::object();
   j["ckpt"] = ckpt;
-  std::string step = meta("step");
-  if (!step.empty() && step.find_first_not_of("0123456789") == std::string::npos && step.size() < 18)
-    j["step"] = std::stoll(step);
-  else
-    j["step"] = nullptr;
+  j["step"] = step ? ojson(*step) : ojson(nullptr);
   j["data"] = ev.name();
   j["loss_main"] = std::isfinite(r.loss_main) ? ojson(r.loss_main) : ojson(nullptr);
   j["perplexity"] = std::isfinite(r.perplexity) ? ojson(r.perplexity) : ojson(nullptr);

@@ -175,9 +175,10 @@ int64_t meta_int(const hymo::rt::SafetensorsFile& f, const std::string& key) {
   if (it == f.metadata().end())
     throw Error("checkpoint " + f.path() + ": metadata lacks '" + key + "' (not a hymo training checkpoint?)");
   const std::string& v = it->second;
-  if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18)
+  int64_t n = 0;
+  if (!parse_step_count(v, &n))
     throw Error("checkpoint " + f.path() + ": metadata " + key + " = '" + v + "' is not a non-negative integer");
-  return std::stoll(v);
+  return n;
 }
 
 json meta_config(const hymo::rt::SafetensorsFile& f) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "hymo/rt/checkpoint.h"
+#include "hymo/rt/parse.h"
 #include "hymo/rt/status.h"
 
 namespace hymo_run {
@@ -22,6 +23,12 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool parse_step_count(const std::string& text, int64_t* out) {
+  // parse_integer alone would take a leading '-'; a step count has digits only.
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  return hymo::rt::parse_integer(text, out);
+}
+
 std::vector<std::pair<int64_t, std::string>> step_checkpoints(const std::string& dir) {
   std::vector<std::pair<int64_t, std::string>> found;
   if (DIR* d = ::opendir(dir.c_str())) {
@@ -32,8 +39,9 @@ std::vector<std::pair<int64_t, std::string>> step_checkpoints(const std::string&
           n.compare(n.size() - suf.size(), suf.size(), suf) != 0)
         continue;
       const std::string mid = n.substr(pre.size(), n.size() - pre.size() - suf.size());
-      if (mid.empty() || mid.size() > 15 || mid.find_first_not_of("0123456789") != std::string::npos) continue;
-      found.emplace_back(std::stoll(mid), dir + "/" + n);
+      int64_t step = 0;
+      if (!parse_step_count(mid, &step)) continue;
+      found.emplace_back(step, dir + "/" + n);
     }
     ::closedir(d);
   }

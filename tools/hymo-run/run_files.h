@@ -16,7 +16,12 @@ namespace hymo_run {
 bool is_dir(const std::string& path);
 bool is_file(const std::string& path);
 
-// The step_N.safetensors files in `dir` as (N, path), by N.
+// Parses `text` as a step count: base-10 digits only (no sign, no spaces),
+// at most INT64_MAX. False, *out untouched, for anything else.
+bool parse_step_count(const std::string& text, int64_t* out);
+
+// The step_N.safetensors files in `dir` as (N, path), by N (names whose N is
+// not a step count are not checkpoints of a run and are skipped).
 std::vector<std::pair<int64_t, std::string>> step_checkpoints(const std::string& dir);
 
 // The step_N.safetensors with the largest N in `dir` ("" when there is none).
