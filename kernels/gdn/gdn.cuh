@@ -258,6 +258,12 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_DIAG_NO_KEYPAIRS
 #define HYMO_GDN_DIAG_NO_KEYPAIRS 0
 #endif
+// Session 68 added one of the kind for the launches after the main kernel:
+// HYMO_GDN_DIAG_NO_PGRAD skips the parameter reduction (param_grad_kernel: dA_log, ddt_bias,
+// dD_skip and dw_y are not written), to price its launch against folding it into the kernels before.
+#ifndef HYMO_GDN_DIAG_NO_PGRAD
+#define HYMO_GDN_DIAG_NO_PGRAD 0
+#endif
 
 // HYMO_GDN_BWD_DOHI (session 48, run 240): the backward main kernel took dO as its BF16 high part
 // only (the low part's products and copy skipped, the adjoint pass writing no low halves). The
