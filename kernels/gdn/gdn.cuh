@@ -265,6 +265,16 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #define HYMO_GDN_DIAG_NO_PGRAD 0
 #endif
 
+// HYMO_GDN_PGRAD_FOLD (session 68; default 0): the staged BF16 backward (S, D <= 32) without the
+// parameter reduction's launch (param_grad_kernel). Its main kernel's CTA that finishes a head
+// last (an atomic count a head, p.pg_cnt, which the adjoint pass zeroes) reduces that head's dA_log
+// and ddt_bias partials, and its CTA (0, 0) (the first placed) reduces dD_skip's and dw_y's, which
+// the adjoint pass left complete before the main kernel began. Each sum in FP64 in a fixed order
+// (deterministic; not param_grad_kernel's tree, so the last bits may differ from it).
+#ifndef HYMO_GDN_PGRAD_FOLD
+#define HYMO_GDN_PGRAD_FOLD 0
+#endif
+
 // HYMO_GDN_BWD_DOHI (session 48, run 240): the backward main kernel took dO as its BF16 high part
 // only (the low part's products and copy skipped, the adjoint pass writing no low halves). The
 // backward -1.1% at the default shape (-2.0% at H = 64, -4.1% at T = 2048, -4.4% at S = 16) and the
@@ -1022,6 +1032,8 @@ struct KParams {
   // (the default kernels' SASS: GDN_SAME_PARAMS=1 scripts/gdn-sass-same.sh).
   unsigned* sp_cnt;
   void *sum_dv, *sum_dc, *sum_db, *sum_dg;
+  // HYMO_GDN_PGRAD_FOLD: the count of each head's finished main-kernel CTAs ([H]), or null
+  unsigned* pg_cnt;
 #if !HYMO_GDN_TAIL
   int nlong, cps2;  // (above)
 #endif
