@@ -54,3 +54,22 @@ hymo_rt.plan attributes {format = "hymo-plan", version = 1 : i64, arena_bytes = 
 }
 hymo_rt.plan attributes {format = "hymo-plan", version = 1 : i64, arena_bytes = 128 : i64, config = {}} {
 }
+
+// -----
+
+// The plan is written as it is built (not parsed back): a number JSON cannot
+// hold is refused where it comes from.
+// CHECK: error: plan: a constant holds a non-finite number (JSON has no NaN or Inf)
+func.func @f(%x: tensor<4xf32> {hymo.name = "x", hymo.role = "input"}) -> (tensor<4xf32> {hymo.name = "out"}) {
+  %c = hymo.constant dense<[1.0, 0x7FC00000, 2.0, 3.0]> : tensor<4xf32>
+  %0 = hymo.mul %x, %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: error: plan: attribute "eps" holds a non-finite number (JSON has no NaN or Inf)
+func.func @f(%x: tensor<2x4xf32> {hymo.name = "x", hymo.role = "input"}, %w: tensor<4xf32> {hymo.name = "w", hymo.role = "input"}) -> (tensor<2x4xf32> {hymo.name = "out"}) {
+  %0 = hymo.rms_norm %x, %w {eps = 0x7FF0000000000000 : f64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
