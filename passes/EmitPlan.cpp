@@ -172,8 +172,8 @@ public:
                 j.value(id);
             });
             j.attributeArray("calls", [&] {
-              for (const llvm::json::Object &c : f.calls)
-                j.value(llvm::json::Object(c));
+              for (const Call &c : f.calls)
+                writeCall(j, c);
             });
           });
       });
@@ -195,10 +195,42 @@ public:
   }
 
 private:
+  /// A call as the plan writes it (a JSON object of each call held until the
+  /// end took most of emit-plan's memory: tiny at 128 layers, 1.09 GB).
+  struct Call {
+    std::string op;
+    llvm::SmallVector<int64_t, 3> operands, results;
+    std::vector<std::pair<std::string, llvm::json::Value>> attrs;
+  };
+  /// Writes a call with its keys, and its attributes', in byte order, as a
+  /// JSON object value writes them.
+  static void writeCall(llvm::json::OStream &j, const Call &c) {
+    j.object([&] {
+      if (!c.attrs.empty())
+        j.attributeObject("attrs", [&] {
+          std::vector<const std::pair<std::string, llvm::json::Value> *> sorted;
+          for (const auto &a : c.attrs)
+            sorted.push_back(&a);
+          llvm::sort(sorted, [](auto *a, auto *b) { return a->first < b->first; });
+          for (const auto *a : sorted)
+            j.attribute(a->first, a->second);
+        });
+      j.attribute("op", c.op);
+      j.attributeArray("operands", [&] {
+        for (int64_t id : c.operands)
+          j.value(id);
+      });
+      j.attributeArray("results", [&] {
+        for (int64_t id : c.results)
+          j.value(id);
+      });
+    });
+  }
+
   struct Function {
     std::string name;
     std::vector<int64_t> inputs, outputs;
-    std::vector<llvm::json::Object> calls;
+    std::vector<Call> calls;
     int64_t peak = 0, bound = 0;
   };
 
@@ -517,15 +549,14 @@ private:
       }
       if (op.getDialect() != module->getContext()->getLoadedDialect<HymoDialect>())
         return op.emitError() << "plan: only hymo ops can be planned, got " << op.getName();
-      llvm::json::Object call;
-      call["op"] = op.getName().stripDialect().str();
-      llvm::json::Array operands, results;
+      Call call;
+      call.op = op.getName().stripDialect().str();
       for (Value v : op.getOperands())
-        operands.push_back(bufferOf.lookup(v));
+        call.operands.push_back(bufferOf.lookup(v));
       for (Value r : op.getResults()) {
         if (auto d = donateTo.find(r); d != donateTo.end()) {
           bufferOf[r] = d->second;
-          results.push_back(d->second);
+          call.results.push_back(d->second);
           continue;
         }
         auto it = resultName.find(r);
@@ -538,36 +569,32 @@ private:
         buffers[*id].offset = planner.place(buffers[*id].bytes, index, last);
         unplanned += buffers[*id].bytes;
         bufferOf[r] = *id;
-        results.push_back(*id);
+        call.results.push_back(*id);
       }
-      call["operands"] = std::move(operands);
-      call["results"] = std::move(results);
-      llvm::json::Object attrs;
+      auto &attrs = call.attrs;
       for (NamedAttribute a : op.getAttrs()) {
         if (a.getName().getValue().starts_with("hymo."))
           continue; // discardable annotations
+        std::string key = a.getName().getValue().str();
         if (auto b = dyn_cast<BoolAttr>(a.getValue()))
-          attrs[a.getName().getValue()] = b.getValue();
+          attrs.emplace_back(key, b.getValue());
         else if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
-          attrs[a.getName().getValue()] = i.getInt();
+          attrs.emplace_back(key, i.getInt());
         else if (auto str = dyn_cast<StringAttr>(a.getValue()))
-          attrs[a.getName().getValue()] = str.str();
+          attrs.emplace_back(key, str.str());
         else if (auto fl = dyn_cast<FloatAttr>(a.getValue())) {
           if (!std::isfinite(fl.getValueAsDouble()))
             return op.emitError() << "plan: attribute " << a.getName()
                                   << " holds a non-finite number (JSON has no NaN or Inf)";
-          attrs[a.getName().getValue()] = fl.getValueAsDouble();
-        }
-        else if (auto arr = dyn_cast<DenseI64ArrayAttr>(a.getValue())) {
+          attrs.emplace_back(key, fl.getValueAsDouble());
+        } else if (auto arr = dyn_cast<DenseI64ArrayAttr>(a.getValue())) {
           llvm::json::Array list;
           for (int64_t v : arr.asArrayRef())
             list.push_back(v);
-          attrs[a.getName().getValue()] = std::move(list);
+          attrs.emplace_back(key, std::move(list));
         } else
           return op.emitError() << "plan: cannot express attribute " << a.getName();
       }
-      if (!attrs.empty())
-        call["attrs"] = std::move(attrs);
       f.calls.push_back(std::move(call));
       ++index;
     }
@@ -590,10 +617,10 @@ private:
         if (failed(copy))
           return failure();
         buffers[*copy].offset = planner.place(buffers[*copy].bytes, index, index);
-        llvm::json::Object call;
-        call["op"] = "reshape";
-        call["operands"] = llvm::json::Array{id};
-        call["results"] = llvm::json::Array{*copy};
+        Call call;
+        call.op = "reshape";
+        call.operands = {id};
+        call.results = {*copy};
         f.calls.push_back(std::move(call));
         id = *copy;
       }
@@ -606,18 +633,17 @@ private:
       const Buffer &src = buffers[from];
       if (src.storage == "constant" && src.data.size() == 1) {
         // A splat (a zeroed accumulator): fill the buffer, no copy.
-        llvm::json::Object call;
-        call["op"] = "constant";
-        call["operands"] = llvm::json::Array{};
-        call["results"] = llvm::json::Array{copies[k].second};
-        call["attrs"] = llvm::json::Object{{"value", llvm::json::Array{src.data[0]}}};
+        Call call;
+        call.op = "constant";
+        call.results = {copies[k].second};
+        call.attrs.emplace_back("value", llvm::json::Array{src.data[0]});
         f.calls.push_back(std::move(call));
         continue;
       }
-      llvm::json::Object call;
-      call["op"] = "reshape"; // same shape: a copy into the donated buffer
-      call["operands"] = llvm::json::Array{from};
-      call["results"] = llvm::json::Array{copies[k].second};
+      Call call;
+      call.op = "reshape"; // same shape: a copy into the donated buffer
+      call.operands = {from};
+      call.results = {copies[k].second};
       f.calls.push_back(std::move(call));
     }
     f.peak = planner.peak;
