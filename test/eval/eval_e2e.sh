@@ -19,6 +19,20 @@ cd "$w"
 
 . "$src/test/lib/expect.sh"
 json_field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" | tail -1; }
+# with_metadata SRC DST KEY VALUE: DST is checkpoint SRC with its metadata KEY set to VALUE
+with_metadata() {
+  python3 - "$@" <<'PY' || fail "python3 failed"
+import json, struct, sys
+src, dst, key, value = sys.argv[1:5]
+raw = open(src, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+head["__metadata__"][key] = value
+text = json.dumps(head).encode()
+text += b" " * (-len(text) % 8)
+open(dst, "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+PY
+}
 
 case $case_name in
   eval)
@@ -129,30 +143,12 @@ case $case_name in
     "$run" report huge > /dev/null 2>&1 || fail "report with a 1e300 loss failed"
     ! grep -qi nan huge/report/loss.svg || fail "loss.svg holds NaN coordinates"
     # A checkpoint of another format version is refused, naming the version.
-    python3 - "$ck" v9.safetensors <<'PY' || fail "python3 failed"
-import json, struct, sys
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-head = json.loads(raw[8:8 + n])
-head["__metadata__"]["format_version"] = "9"
-text = json.dumps(head).encode()
-text += b" " * (-len(text) % 8)
-open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
-PY
+    with_metadata "$ck" v9.safetensors format_version 9
     expect_error "checkpoint format version 9" "v9.safetensors: format_version '9', this hymo-run reads version 1" \
       "$run" eval --ckpt v9.safetensors --data "$heldout"
     # A malformed step in the metadata is refused before the evaluation runs;
     # a step_N name whose N is not a step count is not taken for a checkpoint.
-    python3 - "$ck" badstep.safetensors <<'PY' || fail "python3 failed"
-import json, struct, sys
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-head = json.loads(raw[8:8 + n])
-head["__metadata__"]["step"] = "-3"
-text = json.dumps(head).encode()
-text += b" " * (-len(text) % 8)
-open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
-PY
+    with_metadata "$ck" badstep.safetensors step -3
     expect_error "checkpoint step -3" "badstep.safetensors: metadata step = '-3' is not a non-negative integer" \
       "$run" eval --ckpt badstep.safetensors --data "$heldout"
     mkdir -p oddnames && cp $ck oddnames/step_2.safetensors
