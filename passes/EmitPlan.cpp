@@ -163,14 +163,8 @@ public:
       j.attributeObject("functions", [&] {
         for (auto &f : functions)
           j.attributeObject(f.name, [&] {
-            j.attributeArray("inputs", [&] {
-              for (int64_t id : f.inputs)
-                j.value(id);
-            });
-            j.attributeArray("outputs", [&] {
-              for (int64_t id : f.outputs)
-                j.value(id);
-            });
+            writeInts(j, "inputs", f.inputs);
+            writeInts(j, "outputs", f.outputs);
             j.attributeArray("calls", [&] {
               for (const Call &c : f.calls)
                 writeCall(j, c);
@@ -202,6 +196,14 @@ private:
     llvm::SmallVector<int64_t, 3> operands, results;
     std::vector<std::pair<std::string, llvm::json::Value>> attrs;
   };
+  /// Writes `key`: a list of integers (buffer ids, dims).
+  template <typename Ints>
+  static void writeInts(llvm::json::OStream &j, llvm::StringRef key, const Ints &ints) {
+    j.attributeArray(key, [&] {
+      for (int64_t v : ints)
+        j.value(v);
+    });
+  }
   /// Writes a call with its keys, and its attributes', in byte order, as a
   /// JSON object value writes them.
   static void writeCall(llvm::json::OStream &j, const Call &c) {
@@ -216,14 +218,8 @@ private:
             j.attribute(a->first, a->second);
         });
       j.attribute("op", c.op);
-      j.attributeArray("operands", [&] {
-        for (int64_t id : c.operands)
-          j.value(id);
-      });
-      j.attributeArray("results", [&] {
-        for (int64_t id : c.results)
-          j.value(id);
-      });
+      writeInts(j, "operands", c.operands);
+      writeInts(j, "results", c.results);
     });
   }
 
@@ -257,10 +253,7 @@ private:
       j.attribute("id", static_cast<int64_t>(id));
       j.attribute("name", b.name);
       j.attribute("dtype", b.dtype);
-      j.attributeArray("shape", [&] {
-        for (int64_t d : b.shape)
-          j.value(d);
-      });
+      writeInts(j, "shape", b.shape);
       j.attribute("storage", b.storage);
       if (b.storage == "arena")
         j.attribute("offset", b.offset);
