@@ -361,9 +361,10 @@ void validate(const Config &c) {
   requirePositive("model.dim", m.dim);
   requirePositive("model.n_layers", m.n_layers);
   // Every layer (and MTP depth) is ops in every function of the step: hymo-opt
-  // on tiny at 400 layers held 6.4 GB (about 16 MB a layer;
-  // docs/passes/emit-plan.md), and 10^4 layers ended in an out-of-memory
-  // abort minutes later instead of an error here.
+  // on tiny at 400 layers held 6.4 GB when the cap was set (1.23 GB since
+  // session 68's emit-plan changes; docs/passes/emit-plan.md), and 10^4
+  // layers ended in an out-of-memory abort minutes later instead of an error
+  // here.
   if (m.n_layers > kMaxLayers)
     fail("model.n_layers", "expected at most " + std::to_string(kMaxLayers) + " layers, got " +
                                std::to_string(m.n_layers));
