@@ -38,12 +38,6 @@
 #        trails FLA's kernels held, gdn.md item 0) and split tail segments there (--tail 0,1,2;
 #        since run 312 split_tail_rule picks 1 there) into nseg128-sweep.json. The rules were settled
 #        on H100s; the H200's 1.43x DRAM bandwidth with the same SMs may move them (about 180 s)
-#   322  the backward's short launches (session 68, gdn.md item 22; any card): an A/B of
-#        HYMO_GDN_SEG_SCAN=1, HYMO_GDN_PGRAD_FOLD=1, both, and HYMO_GDN_DIAG_NO_PGRAD=1 (timing
-#        only) at the default shape and H = 64, three rounds, then the full GPU test of the third
-#        arm (its code covers the first two's; the test runs each case twice and compares the
-#        bits, which the fold's sums across CTAs must repeat). Prebuilt with GDN_AB_FLAGS as in
-#        the call (about 180 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -76,13 +70,15 @@
 # checked the first as run 304 (commit 8bbecda has both calls), then wrote 305; session 61 ran 305
 # as run 305 and 218 as run 306 (an H100), wrote 306 (three switches for the plain output pass) and ran
 # it as run 307 on an H200 (all slower, removed; commit 9b90f28 has the call), then 218 and 219 as runs
-# 308 and 309 (the same H200), and wrote 307; docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
+# 308 and 309 (the same H200), and wrote 307; session 68 wrote 322 (HYMO_GDN_PGRAD_FOLD) and session
+# 69 ran it as run 322 (an H100: within noise, removed; commit 3eeda3b has the call); docs/kernels/gdn.md
+# item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 305 | 307 | 322) ;;
+  218 | 219 | 238 | 250 | 305 | 307) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 305, 307 or 322: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 305 or 307: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -167,19 +163,6 @@ case "$CALL" in
       bounded 90 "$G/hymo_gdn_bench" --json --shape 4,4096,28,128,128 --nseg 2,3,4,5,6,8 >> "$O/nseg128-sweep.json" || exit $?
       bounded 60 "$G/hymo_gdn_bench" --json --shape 4,4096,28,128,128 --tail 0,1,2 >> "$O/nseg128-sweep.json" || exit $?
       cut -c1-400 "$O/nseg128-sweep.json"
-    ) > "$O/console.log" 2>&1
-    ;;
-  322)
-    (
-      OUT=$O/ab GDN_AB_TEST=0 GDN_AB_ROUNDS=3 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" \
-        GDN_AB_FLAGS="-DHYMO_GDN_SEG_SCAN=1;-DHYMO_GDN_PGRAD_FOLD=1;-DHYMO_GDN_SEG_SCAN=1 -DHYMO_GDN_PGRAD_FOLD=1;-DHYMO_GDN_DIAG_NO_PGRAD=1" \
-        bounded 300 scripts/device-gdn-ab.sh
-      note $?
-      T=$(find "$(sed -n 3p "$O/ab/variant-dirs.txt")" -name hymo_gdn_test -type f | head -1)
-      bounded 120 "$T" > "$O/test-b3.log" 2>&1
-      note $?
-      echo "B3 full test: $(tail -1 "$O/test-b3.log")"
-      exit $worst
     ) > "$O/console.log" 2>&1
     ;;
 esac

@@ -193,8 +193,6 @@ struct Layout {
   int C, NC, cps, NSEG, nlong, cps2, NSEG_plain;
   size_t segstate, seggsum, h0buf, dObuf, dHseg, dApart, dwpart, dDpart, ddtpart;
   size_t sp_state, sp_gsum, sp_o, sp_dc, sp_db, sp_dg, sp_cnt;  // the split path (none elsewhere)
-  size_t pg_cnt;  // HYMO_GDN_PGRAD_FOLD's counts a head (where it applies; else none)
-  bool pg;
   size_t total;
 };
 
@@ -335,8 +333,6 @@ Layout layout(const Shape& s) {
   L.sp_db = take(sp ? BTH * s.S * nv : 0);
   L.sp_dg = take(sp ? BTH * nb : 0);
   L.sp_cnt = take(sp ? BH * NSEGb : 0);  // (unsigned: HYMO_GDN_SPLIT_SUMS's counts)
-  L.pg = staged(s) && dev::pgrad_fold(s.S, s.D);
-  L.pg_cnt = take(L.pg ? size_t(s.H) : 0);  // (unsigned)
   L.total = off;
   return L;
 }
@@ -365,7 +361,6 @@ dev::KParams make_params(const Shape& s, const Layout& L, const FwdArgs& a, void
   p.sp_db = reinterpret_cast<float*>(w + L.sp_db);
   p.sp_dg = reinterpret_cast<float*>(w + L.sp_dg);
   p.sp_cnt = reinterpret_cast<unsigned*>(w + L.sp_cnt);
-  p.pg_cnt = L.pg ? reinterpret_cast<unsigned*>(w + L.pg_cnt) : nullptr;
   p.clocks = g_clocks;
   return p;
 }
@@ -503,7 +498,7 @@ int gdn_backward_launches(const Shape& s, bool states_from_forward) {
   // kernel with HYMO_GDN_SPLIT_SUMS), the parameter reduction, recomputing with the training
   // forward less its parts' sum.
   if (split(s)) return 5 - HYMO_GDN_SPLIT_SUMS + (states_from_forward ? 0 : gdn_forward_launches(s, true) - 1);
-  const int n = (staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3) - (staged(s) && dev::pgrad_fold(s.S, s.D) ? 1 : 0);
+  const int n = staged(s) && dev::seg_scan_bwd(s.S, s.D) ? 4 : 3;
   return n + (states_from_forward ? 0 : staged(s) ? gdn_forward_launches(s, true) : 1);
 }
 int gdn_segment_scans() { return HYMO_GDN_SEG_SCAN; }

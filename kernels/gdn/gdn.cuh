@@ -258,22 +258,6 @@ static_assert(HYMO_GDN_SEG_SCAN >= 0 && HYMO_GDN_SEG_SCAN <= 3,
 #ifndef HYMO_GDN_DIAG_NO_KEYPAIRS
 #define HYMO_GDN_DIAG_NO_KEYPAIRS 0
 #endif
-// Session 68 added one of the kind for the launches after the main kernel:
-// HYMO_GDN_DIAG_NO_PGRAD skips the parameter reduction (param_grad_kernel: dA_log, ddt_bias,
-// dD_skip and dw_y are not written), to price its launch against folding it into the kernels before.
-#ifndef HYMO_GDN_DIAG_NO_PGRAD
-#define HYMO_GDN_DIAG_NO_PGRAD 0
-#endif
-
-// HYMO_GDN_PGRAD_FOLD (session 68; default 0): the staged BF16 backward (S, D <= 32) without the
-// parameter reduction's launch (param_grad_kernel). Its main kernel's CTA that finishes a head
-// last (an atomic count a head, p.pg_cnt, which the adjoint pass zeroes) reduces that head's dA_log
-// and ddt_bias partials, and its CTA (0, 0) (the first placed) reduces dD_skip's and dw_y's, which
-// the adjoint pass left complete before the main kernel began. Each sum in FP64 in a fixed order
-// (deterministic; not param_grad_kernel's tree, so the last bits may differ from it).
-#ifndef HYMO_GDN_PGRAD_FOLD
-#define HYMO_GDN_PGRAD_FOLD 0
-#endif
 
 // HYMO_GDN_BWD_DOHI (session 48, run 240): the backward main kernel took dO as its BF16 high part
 // only (the low part's products and copy skipped, the adjoint pass writing no low halves). The
@@ -422,6 +406,16 @@ static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at lea
 // +1.2% / +2.1% at the default shape, +2.4% / +8.5% at T = 8192. Removed; commit 6b44337 has it.
 #if defined(HYMO_GDN_EVF) && HYMO_GDN_EVF
 #error "HYMO_GDN_EVF was removed in session 64 (run 316: forward +1.2..+8.5%); commit 6b44337 has it"
+#endif
+// HYMO_GDN_PGRAD_FOLD (session 68; docs/kernels/gdn.md item 22): the staged backward's parameter
+// reduction in its main kernel (the last CTA of a head summing that head's dA_log and ddt_bias
+// partials, CTA (0, 0) dD_skip's and dw_y's; FP64, fixed orders), param_grad_kernel's launch
+// dropped; HYMO_GDN_DIAG_NO_PGRAD, a timing-only build without that launch. Run 322 (session 69,
+// an H100): 1059 of 1059 checks with the fold, but forward + backward held -0.7% / -0.4% (default
+// shape / H = 64), within the calls' noise; the bound (no reduction at all) -0.7% / -0.5%.
+// Removed; commit 3eeda3b has both.
+#if (defined(HYMO_GDN_PGRAD_FOLD) && HYMO_GDN_PGRAD_FOLD) || (defined(HYMO_GDN_DIAG_NO_PGRAD) && HYMO_GDN_DIAG_NO_PGRAD)
+#error "HYMO_GDN_PGRAD_FOLD and HYMO_GDN_DIAG_NO_PGRAD were removed in session 69 (run 322: within noise); commit 3eeda3b has them"
 #endif
 
 // HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-
@@ -1032,8 +1026,6 @@ struct KParams {
   // (the default kernels' SASS: GDN_SAME_PARAMS=1 scripts/gdn-sass-same.sh).
   unsigned* sp_cnt;
   void *sum_dv, *sum_dc, *sum_db, *sum_dg;
-  // HYMO_GDN_PGRAD_FOLD: the count of each head's finished main-kernel CTAs ([H]), or null
-  unsigned* pg_cnt;
 #if !HYMO_GDN_TAIL
   int nlong, cps2;  // (above)
 #endif

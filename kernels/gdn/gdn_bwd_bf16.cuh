@@ -551,63 +551,6 @@ __device__ __forceinline__ void chunk_decay_grads_scan(const KParams& p, float* 
   chunk_dgate<bf16, S, C, NTH, FS, FUSED>(p, sdc, g, As, misc, n, tok0, h);
 }
 
-// HYMO_GDN_PGRAD_FOLD (gdn.cuh): the parameter reductions in the main kernel, each sum in FP64 in
-// a fixed order. pgrad_head: head h's dA_log (and ddt_bias), thread (j, s) = (tid / S, tid % S)
-// summing the partials k = j, j + NTH / S, ... of the B NSEG (b, segment) pairs, then thread s the
-// NTH / S sums in j's order; ddt_bias in warp 0, lane-strided, then a fixed shuffle tree. The
-// partials come from other CTAs (L2: __ldcg).
-template <int S, int NTH, bool FUSED>
-__device__ void pgrad_head(const KParams& p, int h, double* red) {
-  static_assert(NTH % S == 0, "whole groups of S threads");
-  constexpr int NJ = NTH / S;
-  const int tid = threadIdx.x, s = tid % S, j = tid / S, nk = p.B * p.NSEG;
-  double a = 0.0;
-#pragma unroll 4
-  for (int k = j; k < nk; k += NJ)
-    a += __ldcg(p.dApart + ((size_t(k / p.NSEG) * p.H + h) * p.NSEG + k % p.NSEG) * S + s);
-  red[j * S + s] = a;
-  double t = 0.0;
-  if (FUSED && tid < 32) {
-#pragma unroll 4
-    for (int k = tid; k < nk; k += 32) t += __ldcg(p.ddtpart + (size_t(k / p.NSEG) * p.H + h) * p.NSEG + k % p.NSEG);
-#pragma unroll
-    for (int off = 16; off; off >>= 1) t += __shfl_xor_sync(0xffffffffu, t, off);
-  }
-  __syncthreads();
-  if (tid < S) {
-    double x = 0.0;
-    for (int jj = 0; jj < NJ; ++jj) x += red[jj * S + tid];
-    p.dA_log[h * S + tid] = float(x * -exp(double(p.A_log[h * S + tid])));
-  }
-  if (FUSED && tid == 0) p.ddt_bias[h] = float(t);
-}
-// ... pgrad_shared: dw_y (thread (j, d) = (tid / D, tid % D) over the B H NSEG partial rows
-// j, j + NTH / D, ..., then thread d in j's order) and dD_skip (thread h over the B NSEG partials
-// in order), from the adjoint pass's partials
-template <int D, int NTH>
-__device__ void pgrad_shared(const KParams& p, double* red) {
-  static_assert(NTH % D == 0, "whole groups of D threads");
-  constexpr int NJ = NTH / D;
-  const int tid = threadIdx.x, d = tid % D, j = tid / D, nso = p.B * p.H * p.NSEG;
-  double a = 0.0;
-#pragma unroll 8
-  for (int so = j; so < nso; so += NJ) a += __ldcg(p.dwpart + size_t(so) * D + d);
-  red[j * D + d] = a;
-  __syncthreads();
-  if (tid < D) {
-    double x = 0.0;
-    for (int jj = 0; jj < NJ; ++jj) x += red[jj * D + tid];
-    p.dw_y[tid] = float(x);
-  }
-  for (int h = tid; h < p.H; h += NTH) {
-    double x = 0.0;
-#pragma unroll 4
-    for (int k = 0; k < p.B * p.NSEG; ++k)
-      x += __ldcg(p.dDpart + (size_t(k / p.NSEG) * p.H + h) * p.NSEG + k % p.NSEG);
-    p.dD_skip[h] = float(x);
-  }
-}
-
 // HYMO_GDN_TMA bit 1 (gdn.cuh): the tile maps, a second kernel parameter
 #if HYMO_GDN_TMA & 1
 #define HYMO_GDN_BWD_MAPS , const __grid_constant__ TileMaps tm
@@ -1355,24 +1298,6 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
   } else {
     for (int s = tid; s < S; s += NTH) p.dApart[so * S + s] = dAx[s];
     if (FUSED && tid == 0) p.ddtpart[so] = misc[0];
-  }
-  if constexpr (pgrad_fold(S, D)) {  // (HYMO_GDN_PGRAD_FOLD: above)
-    __syncthreads();  // (the partials written; the scratch below read)
-    int* last = reinterpret_cast<int*>(sm + P::o_dpd);
-    double* red = reinterpret_cast<double*>(sm + P::o_dpd) + 1;
-    if (tid == 0) {
-      __threadfence();  // (after the barrier: cumulative over the CTA's writes)
-      last[0] = atomicAdd(p.pg_cnt + h, 1u) == unsigned(p.B * p.NSEG - 1);
-    }
-    __syncthreads();
-    if (last[0]) {
-      __threadfence();
-      pgrad_head<S, NTH, FUSED>(p, h, red);
-    }
-    if (FUSED && p.bh0 == 0 && blockIdx.x == 0 && blockIdx.y == 0) {
-      __syncthreads();
-      pgrad_shared<D, NTH>(p, red);
-    }
   }
   HYMO_GDN_CLK(clk.exit(c1 - c0));
 }

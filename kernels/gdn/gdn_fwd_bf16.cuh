@@ -336,8 +336,6 @@ __host__ __device__ constexpr bool seg_scan_fwd_in(int S, int D, bool train, boo
 __host__ __device__ constexpr bool seg_scan_bwd(int S, int D) {
   return (HYMO_GDN_SEG_SCAN & 2) && staged_bwd(S, D);
 }
-// ... and the staged backward main kernel's own parameter reduction (HYMO_GDN_PGRAD_FOLD, gdn.cuh).
-__host__ __device__ constexpr bool pgrad_fold(int S, int D) { return HYMO_GDN_PGRAD_FOLD && staged_bwd(S, D); }
 
 // The gate of one chunk: one warp (warp 0) holds the raw values of C/32 tokens a lane in
 // registers (fetched ahead), then turns them into g and the inclusive within-chunk cumsum G
@@ -2009,9 +2007,6 @@ __global__ void __launch_bounds__(2 * C * (PAIR ? 2 : 1), adj_min_blocks(S, D, P
   const int tid = PAIR ? int(threadIdx.x) % P::NTH : threadIdx.x, w = tid >> 5, lane = tid & 31, gq = lane >> 2,
             tq = lane & 3;
   const int h0 = h - half;  // the CTA's first head (the tiles' rows start there)
-  // (HYMO_GDN_PGRAD_FOLD: each head's count of finished main-kernel CTAs starts at zero; the main
-  // kernel adds to it only after its wait for this pass, and this one runs after the last call's)
-  if (p.pg_cnt && seg == 0 && bb == 0 && tid == 0) p.pg_cnt[h] = 0u;
   const int c0 = seg_c0(p, seg), c1 = seg_c1(p, c0);
   const size_t tsD = size_t(HM::HD(p.H)) * D, tsS = size_t(HM::HS(p.H)) * S, tsG = HM::HG(p.H);
   const float dtb = FUSED ? p.dt_bias[HM::hG(h)] : 0.f;

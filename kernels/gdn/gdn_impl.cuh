@@ -385,9 +385,6 @@ cudaError_t run_bwd_whole(const KParams& p, bool recompute, cudaStream_t st) {
     HYMO_GDN_TRY(set_smem(b3, P::bytes_bwd));
     HYMO_GDN_TRY(launch_bh(b3, p, seg_bwd_threads<Tin, C>(), P::bytes_bwd, st, true));
   }
-  if constexpr (HYMO_GDN_DIAG_NO_PGRAD) return cudaSuccess;  // (timing only: gdn.cuh)
-  if constexpr (staged_fwd<Tin, S, D>() && pgrad_fold(S, D))
-    return cudaSuccess;  // (the main kernel reduced them)
   const int nout = p.H * S + 2 * p.H + D;
   return launch(param_grad_kernel<FUSED>, dim3(nout), 128, 0, st, true, p, S, D, 1, 1);
 }
