@@ -92,6 +92,9 @@ void compile_plan(const CompileRequest& req) {
   const std::string dir = req.output.find('/') == std::string::npos ? "." : req.output.substr(0, req.output.rfind('/') + 1);
   if (::access(dir.c_str(), W_OK) != 0)
     throw Error("plan output " + req.output + ": cannot write in " + dir + ": " + std::strerror(errno));
+  // hymo-opt's emit-plan also writes under a temporary name and renames (PlanEmitter.h), but
+  // $HYMO_OPT may name another hymo-opt; this name, renamed only after hymo-opt succeeded,
+  // keeps an existing plan whole whichever one runs.
   std::string tmp = req.output + ".tmp." + std::to_string(::getpid());
   std::vector<std::string> args = {opt, "--hymo-model=" + req.config};
   for (const std::string& s : req.sets) {
