@@ -791,8 +791,9 @@ FailureOr<llvm::json::Value> planOfFunctions(ModuleOp module, PlanStats *stats) 
   llvm::Expected<llvm::json::Value> v = llvm::json::parse(text);
   if (!v) {
     llvm::consumeError(v.takeError());
-    return module.emitError() << "plan: the written plan is not JSON (a non-finite constant? JSON has no NaN "
-                                 "or Inf)";
+    // (The writer refuses non-finite numbers where they arise: this is a
+    // writer bug.)
+    return module.emitError() << "plan: the written plan is not JSON (a bug in hymo-emit-plan's writer)";
   }
   return std::move(*v);
 }
