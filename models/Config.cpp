@@ -361,8 +361,9 @@ void validate(const Config &c) {
   requirePositive("model.dim", m.dim);
   requirePositive("model.n_layers", m.n_layers);
   // Every layer (and MTP depth) is ops in every function of the step: hymo-opt
-  // on tiny at 400 layers held 6.4 GB when the cap was set (1.23 GB since
-  // session 68's emit-plan changes; docs/passes/emit-plan.md), and 10^4
+  // on tiny at 400 layers held 6.4 GB when the cap was set (1.23 GB writing
+  // the plan directly since session 68, 3.45 GB through hymo-lower-to-rt;
+  // docs/passes/emit-plan.md), and 10^4
   // layers ended in an out-of-memory abort minutes later instead of an error
   // here.
   if (m.n_layers > kMaxLayers)
