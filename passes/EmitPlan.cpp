@@ -132,33 +132,83 @@ private:
   int64_t top = 0, live = 0;
 };
 
+Attribute toAttr(MLIRContext *ctx, const llvm::json::Value &v);
+
+/// Takes the calls the plan writer makes on an llvm::json::OStream and builds
+/// the attribute that the written text would parse back to (toAttr): objects
+/// as dictionaries, arrays as array attributes, each scalar as toAttr makes
+/// it (an integral number an i64, as the text "2" parses to an integer).
+class AttrWriter {
+public:
+  explicit AttrWriter(MLIRContext *ctx) : ctx(ctx) {}
+
+  void value(const llvm::json::Value &v) { put(toAttr(ctx, v)); }
+  void attribute(llvm::StringRef key, const llvm::json::Value &v) {
+    setKey(key);
+    value(v);
+  }
+  void object(llvm::function_ref<void()> body) {
+    frames.push_back({/*object=*/true, {}, {}, {}});
+    body();
+    Frame f = frames.pop_back_val();
+    put(DictionaryAttr::get(ctx, f.fields));
+  }
+  void array(llvm::function_ref<void()> body) {
+    frames.push_back({/*object=*/false, {}, {}, {}});
+    body();
+    Frame f = frames.pop_back_val();
+    put(ArrayAttr::get(ctx, f.items));
+  }
+  void attributeObject(llvm::StringRef key, llvm::function_ref<void()> body) {
+    setKey(key);
+    object(body);
+  }
+  void attributeArray(llvm::StringRef key, llvm::function_ref<void()> body) {
+    setKey(key);
+    array(body);
+  }
+  /// The object written (the writers write one object at the top).
+  DictionaryAttr take() { return cast<DictionaryAttr>(result); }
+
+private:
+  struct Frame {
+    bool object;
+    SmallVector<NamedAttribute> fields;
+    SmallVector<Attribute> items;
+    std::string key;
+  };
+  void setKey(llvm::StringRef key) { frames.back().key = key.str(); }
+  void put(Attribute a) {
+    if (frames.empty())
+      result = a;
+    else if (frames.back().object)
+      frames.back().fields.emplace_back(StringAttr::get(ctx, frames.back().key), a);
+    else
+      frames.back().items.push_back(a);
+  }
+
+  MLIRContext *ctx;
+  SmallVector<Frame> frames;
+  Attribute result;
+};
+
 class PlanWriter {
 public:
   explicit PlanWriter(ModuleOp module) : module(module) {}
 
   LogicalResult write(llvm::raw_ostream &os, PlanStats *stats) {
-    for (auto func : module.getOps<func::FuncOp>())
-      if (failed(addFunction(func)))
-        return failure();
+    if (failed(plan()))
+      return failure();
     llvm::json::OStream j(os, /*IndentSize=*/1);
     j.object([&] {
-      j.attribute("format", "hymo-plan");
-      j.attribute("version", 1);
-      j.attribute("producer", "hymo-opt --hymo-emit-plan");
-      if (failed(writeConfig(j)))
-        failed_ = true;
-      j.attribute("arena_bytes", arenaBytes);
+      writeHead(j);
       j.attributeArray("buffers", [&] {
         for (size_t i = 0; i < buffers.size(); ++i)
           writeBuffer(j, i, buffers[i]);
       });
       j.attributeArray("params", [&] {
         for (auto &[name, id] : params)
-          j.object([&] {
-            j.attribute("name", name);
-            j.attribute("buffer", id);
-            j.attribute("optimizer", optimizers[name]);
-          });
+          writeParam(j, name, id);
       });
       j.attributeObject("functions", [&] {
         for (auto &f : functions)
@@ -173,19 +223,56 @@ public:
       });
     });
     os << "\n";
-    if (stats) {
-      stats->arenaBytes = arenaBytes;
-      for (auto &f : functions)
-        stats->peakBytes[f.name] = f.peak, stats->liveBytes[f.name] = f.bound;
-      stats->unplannedBytes = unplanned;
-      stats->reshapeViews = aliases;
-      for (const Buffer &b : buffers)
-        if (b.storage == "param" || b.storage == "state" || b.storage == "input")
-          stats->persistentBytes += b.bytes;
-      for (auto &f : functions)
-        stats->calls += static_cast<int64_t>(f.calls.size());
-    }
+    fillStats(stats);
     return failure(failed_);
+  }
+
+  /// The same plan as hymo_rt ops appended to the module (the hymo functions
+  /// stay; lowerToRt erases them): each op's fields are the attributes its
+  /// JSON text would parse back to (toAttr), built from the writer's own
+  /// records without the text (which `hymo-run compile` wrote and parsed
+  /// back before session 70: hymo_750m 2.03 s / 420 MB).
+  LogicalResult lower(PlanStats *stats) {
+    if (failed(plan()))
+      return failure();
+    MLIRContext *ctx = module.getContext();
+    AttrWriter head(ctx);
+    head.object([&] { writeHead(head); });
+    if (failed_)
+      return failure();
+    fillStats(stats);
+    ctx->getOrLoadDialect<hymo_rt::HymoRTDialect>();
+    OpBuilder b(ctx);
+    b.setInsertionPointToEnd(module.getBody());
+    Location loc = module.getLoc();
+    auto planOp = hymo_rt::PlanOp::create(b, loc);
+    planOp->setAttrs(head.take());
+    b.createBlock(&planOp.getBody());
+    auto withFields = [&](Operation *op, auto write) {
+      AttrWriter w(ctx);
+      write(w);
+      op->setAttrs(w.take());
+    };
+    for (size_t i = 0; i < buffers.size(); ++i)
+      withFields(hymo_rt::BufferOp::create(b, loc), [&](AttrWriter &w) { writeBuffer(w, i, buffers[i]); });
+    for (auto &[name, id] : params)
+      withFields(hymo_rt::ParamOp::create(b, loc), [&](AttrWriter &w) { writeParam(w, name, id); });
+    for (Function &f : functions) {
+      OpBuilder::InsertionGuard guard(b);
+      auto fnOp = hymo_rt::FunctionOp::create(b, loc);
+      withFields(fnOp, [&](AttrWriter &w) {
+        w.object([&] {
+          w.attribute("name", f.name);
+          writeInts(w, "inputs", f.inputs);
+          writeInts(w, "outputs", f.outputs);
+        });
+      });
+      b.createBlock(&fnOp.getBody());
+      for (const Call &c : f.calls)
+        withFields(hymo_rt::CallOp::create(b, loc), [&](AttrWriter &w) { writeCall(w, c); });
+      std::vector<Call>().swap(f.calls);  // (lowered: the records go as the ops come)
+    }
+    return success();
   }
 
 private:
@@ -196,9 +283,56 @@ private:
     llvm::SmallVector<int64_t, 3> operands, results;
     std::vector<std::pair<std::string, llvm::json::Value>> attrs;
   };
+  /// Plans every function (once).
+  LogicalResult plan() {
+    if (planned)
+      return success();
+    for (auto func : module.getOps<func::FuncOp>())
+      if (failed(addFunction(func)))
+        return failure();
+    planned = true;
+    return success();
+  }
+
+  /// The writers below take either a JSON text stream (llvm::json::OStream)
+  /// or an AttrWriter, which has the same calls.
+  template <typename J>
+  void writeHead(J &j) {
+    j.attribute("format", "hymo-plan");
+    j.attribute("version", 1);
+    j.attribute("producer", "hymo-opt --hymo-emit-plan");
+    if (failed(writeConfig(j)))
+      failed_ = true;
+    j.attribute("arena_bytes", arenaBytes);
+  }
+
+  template <typename J>
+  void writeParam(J &j, const std::string &name, int64_t id) {
+    j.object([&] {
+      j.attribute("name", name);
+      j.attribute("buffer", id);
+      j.attribute("optimizer", optimizers[name]);
+    });
+  }
+
+  void fillStats(PlanStats *stats) {
+    if (!stats)
+      return;
+    stats->arenaBytes = arenaBytes;
+    for (auto &f : functions) {
+      stats->peakBytes[f.name] = f.peak, stats->liveBytes[f.name] = f.bound;
+      stats->calls += static_cast<int64_t>(f.calls.size());
+    }
+    stats->unplannedBytes = unplanned;
+    stats->reshapeViews = aliases;
+    for (const Buffer &b : buffers)
+      if (b.storage == "param" || b.storage == "state" || b.storage == "input")
+        stats->persistentBytes += b.bytes;
+  }
+
   /// Writes `key`: a list of integers (buffer ids, dims).
-  template <typename Ints>
-  static void writeInts(llvm::json::OStream &j, llvm::StringRef key, const Ints &ints) {
+  template <typename J, typename Ints>
+  static void writeInts(J &j, llvm::StringRef key, const Ints &ints) {
     j.attributeArray(key, [&] {
       for (int64_t v : ints)
         j.value(v);
@@ -206,7 +340,8 @@ private:
   }
   /// Writes a call with its keys, and its attributes', in byte order, as a
   /// JSON object value writes them.
-  static void writeCall(llvm::json::OStream &j, const Call &c) {
+  template <typename J>
+  static void writeCall(J &j, const Call &c) {
     j.object([&] {
       if (!c.attrs.empty())
         j.attributeObject("attrs", [&] {
@@ -230,7 +365,8 @@ private:
     int64_t peak = 0, bound = 0;
   };
 
-  LogicalResult writeConfig(llvm::json::OStream &j) {
+  template <typename J>
+  LogicalResult writeConfig(J &j) {
     auto attr = module->getAttrOfType<StringAttr>(::hymo::kConfigAttr);
     if (!attr) {
       j.attributeObject("config", [] {});
@@ -248,7 +384,8 @@ private:
     return success();
   }
 
-  void writeBuffer(llvm::json::OStream &j, size_t id, const Buffer &b) {
+  template <typename J>
+  void writeBuffer(J &j, size_t id, const Buffer &b) {
     j.object([&] {
       j.attribute("id", static_cast<int64_t>(id));
       j.attribute("name", b.name);
@@ -269,7 +406,8 @@ private:
 
   /// Turns a hymo.init rule into the plan's init object; the seed mixes the
   /// config's training.seed with the buffer id so every tensor differs.
-  void writeInit(llvm::json::OStream &j, const Buffer &b, int64_t id) {
+  template <typename J>
+  void writeInit(J &j, const Buffer &b, int64_t id) {
     StringRef rule = b.init;
     auto [kind, arg] = rule.split(':');
     double value = 0;
@@ -653,7 +791,7 @@ private:
   std::map<std::string, std::string> optimizers;
   std::vector<Function> functions;
   int64_t arenaBytes = 0, unplanned = 0, aliases = 0;
-  bool failed_ = false;
+  bool failed_ = false, planned = false;
 };
 
 struct EmitPlanPass : impl::HymoEmitPlanBase<EmitPlanPass> {
@@ -767,74 +905,110 @@ llvm::json::Value toJson(Attribute a, std::string *bad) {
   return out;
 }
 
-/// An op's fields as JSON; the first unsupported one is reported at the op
-/// and sets *failed.
-llvm::json::Object fieldsOf(Operation *op, bool *failed) {
-  llvm::json::Object out;
+/// Writes a hymo_rt field's JSON. A kind of attribute the plan format has
+/// no JSON for (a dense array, a type, a non-finite float) is written as null
+/// with *bad set to what it is (toJson's reading), so that the caller can
+/// refuse the plan.
+void writeJson(llvm::json::OStream &j, Attribute a, std::string *bad) {
+  if (auto x = dyn_cast<ArrayAttr>(a)) {
+    j.array([&] {
+      for (Attribute e : x)
+        writeJson(j, e, bad);
+    });
+    return;
+  }
+  if (auto x = dyn_cast<DictionaryAttr>(a)) {
+    // (A dictionary's names are in byte order, as a JSON object writes its keys.)
+    j.object([&] {
+      for (NamedAttribute f : x)
+        j.attributeBegin(f.getName().getValue()), writeJson(j, f.getValue(), bad), j.attributeEnd();
+    });
+    return;
+  }
+  j.value(toJson(a, bad));
+}
+
+/// Writes the fields of `op` (all but `skip`) and `extra`'s, each extra
+/// replacing a field of its name, as one JSON object with its keys in byte
+/// order (what a JSON object value writes). The first field without a JSON
+/// form is reported at its op and sets *failed.
+void writeFields(llvm::json::OStream &j, Operation *op,
+                 llvm::ArrayRef<std::pair<llvm::StringRef, llvm::function_ref<void()>>> extra,
+                 llvm::StringRef skip, bool *failed) {
+  SmallVector<std::pair<llvm::StringRef, int>> keys; // (name, extra index or -1)
   for (NamedAttribute f : op->getAttrs()) {
-    std::string bad;
-    out[f.getName().getValue()] = toJson(f.getValue(), &bad);
-    if (!bad.empty() && !*failed) {
-      op->emitError() << "plan: field '" << f.getName().getValue() << "' holds " << bad;
-      *failed = true;
+    llvm::StringRef name = f.getName().getValue();
+    if (name != skip && llvm::none_of(extra, [&](auto &e) { return e.first == name; }))
+      keys.push_back({name, -1});
+  }
+  for (size_t i = 0; i < extra.size(); ++i)
+    keys.push_back({extra[i].first, static_cast<int>(i)});
+  llvm::sort(keys, [](auto &x, auto &y) { return x.first < y.first; });
+  j.object([&] {
+    for (auto &[name, e] : keys) {
+      j.attributeBegin(name);
+      if (e >= 0) {
+        extra[e].second();
+      } else {
+        std::string bad;
+        writeJson(j, op->getAttr(name), &bad);
+        if (!bad.empty() && !*failed) {
+          op->emitError() << "plan: field '" << name << "' holds " << bad;
+          *failed = true;
+        }
+      }
+      j.attributeEnd();
     }
-  }
-  return out;
+  });
 }
 
-/// The plan of a module's hymo functions, as JSON.
-FailureOr<llvm::json::Value> planOfFunctions(ModuleOp module, PlanStats *stats) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (failed(PlanWriter(module).write(os, stats)))
-    return failure();
-  llvm::Expected<llvm::json::Value> v = llvm::json::parse(text);
-  if (!v) {
-    llvm::consumeError(v.takeError());
-    // (The writer refuses non-finite numbers where they arise: this is a
-    // writer bug.)
-    return module.emitError() << "plan: the written plan is not JSON (a bug in hymo-emit-plan's writer)";
-  }
-  return std::move(*v);
-}
-
-/// The plan a hymo_rt.plan op holds, as JSON.
-FailureOr<llvm::json::Value> planOfRt(hymo_rt::PlanOp plan) {
-  bool bad = false;
-  llvm::json::Object out = fieldsOf(plan, &bad);
-  llvm::json::Array buffers, params;
-  llvm::json::Object functions;
+/// Writes the plan a hymo_rt.plan op holds, walking its ops (no JSON tree of
+/// the whole plan: before session 70 one was built and then written).
+LogicalResult writeRtPlan(hymo_rt::PlanOp plan, llvm::raw_ostream &os) {
+  SmallVector<Operation *> buffers, params;
+  std::map<std::string, hymo_rt::FunctionOp> functions; // by name: the JSON object's order
   for (Operation &op : plan.getBody().front()) {
     if (isa<hymo_rt::BufferOp>(op))
-      buffers.push_back(fieldsOf(&op, &bad));
+      buffers.push_back(&op);
     else if (isa<hymo_rt::ParamOp>(op))
-      params.push_back(fieldsOf(&op, &bad));
+      params.push_back(&op);
     else if (auto fn = dyn_cast<hymo_rt::FunctionOp>(op)) {
-      llvm::json::Object f = fieldsOf(fn, &bad);
       auto nameAttr = fn->getAttrOfType<StringAttr>("name");
-      if (!nameAttr) {
-        fn->emitError() << "plan: hymo_rt.function needs a string 'name'";
-        return failure();
-      }
-      std::string name = nameAttr.str();
-      if (functions.find(name) != functions.end()) {
-        fn->emitError() << "plan: a second hymo_rt.function named '" << name << "'";
-        return failure();
-      }
-      f.erase("name");
-      llvm::json::Array calls;
-      for (Operation &c : fn.getBody().front())
-        calls.push_back(fieldsOf(&c, &bad));
-      f["calls"] = std::move(calls);
-      functions[name] = std::move(f);
+      if (!nameAttr)
+        return fn->emitError() << "plan: hymo_rt.function needs a string 'name'";
+      if (!functions.emplace(nameAttr.str(), fn).second)
+        return fn->emitError() << "plan: a second hymo_rt.function named '" << nameAttr.getValue() << "'";
     }
   }
-  out["buffers"] = std::move(buffers);
-  out["params"] = std::move(params);
-  out["functions"] = std::move(functions);
-  if (bad)
-    return failure();
-  return llvm::json::Value(std::move(out));
+  bool bad = false;
+  llvm::json::OStream j(os, /*IndentSize=*/1);
+  auto list = [&](const SmallVector<Operation *> &ops) {
+    return [&] {
+      j.array([&] {
+        for (Operation *op : ops)
+          writeFields(j, op, {}, "", &bad);
+      });
+    };
+  };
+  auto writeFunctions = [&] {
+    j.object([&] {
+      for (auto &[name, fn] : functions) {
+        j.attributeBegin(name);
+        auto calls = [&] {
+          j.array([&] {
+            for (Operation &c : fn.getBody().front())
+              writeFields(j, &c, {}, "", &bad);
+          });
+        };
+        writeFields(j, fn, {{"calls", calls}}, "name", &bad);
+        j.attributeEnd();
+      }
+    });
+  };
+  auto writeBuffers = list(buffers), writeParams = list(params);
+  writeFields(j, plan, {{"buffers", writeBuffers}, {"params", writeParams}, {"functions", writeFunctions}}, "", &bad);
+  os << "\n";
+  return failure(bad);
 }
 
 hymo_rt::PlanOp findRtPlan(ModuleOp module) {
@@ -883,44 +1057,8 @@ bool replaceOutputFile(llvm::StringRef path, llvm::StringRef text, std::string *
 LogicalResult lowerToRt(ModuleOp module, PlanStats *stats) {
   if (findRtPlan(module))
     return module.emitError() << "hymo-lower-to-rt: the module is already lowered (it holds a hymo_rt.plan)";
-  FailureOr<llvm::json::Value> plan = planOfFunctions(module, stats);
-  if (failed(plan))
+  if (failed(PlanWriter(module).lower(stats)))
     return failure();
-  MLIRContext *ctx = module.getContext();
-  ctx->getOrLoadDialect<hymo_rt::HymoRTDialect>();
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  Location loc = module.getLoc();
-  llvm::json::Object &obj = *plan->getAsObject();
-  auto planOp = hymo_rt::PlanOp::create(b, loc);
-  for (StringRef k : {"format", "version", "producer", "config", "arena_bytes"})
-    if (const llvm::json::Value *v = obj.get(k))
-      planOp->setAttr(k, toAttr(ctx, *v));
-  Block *body = b.createBlock(&planOp.getBody());
-  b.setInsertionPointToEnd(body);
-  auto withFields = [&](Operation *op, const llvm::json::Value &v) {
-    for (const auto &[k, e] : *v.getAsObject())
-      op->setAttr(k.str(), toAttr(ctx, e));
-  };
-  for (const llvm::json::Value &buf : *obj.getArray("buffers"))
-    withFields(hymo_rt::BufferOp::create(b, loc), buf);
-  for (const llvm::json::Value &p : *obj.getArray("params"))
-    withFields(hymo_rt::ParamOp::create(b, loc), p);
-  // Functions in module order (the JSON object does not keep one).
-  for (auto func : module.getOps<func::FuncOp>()) {
-    const llvm::json::Object *f = obj.getObject("functions")->getObject(func.getSymName());
-    if (!f)
-      continue;
-    OpBuilder::InsertionGuard guard(b);
-    auto fnOp = hymo_rt::FunctionOp::create(b, loc);
-    fnOp->setAttr("name", b.getStringAttr(func.getSymName()));
-    for (StringRef k : {"inputs", "outputs"})
-      if (const llvm::json::Value *v = f->get(k))
-        fnOp->setAttr(k, toAttr(ctx, *v));
-    b.createBlock(&fnOp.getBody());
-    for (const llvm::json::Value &c : *f->getArray("calls"))
-      withFields(hymo_rt::CallOp::create(b, loc), c);
-  }
   // The functions are lowered: the plan is the module now.
   for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
     func.erase();
@@ -946,13 +1084,7 @@ LogicalResult writePlan(ModuleOp module, llvm::raw_ostream &os, PlanStats *stats
   if (!funcs.empty())
     return (*funcs.begin()).emitError() << "plan: a func.func beside the hymo_rt.plan (lower it with the rest, "
                                            "or drop it)";
-  FailureOr<llvm::json::Value> plan = planOfRt(rt);
-  if (failed(plan))
-    return failure();
-  llvm::json::OStream j(os, /*IndentSize=*/1);
-  j.value(*plan);
-  os << "\n";
-  return success();
+  return writeRtPlan(rt, os);
 }
 
 namespace {
