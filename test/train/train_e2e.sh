@@ -123,6 +123,16 @@ case $case_name in
     # so simulate by pointing it at something that is not executable.
     expect_error "bad HYMO_OPT" "HYMO_OPT is '/nonexistent/hymo-opt', which is not an executable file" \
       env HYMO_OPT=/nonexistent/hymo-opt "$run" compile --config "$cfg" -o y.json
+    # A failing hymo-opt that prints 3 MB: the error shows its head and tail
+    # and counts what it left out (3000052 bytes printed, 5000 shown).
+    printf '#!/bin/sh\necho "first line of the failure" >&2\nhead -c 3000000 /dev/zero | tr "\\000" x >&2\necho >&2\necho "last line of the failure" >&2\nexit 1\n' > noisy-opt
+    chmod +x noisy-opt
+    out=$(env HYMO_OPT="$PWD/noisy-opt" "$run" compile --config "$cfg" -o z.json 2>&1) && fail "a failing hymo-opt: exit 0"
+    for pat in "first line of the failure" "last line of the failure" "\.\.\. \(2995052 bytes of hymo-opt's output left out\) \.\.\."; do
+      grep -q -E -- "$pat" <<< "$out" || fail "a failing hymo-opt: expected /$pat/ in: ${out:0:300}"
+    done
+    [ "${#out}" -lt 5500 ] || fail "a failing hymo-opt: a ${#out}-byte message"
+    [ ! -e z.json ] || fail "a failing hymo-opt left z.json"
     ;;
   nan)
     # Huge LRs make the loss non-finite after the first update: those

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -131,15 +132,29 @@ void compile_plan(const CompileRequest& req) {
     ::_exit(127);
   }
   ::close(err_pipe[1]);
-  std::string err;
+  // hymo-opt's messages: whole up to kWhole bytes, past that the first kHead and the last kTail
+  // (a failing pass may print the whole module after its message, hundreds of MB for a large
+  // config: none of it is held beyond those bytes).
+  constexpr size_t kWhole = 6000, kHead = 4000, kTail = 1000;
+  std::string err, tail;
+  size_t total = 0;
   char buf[4096];
   for (;;) {
     ssize_t n = ::read(err_pipe[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    err.append(buf, size_t(n));
+    total += size_t(n);
+    size_t whole = std::min(size_t(n), kWhole - std::min(kWhole, err.size()));
+    err.append(buf, whole);
+    tail.append(buf + whole, size_t(n) - whole);
+    if (tail.size() > 4 * kTail) tail.erase(0, tail.size() - kTail);
   }
   ::close(err_pipe[0]);
+  if (total > kWhole) {
+    std::string rest = err.substr(kHead) + tail;
+    err = err.substr(0, kHead) + "\n... (" + std::to_string(total - kHead - kTail) +
+          " bytes of hymo-opt's output left out) ...\n" + rest.substr(rest.size() - kTail);
+  }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -153,9 +168,6 @@ void compile_plan(const CompileRequest& req) {
     const std::string& name = req.config_name.empty() ? req.config : req.config_name;
     for (size_t at; !req.config_name.empty() && (at = err.find(req.config)) != std::string::npos;)
       err.replace(at, req.config.size(), name);
-    if (err.size() > 6000)  // a failing pass may print the whole module after its message
-      err = err.substr(0, 4000) + "\n... (" + std::to_string(err.size() - 5000) + " bytes of hymo-opt's output left out) ...\n" +
-            err.substr(err.size() - 1000);
     throw Error("compiling " + name + " failed (" + opt + ", " + why + ")" + (err.empty() ? "" : ":\n" + err));
   }
   if (::rename(tmp.c_str(), req.output.c_str()) != 0) {
