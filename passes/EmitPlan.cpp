@@ -134,6 +134,39 @@ private:
 
 Attribute toAttr(MLIRContext *ctx, const llvm::json::Value &v);
 
+/// A name as a JSON object key holds it: invalid UTF-8 repaired (U+FFFD), as
+/// llvm::json does to every key it writes or keeps.
+std::string jsonKey(llvm::StringRef name) {
+  return llvm::json::isUTF8(name) ? name.str() : llvm::json::fixUTF8(name);
+}
+
+/// The keys and values of a JSON object made of `attrs` (all but `skip`) and
+/// the keys `extra` (value null: the caller writes them), as a JSON object
+/// value holds them: keys UTF-8-repaired, a key met twice its last value, an
+/// extra key replacing a field's, in byte order.
+SmallVector<std::pair<std::string, Attribute>> jsonFields(llvm::ArrayRef<NamedAttribute> attrs,
+                                                          llvm::ArrayRef<llvm::StringRef> extra,
+                                                          llvm::StringRef skip) {
+  std::map<std::string, Attribute> out;
+  for (NamedAttribute f : attrs)
+    if (f.getName().getValue() != skip)
+      out[jsonKey(f.getName().getValue())] = f.getValue();
+  for (llvm::StringRef k : extra)
+    out[k.str()] = Attribute();
+  return SmallVector<std::pair<std::string, Attribute>>(out.begin(), out.end());
+}
+
+/// Whether a JSON value holds a non-finite number anywhere.
+bool holdsNonFinite(const llvm::json::Value &v) {
+  if (auto d = v.getAsNumber(); d && v.kind() == llvm::json::Value::Number && !std::isfinite(*d))
+    return true;
+  if (auto *a = v.getAsArray())
+    return llvm::any_of(*a, holdsNonFinite);
+  if (auto *o = v.getAsObject())
+    return llvm::any_of(*o, [](const auto &kv) { return holdsNonFinite(kv.second); });
+  return false;
+}
+
 /// Takes the calls the plan writer makes on an llvm::json::OStream and builds
 /// the attribute that the written text would parse back to (toAttr): objects
 /// as dictionaries, arrays as array attributes, each scalar as toAttr makes
@@ -151,7 +184,19 @@ public:
     frames.push_back({/*object=*/true, {}, {}, {}});
     body();
     Frame f = frames.pop_back_val();
-    put(DictionaryAttr::get(ctx, f.fields));
+    // A key written twice (two names that are one after the UTF-8 repair)
+    // parses to its last value.
+    llvm::stable_sort(f.fields, [](const NamedAttribute &a, const NamedAttribute &b) {
+      return a.getName().getValue() < b.getName().getValue();
+    });
+    SmallVector<NamedAttribute> fields;
+    for (const NamedAttribute &a : f.fields) {
+      if (!fields.empty() && fields.back().getName() == a.getName())
+        fields.back() = a;
+      else
+        fields.push_back(a);
+    }
+    put(DictionaryAttr::getWithSorted(ctx, fields));
   }
   void array(llvm::function_ref<void()> body) {
     frames.push_back({/*object=*/false, {}, {}, {}});
@@ -177,7 +222,7 @@ private:
     SmallVector<Attribute> items;
     std::string key;
   };
-  void setKey(llvm::StringRef key) { frames.back().key = key.str(); }
+  void setKey(llvm::StringRef key) { frames.back().key = jsonKey(key); }
   void put(Attribute a) {
     if (frames.empty())
       result = a;
@@ -377,6 +422,12 @@ private:
       llvm::consumeError(v.takeError());
       module.emitError() << "plan: the module's " << ::hymo::kConfigAttr
                          << " is not valid JSON";
+      j.attributeObject("config", [] {});
+      return failure();
+    }
+    if (holdsNonFinite(*v)) {
+      module.emitError() << "plan: the module's " << ::hymo::kConfigAttr
+                         << " holds a non-finite number (JSON has no NaN or Inf)";
       j.attributeObject("config", [] {});
       return failure();
     }
@@ -905,110 +956,123 @@ llvm::json::Value toJson(Attribute a, std::string *bad) {
   return out;
 }
 
-/// Writes a hymo_rt field's JSON. A kind of attribute the plan format has
-/// no JSON for (a dense array, a type, a non-finite float) is written as null
-/// with *bad set to what it is (toJson's reading), so that the caller can
-/// refuse the plan.
-void writeJson(llvm::json::OStream &j, Attribute a, std::string *bad) {
+/// Writes a hymo_rt field's JSON, one the checks (checkFields) passed.
+void writeJson(llvm::json::OStream &j, Attribute a) {
   if (auto x = dyn_cast<ArrayAttr>(a)) {
     j.array([&] {
       for (Attribute e : x)
-        writeJson(j, e, bad);
+        writeJson(j, e);
     });
     return;
   }
   if (auto x = dyn_cast<DictionaryAttr>(a)) {
-    // (A dictionary's names are in byte order, as a JSON object writes its keys.)
     j.object([&] {
-      for (NamedAttribute f : x)
-        j.attributeBegin(f.getName().getValue()), writeJson(j, f.getValue(), bad), j.attributeEnd();
+      for (auto &[key, value] : jsonFields(x.getValue(), {}, ""))
+        j.attributeBegin(key), writeJson(j, value), j.attributeEnd();
     });
     return;
   }
-  j.value(toJson(a, bad));
+  std::string bad;
+  j.value(toJson(a, &bad));
 }
 
-/// Writes the fields of `op` (all but `skip`) and `extra`'s, each extra
-/// replacing a field of its name, as one JSON object with its keys in byte
-/// order (what a JSON object value writes). The first field without a JSON
-/// form is reported at its op and sets *failed.
+/// Checks an op's fields as the plan writes them: the first field without a
+/// JSON form is reported at its op and sets *failed. (Every field, the ones a
+/// written key replaces too, in the order the ops come: as when the plan was
+/// built as one JSON tree.)
+void checkFields(Operation *op, bool *failed) {
+  for (NamedAttribute f : op->getAttrs()) {
+    std::string bad;
+    (void)toJson(f.getValue(), &bad);
+    if (!bad.empty() && !*failed) {
+      op->emitError() << "plan: field '" << f.getName().getValue() << "' holds " << bad;
+      *failed = true;
+    }
+  }
+}
+
+/// Writes the fields of `op` (all but `skip`) and `extra`'s as one JSON object,
+/// as a JSON object value holding them writes it: keys UTF-8-repaired, a key
+/// met twice its last value, an extra replacing a field of its key, keys in
+/// byte order.
 void writeFields(llvm::json::OStream &j, Operation *op,
                  llvm::ArrayRef<std::pair<llvm::StringRef, llvm::function_ref<void()>>> extra,
-                 llvm::StringRef skip, bool *failed) {
-  SmallVector<std::pair<llvm::StringRef, int>> keys; // (name, extra index or -1)
-  for (NamedAttribute f : op->getAttrs()) {
-    llvm::StringRef name = f.getName().getValue();
-    if (name != skip && llvm::none_of(extra, [&](auto &e) { return e.first == name; }))
-      keys.push_back({name, -1});
-  }
-  for (size_t i = 0; i < extra.size(); ++i)
-    keys.push_back({extra[i].first, static_cast<int>(i)});
-  llvm::sort(keys, [](auto &x, auto &y) { return x.first < y.first; });
+                 llvm::StringRef skip) {
+  SmallVector<llvm::StringRef> keys;
+  for (auto &e : extra)
+    keys.push_back(e.first);
+  auto fields = jsonFields(op->getAttrs(), keys, skip);
   j.object([&] {
-    for (auto &[name, e] : keys) {
-      j.attributeBegin(name);
-      if (e >= 0) {
-        extra[e].second();
-      } else {
-        std::string bad;
-        writeJson(j, op->getAttr(name), &bad);
-        if (!bad.empty() && !*failed) {
-          op->emitError() << "plan: field '" << name << "' holds " << bad;
-          *failed = true;
-        }
-      }
+    for (auto &[key, value] : fields) {
+      j.attributeBegin(key);
+      if (value)
+        writeJson(j, value);
+      else
+        llvm::find_if(extra, [&](auto &e) { return e.first == key; })->second();
       j.attributeEnd();
     }
   });
 }
 
 /// Writes the plan a hymo_rt.plan op holds, walking its ops (no JSON tree of
-/// the whole plan: before session 70 one was built and then written).
+/// the whole plan: before session 70 one was built and then written). The
+/// checks come first, so that a refused plan writes nothing.
 LogicalResult writeRtPlan(hymo_rt::PlanOp plan, llvm::raw_ostream &os) {
+  bool bad = false;
+  checkFields(plan, &bad);
   SmallVector<Operation *> buffers, params;
-  std::map<std::string, hymo_rt::FunctionOp> functions; // by name: the JSON object's order
+  std::map<std::string, hymo_rt::FunctionOp> functions; // by JSON key: the object's order
   for (Operation &op : plan.getBody().front()) {
-    if (isa<hymo_rt::BufferOp>(op))
+    if (isa<hymo_rt::BufferOp>(op)) {
       buffers.push_back(&op);
-    else if (isa<hymo_rt::ParamOp>(op))
+      checkFields(&op, &bad);
+    } else if (isa<hymo_rt::ParamOp>(op)) {
       params.push_back(&op);
-    else if (auto fn = dyn_cast<hymo_rt::FunctionOp>(op)) {
+      checkFields(&op, &bad);
+    } else if (auto fn = dyn_cast<hymo_rt::FunctionOp>(op)) {
       auto nameAttr = fn->getAttrOfType<StringAttr>("name");
       if (!nameAttr)
         return fn->emitError() << "plan: hymo_rt.function needs a string 'name'";
-      if (!functions.emplace(nameAttr.str(), fn).second)
-        return fn->emitError() << "plan: a second hymo_rt.function named '" << nameAttr.getValue() << "'";
+      // (A name that needed the UTF-8 repair replaces a function of its
+      // repaired name, as a JSON object's key does.)
+      llvm::StringRef name = nameAttr.getValue();
+      if (llvm::json::isUTF8(name) && functions.count(name.str()))
+        return fn->emitError() << "plan: a second hymo_rt.function named '" << name << "'";
+      functions[jsonKey(name)] = fn;
+      checkFields(fn, &bad);
+      for (Operation &c : fn.getBody().front())
+        checkFields(&c, &bad);
     }
   }
-  bool bad = false;
+  if (bad)
+    return failure();
   llvm::json::OStream j(os, /*IndentSize=*/1);
-  auto list = [&](const SmallVector<Operation *> &ops) {
-    return [&] {
-      j.array([&] {
-        for (Operation *op : ops)
-          writeFields(j, op, {}, "", &bad);
-      });
-    };
+  auto list = [&j](llvm::ArrayRef<Operation *> ops) {
+    j.array([&] {
+      for (Operation *op : ops)
+        writeFields(j, op, {}, "");
+    });
   };
+  auto writeBuffers = [&] { list(buffers); };
+  auto writeParams = [&] { list(params); };
   auto writeFunctions = [&] {
     j.object([&] {
-      for (auto &[name, fn] : functions) {
-        j.attributeBegin(name);
+      for (auto &[key, fn] : functions) {
+        j.attributeBegin(key);
         auto calls = [&] {
           j.array([&] {
             for (Operation &c : fn.getBody().front())
-              writeFields(j, &c, {}, "", &bad);
+              writeFields(j, &c, {}, "");
           });
         };
-        writeFields(j, fn, {{"calls", calls}}, "name", &bad);
+        writeFields(j, fn, {{"calls", calls}}, "name");
         j.attributeEnd();
       }
     });
   };
-  auto writeBuffers = list(buffers), writeParams = list(params);
-  writeFields(j, plan, {{"buffers", writeBuffers}, {"params", writeParams}, {"functions", writeFunctions}}, "", &bad);
+  writeFields(j, plan, {{"buffers", writeBuffers}, {"params", writeParams}, {"functions", writeFunctions}}, "");
   os << "\n";
-  return failure(bad);
+  return success();
 }
 
 hymo_rt::PlanOp findRtPlan(ModuleOp module) {

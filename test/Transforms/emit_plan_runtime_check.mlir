@@ -73,3 +73,15 @@ func.func @f(%x: tensor<2x4xf32> {hymo.name = "x", hymo.role = "input"}, %w: ten
   %0 = hymo.rms_norm %x, %w {eps = 0x7FF0000000000000 : f64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+// A config number JSON cannot hold is refused at the module (before session
+// 70 the lowering's parse back failed as "a bug in the writer").
+// CHECK: error: plan: the module's hymo.config holds a non-finite number (JSON has no NaN or Inf)
+module attributes {hymo.config = "{\22model\22: {\22x\22: 1e400}}"} {
+func.func @f(%x: tensor<4xf32> {hymo.name = "x", hymo.role = "input"}) -> (tensor<4xf32> {hymo.name = "out"}) {
+  %0 = hymo.neg %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+}
