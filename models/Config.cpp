@@ -362,7 +362,7 @@ void validate(const Config &c) {
   requirePositive("model.n_layers", m.n_layers);
   // Every layer (and MTP depth) is ops in every function of the step: hymo-opt
   // on tiny at 400 layers held 6.4 GB when the cap was set (1.23 GB writing
-  // the plan directly without fusion since session 68; 912 MB in hymo-run
+  // the plan directly without fusion after session 68; 687 MB in hymo-run
   // compile's pipeline since session 70, 3.45 GB before;
   // docs/passes/emit-plan.md), and 10^4
   // layers ended in an out-of-memory abort minutes later instead of an error

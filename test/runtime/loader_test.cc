@@ -311,4 +311,58 @@ TEST(Loader, HostileValuesNeverCrash) {
   EXPECT_GT(errors, runs / 2);
 }
 
+// Buffers, params and calls are parsed as the parser reads them (no JSON tree
+// of them): the tree's rules still hold. A key given twice keeps its last
+// value, and with several errors the one reported is the one the document's
+// checks meet first (format, then buffers, params, functions), wherever each
+// sits in the text.
+TEST(Loader, StreamedPartsKeepTheTreesRules) {
+  const json base = load_valid();
+  const std::string text = base.dump();
+  auto with = [&](const std::string& before_key, const std::string& insert) {
+    size_t at = text.find("\"" + before_key + "\":");
+    EXPECT_NE(at, std::string::npos) << before_key;
+    return text.substr(0, at) + insert + text.substr(at);
+  };
+  hymo::rt::Plan plan;
+  // An earlier "buffers", "params" or function (bad ones) replaced by the later, good one.
+  for (const std::string& doc : {with("buffers", "\"buffers\": [1, {\"id\": \"x\"}],"),
+                                 with("params", "\"params\": [7],"),
+                                 with("functions", "\"functions\": 3,")}) {
+    hymo::rt::Status s = hymo::rt::parse_plan_status(doc, &plan);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(plan.buffers.size(), 25u);
+    EXPECT_EQ(plan.params.size(), 9u);
+    ASSERT_EQ(plan.functions.size(), 1u);
+    EXPECT_EQ(plan.functions[0].calls.size(), 14u);
+  }
+  {
+    std::string fn = "\"forward\": {\"calls\": [5]},";  // a first "forward", replaced
+    size_t at = text.find("\"forward\":");
+    hymo::rt::Status s = hymo::rt::parse_plan_status(text.substr(0, at) + fn + text.substr(at), &plan);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(plan.functions[0].calls.size(), 14u);
+    // ... and the other way round: the later, bad one is the plan's.
+    json doc = base;
+    doc["functions"]["forward"]["calls"][3] = json::array({1});
+    EXPECT_EQ(load_error(doc), "plan: functions.forward.calls[3]: expected an object, found an array");
+  }
+  // Several errors: the checks' order, not the text's.
+  json doc = base;
+  doc["functions"]["forward"]["calls"][2]["op"] = 1;
+  doc["params"][4]["optimizer"] = "sgd";
+  doc["buffers"][6]["dtype"] = "f16";
+  json reordered = json::object();
+  for (const char* k : {"functions", "params", "buffers"}) reordered[k] = doc[k];
+  for (auto it = doc.begin(); it != doc.end(); ++it)
+    if (!reordered.contains(it.key())) reordered[it.key()] = it.value();
+  EXPECT_EQ(load_error(reordered), "plan: buffers[6].dtype: expected a dtype (f32, f64, bf16, i32), found \"f16\"");
+  reordered["buffers"] = base["buffers"];
+  EXPECT_EQ(load_error(reordered), "plan: params[4].optimizer: expected normuon, adamw or none, found \"sgd\"");
+  reordered["params"] = base["params"];
+  EXPECT_EQ(load_error(reordered), "plan: functions.forward.calls[2].op: expected a string, found the integer 1");
+  reordered["format"] = "other";
+  EXPECT_EQ(load_error(reordered), "plan: format: expected \"hymo-plan\", found \"other\"");
+}
+
 }  // namespace
