@@ -452,7 +452,7 @@ class PlanSax {
   }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+  bool parse_error(std::size_t, const std::string&, const json::exception& e) {
     error = e.what();
     return false;
   }
