@@ -417,6 +417,15 @@ static_assert(HYMO_GDN_OUT_MINB64 >= 1, "HYMO_GDN_OUT_MINB64: CTAs an SM, at lea
 #if (defined(HYMO_GDN_PGRAD_FOLD) && HYMO_GDN_PGRAD_FOLD) || (defined(HYMO_GDN_DIAG_NO_PGRAD) && HYMO_GDN_DIAG_NO_PGRAD)
 #error "HYMO_GDN_PGRAD_FOLD and HYMO_GDN_DIAG_NO_PGRAD were removed in session 69 (run 322: within noise); commit 3eeda3b has them"
 #endif
+// HYMO_GDN_NEGX, HYMO_GDN_PVU, HYMO_GDN_SKIPP (session 70; docs/kernels/gdn.md item 23): three
+// trims of the plain output pass's chunk (mid's exponents as mid2's negated; P V's k steps
+// unrolled; D_skip on P's diagonal). Runs 323-324 (an H100): the held plain forward -0.4..-0.9%
+// alone, +0.2..+0.6% together with two of them, within the calls' noise. Removed; commit c582b20
+// has them.
+#if (defined(HYMO_GDN_NEGX) && HYMO_GDN_NEGX) || (defined(HYMO_GDN_PVU) && HYMO_GDN_PVU) || \
+    (defined(HYMO_GDN_SKIPP) && HYMO_GDN_SKIPP)
+#error "HYMO_GDN_NEGX, HYMO_GDN_PVU and HYMO_GDN_SKIPP were removed in session 70 (runs 323-324: within noise); commit c582b20 has them"
+#endif
 
 // HYMO_GDN_ADJ_ROWS (session 10; default on since run 63: forward + backward -3.2%, 0.6844-
 // 0.6947 against 0.7057-0.7137 ms in four rounds; -3% at B = 1, H = 16; -0.5% at D = S =

@@ -20,15 +20,6 @@
 #pragma once
 #include "gdn.cuh"
 
-#ifndef HYMO_GDN_NEGX
-#define HYMO_GDN_NEGX 0
-#endif
-#ifndef HYMO_GDN_SKIPP
-#define HYMO_GDN_SKIPP 0
-#endif
-#ifndef HYMO_GDN_PVU
-#define HYMO_GDN_PVU 0
-#endif
 namespace hymo::gdn::dev {
 
 using bf16 = __nv_bfloat16;
@@ -1202,8 +1193,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
     // in every Kref_i with i > its block (P4: no Qs; key t once, in Kend, referenced to
     // the end of its own block; a in FP16).
-    if (!(HYMO_GDN_NEGX && P::KE && !TRAIN))  // (KE never reads dl)
-      for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
+    for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
     // TS, R1 and ZR: how the P phase below deals its work (defined here for SL)
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
@@ -1261,27 +1251,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
         const float g3 = G[(t & ~7) + 3];
         if (fast) {  // every row a query in mid2 and a key in mid, both around the half's reference
           const float gr = diag8_ref(G, t & ~7);
-          if constexpr (HYMO_GDN_NEGX && PK) {
-            // mid's exponents are mid2's negated ((gr - gt) a = -((gt - gr) a) exactly): one FMUL
-            // an element pair less, MUFU.EX2 takes the negation as an operand modifier; same bits
-            const float dq = gt - gr;
-            const uint32_t* xc = reinterpret_cast<const uint32_t*>(&cr);
-            const uint32_t* xb = reinterpret_cast<const uint32_t*>(&br);
-            uint4 oq, ok;
-            uint32_t* vq = reinterpret_cast<uint32_t*>(&oq);
-            uint32_t* vk = reinterpret_cast<uint32_t*>(&ok);
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const float x0 = dq * a2[2 * e], x1 = dq * a2[2 * e + 1];
-              vq[e] = mul_bf16x2(xc[e], pack_bf16(ex2f(x0), ex2f(x1)));
-              vk[e] = mul_bf16x2(xb[e], pack_bf16(ex2f(-x0), ex2f(-x1)));
-            }
-            *reinterpret_cast<uint4*>(mid2 + t * LS + s0) = oq;
-            *reinterpret_cast<uint4*>(mid + t * LS + s0) = ok;
-          } else {
-            stage_sc(mid2 + t * LS + s0, LQ, true, gt - gr);
-            stage_sc(mid + t * LS + s0, LQ, false, gr - gt);
-          }
+          stage_sc(mid2 + t * LS + s0, LQ, true, gt - gr);
+          stage_sc(mid + t * LS + s0, LQ, false, gr - gt);
         } else {  // mid2 as TRI4's (row 3 of the half), mid as the square's (row 7 of the block)
           const bool q4 = t & 4, lo = (t & 15) >= 8;
           const float dq = q4 ? gt - g3 : g3 - gt, dz = lo ? gt - gm : gm - gt;
@@ -1455,10 +1426,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       put_p(r0 + gq, r0 + 8 + 2 * tq, 0.f, 0.f);  // above the diagonal
     };
     // (D8, DT16) the block's product into P: entries t >= tau, zeros above the diagonal
-    // SKIPP (HYMO_GDN_SKIPP, the fused plain pass with D8): D_skip added to P's diagonal entries,
-    // so that P V carries the epilogue's D_skip v (P_tt + D_skip rounded to BF16 once)
-    constexpr bool SKP = HYMO_GDN_SKIPP && EPI && !TRAIN && D8;
-    [[maybe_unused]] const float skd0 = SKP && gq == 2 * tq ? dsk : 0.f, skd1 = SKP && gq == 2 * tq + 1 ? dsk : 0.f;
     [[maybe_unused]] auto put_p_block_lower = [&](const float (&acc)[2][4]) {
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
@@ -1530,9 +1497,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
                              G[r0 + 7] - diag8_ref(G, r0), A2);
       acc[0][2] = sq[2];  // rows 8..15 of n8 tile 0: the square
       acc[0][3] = sq[3];
-      if constexpr (SKP) {  // (the diagonal: n8 tile hr of row half hr, column 2 tq + c = gq)
-        acc[0][0] += skd0; acc[0][1] += skd1; acc[1][2] += skd0; acc[1][3] += skd1;
-      }
       put_p_block_lower(acc);
     } else {
       // (the blocks that fail the test, and every block without the switches: the same code)
@@ -1604,7 +1568,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
             for (int it = 0; it < 5; ++it) {
               int tau, kk;
               tri4_key_step(pp, it, tau, kk);
-              put_p1(base + kk, base + tau, SKP && kk == tau ? part[it] + dsk : part[it]);
+              put_p1(base + kk, base + tau, part[it]);
             }
           }
         }
@@ -1700,25 +1664,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       enter_in_chunk(k);
       warp_mm_ldsm_split<ND, true>(acc, S, qs + r0 * LS, LQ, LS, hh + cb, int(hl - hh), LD);
     } else {
-      if constexpr (HYMO_GDN_PVU && !TRAIN) {
-        // (the k steps unrolled to C, each but the first behind a warp-uniform test: no loop
-        // counter, the first product on zero accumulators; the same products in the same order)
-#pragma unroll
-        for (int k0 = 0; k0 < C; k0 += 16) {
-          if (k0 > r0) break;
-          uint32_t a4[4];
-          ldsm_x4(a4, sp + r0 * LP + ldsm_row(lane) * LP + k0 + ldsm_col(lane));
-#pragma unroll
-          for (int np = 0; np < ND / 2; ++np) {
-            uint32_t b4[4];
-            ldsm_x4_t(b4, sv + cb + (k0 + ldsm_row(lane)) * LD + np * 16 + ldsm_col(lane));
-            mma_bf16(acc[2 * np], a4, b4[0], b4[1]);
-            mma_bf16(acc[2 * np + 1], a4, b4[2], b4[3]);
-          }
-        }
-      } else {
-        warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
-      }
+      warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
       enter_in_chunk(k);  // (OE: the entering state, once P V is in the accumulators)
       if constexpr (P::QR) {
         // Qs = Qi exp(G_{r0-1} A) (block 0: Qi), the factor applied to Qi's fragments (P4: the
@@ -1785,11 +1731,9 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
           const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
-          if constexpr (!(HYMO_GDN_SKIPP && !TRAIN && D8)) {  // (SKIPP: in P V already)
-            const float2 v2 = ld2(sv + t * LD + d);
-            acc[nt][2 * hr] = fmaf(dsk, v2.x, acc[nt][2 * hr]);
-            acc[nt][2 * hr + 1] = fmaf(dsk, v2.y, acc[nt][2 * hr + 1]);
-          }
+          const float2 v2 = ld2(sv + t * LD + d);
+          acc[nt][2 * hr] = fmaf(dsk, v2.x, acc[nt][2 * hr]);
+          acc[nt][2 * hr + 1] = fmaf(dsk, v2.y, acc[nt][2 * hr + 1]);
           ss[hr] = fmaf(acc[nt][2 * hr], acc[nt][2 * hr], fmaf(acc[nt][2 * hr + 1], acc[nt][2 * hr + 1], ss[hr]));
         }
 #pragma unroll
