@@ -498,7 +498,10 @@ class PlanSax {
     switch (part()) {
       case Part::kBuffers: streamed_->buffers = {}, streamed_->buffer_list.clear(); break;
       case Part::kParams: streamed_->params = {}, streamed_->param_list.clear(); break;
-      case Part::kCalls: streamed_->calls[open_[1].key] = {}; break;
+      case Part::kCalls:  // (the function's part and path found once an array, not once a call)
+        calls_ = &(streamed_->calls[open_[1].key] = {});
+        calls_path_ = join_path(join_path("functions", open_[1].key), "calls");
+        break;
       case Part::kNone: break;
     }
     return true;
@@ -524,27 +527,32 @@ class PlanSax {
     json& array = *open_.back().value;
     json value = std::move(array.back());
     array.erase(array.size() - 1);
+    // (After a part's first error its elements are only counted.)
     if (which == Part::kBuffers) {
       Streamed::Part& p = streamed_->buffers;
-      std::string path = "buffers[" + std::to_string(p.count++) + "]";
+      const size_t i = p.count++;
       BufferDesc b;
-      if (p.error.ok() && (p.error = parse_buffer(value, path, &b)).ok()) streamed_->buffer_list.push_back(std::move(b));
+      if (p.error.ok() && (p.error = parse_buffer(value, "buffers[" + std::to_string(i) + "]", &b)).ok())
+        streamed_->buffer_list.push_back(std::move(b));
     } else if (which == Part::kParams) {
       Streamed::Part& p = streamed_->params;
-      std::string path = "params[" + std::to_string(p.count++) + "]";
+      const size_t i = p.count++;
       ParamEntry e;
-      if (p.error.ok() && (p.error = parse_param(value, path, &e)).ok()) streamed_->param_list.push_back(std::move(e));
+      if (p.error.ok() && (p.error = parse_param(value, "params[" + std::to_string(i) + "]", &e)).ok())
+        streamed_->param_list.push_back(std::move(e));
     } else {
-      Streamed::Calls& p = streamed_->calls[open_[1].key];
-      std::string path =
-          join_path(join_path("functions", open_[1].key), "calls") + "[" + std::to_string(p.count++) + "]";
+      Streamed::Calls& p = *calls_;
+      const size_t i = p.count++;
       Call c;
-      if (p.error.ok() && (p.error = parse_call(value, path, &c)).ok()) p.list.push_back(std::move(c));
+      if (p.error.ok() && (p.error = parse_call(value, calls_path_ + "[" + std::to_string(i) + "]", &c)).ok())
+        p.list.push_back(std::move(c));
     }
   }
 
   Streamed* streamed_;
   std::vector<Open> open_;
+  Streamed::Calls* calls_ = nullptr;  // the open calls array's part, and its path
+  std::string calls_path_;
 };
 
 }  // namespace
