@@ -492,6 +492,12 @@ class PlanSax {
   }
 
   bool open(json&& v) {
+    // (A tree nested hundreds of thousands deep overflows the stack when it is copied or freed;
+    // a plan nests a few levels.)
+    if (open_.size() >= kMaxDepth) {
+      error = "nested deeper than " + std::to_string(kMaxDepth) + " levels";
+      return false;
+    }
     json* p = place(std::move(v));
     open_.push_back({p, {}});
     // A second array under one of those keys replaces the first, as in the tree.
@@ -549,6 +555,7 @@ class PlanSax {
     }
   }
 
+  static constexpr size_t kMaxDepth = 10000;
   Streamed* streamed_;
   std::vector<Open> open_;
   Streamed::Calls* calls_ = nullptr;  // the open calls array's part, and its path

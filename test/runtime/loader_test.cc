@@ -365,4 +365,22 @@ TEST(Loader, StreamedPartsKeepTheTreesRules) {
   EXPECT_EQ(load_error(reordered), "plan: format: expected \"hymo-plan\", found \"other\"");
 }
 
+// A document nested far deeper than any plan is refused, not a crash (a tree that deep
+// overflowed the stack when it was copied or freed; 200,000 levels crashed the loader).
+TEST(Loader, DeepNestingIsRefused) {
+  std::string text = "{\"format\": \"hymo-plan\", \"version\": 1, \"config\": ";
+  const int depth = 200000;
+  text += std::string(depth, '[') + std::string(depth, ']') + "}";
+  hymo::rt::Plan plan;
+  hymo::rt::Status s = hymo::rt::parse_plan_status(text, &plan);
+  EXPECT_EQ(s.message(), "plan: not valid JSON: nested deeper than 10000 levels");
+  // 50 levels inside the config: loads as the tree allows (the config is free-form).
+  json doc = load_valid();
+  std::string t = doc.dump();
+  size_t at = t.find("\"config\":{") + std::string("\"config\":{").size();
+  t.insert(at, "\"deep\":" + std::string(50, '[') + std::string(50, ']') + ",");
+  s = hymo::rt::parse_plan_status(t, &plan);
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 }  // namespace
