@@ -304,7 +304,7 @@ struct Streamed {
   std::map<std::string, Calls> calls;  // by function key (the last array under that key)
 };
 
-Status parse_function(const json& j, const std::string& path, const Streamed::Calls* streamed, Function* f) {
+Status parse_function(const json& j, const std::string& path, Streamed::Calls* streamed, Function* f) {
   HYMO_RETURN_IF_ERROR(check_keys(j, path, {"calls"}, {"inputs", "outputs"}));
   if (j.contains("inputs"))
     HYMO_RETURN_IF_ERROR(get_int_list(j["inputs"], join_path(path, "inputs"), &f->inputs));
@@ -315,7 +315,7 @@ Status parse_function(const json& j, const std::string& path, const Streamed::Ca
   if (!calls.is_array()) return fail(cpath, "expected an array, found " + describe(calls));
   if (streamed) {  // (the tree's array is empty: its calls were parsed as they came)
     HYMO_RETURN_IF_ERROR(streamed->error);
-    f->calls = std::move(const_cast<Streamed::Calls*>(streamed)->list);
+    f->calls = std::move(streamed->list);
     return ok_status();
   }
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -394,7 +394,7 @@ Status parse_document(const json& doc, Streamed* streamed, Plan* plan) {
   for (auto it = functions.begin(); it != functions.end(); ++it) {
     Function f;
     f.name = it.key();
-    const Streamed::Calls* calls = nullptr;
+    Streamed::Calls* calls = nullptr;
     if (streamed)
       if (auto c = streamed->calls.find(it.key()); c != streamed->calls.end()) calls = &c->second;
     HYMO_RETURN_IF_ERROR(parse_function(it.value(), join_path("functions", it.key()), calls, &f));
