@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <queue>
 
 namespace mlir::hymo {
@@ -140,13 +141,13 @@ std::string jsonKey(llvm::StringRef name) {
   return llvm::json::isUTF8(name) ? name.str() : llvm::json::fixUTF8(name);
 }
 
-/// The keys and values of a JSON object made of `attrs` (all but `skip`) and
+/// The keys and values of a JSON object made of `attrs` (all but one named `skip`) and
 /// the keys `extra` (value null: the caller writes them), as a JSON object
 /// value holds them: keys UTF-8-repaired, a key met twice its last value, an
 /// extra key replacing a field's, in byte order.
 SmallVector<std::pair<std::string, Attribute>> jsonFields(llvm::ArrayRef<NamedAttribute> attrs,
-                                                          llvm::ArrayRef<llvm::StringRef> extra,
-                                                          llvm::StringRef skip) {
+                                                          llvm::ArrayRef<llvm::StringRef> extra = {},
+                                                          std::optional<llvm::StringRef> skip = std::nullopt) {
   std::map<std::string, Attribute> out;
   for (NamedAttribute f : attrs)
     if (f.getName().getValue() != skip)
@@ -184,18 +185,10 @@ public:
     frames.push_back({/*object=*/true, {}, {}, {}});
     body();
     Frame f = frames.pop_back_val();
-    // A key written twice (two names that are one after the UTF-8 repair)
-    // parses to its last value.
-    llvm::stable_sort(f.fields, [](const NamedAttribute &a, const NamedAttribute &b) {
-      return a.getName().getValue() < b.getName().getValue();
-    });
+    // (Keys as the parsed text holds them: repaired, a repeated key its last value, sorted.)
     SmallVector<NamedAttribute> fields;
-    for (const NamedAttribute &a : f.fields) {
-      if (!fields.empty() && fields.back().getName() == a.getName())
-        fields.back() = a;
-      else
-        fields.push_back(a);
-    }
+    for (auto &[key, value] : jsonFields(f.fields))
+      fields.emplace_back(StringAttr::get(ctx, key), value);
     put(DictionaryAttr::getWithSorted(ctx, fields));
   }
   void array(llvm::function_ref<void()> body) {
@@ -222,7 +215,7 @@ private:
     SmallVector<Attribute> items;
     std::string key;
   };
-  void setKey(llvm::StringRef key) { frames.back().key = jsonKey(key); }
+  void setKey(llvm::StringRef key) { frames.back().key = key.str(); }
   void put(Attribute a) {
     if (frames.empty())
       result = a;
@@ -967,7 +960,7 @@ void writeJson(llvm::json::OStream &j, Attribute a) {
   }
   if (auto x = dyn_cast<DictionaryAttr>(a)) {
     j.object([&] {
-      for (auto &[key, value] : jsonFields(x.getValue(), {}, ""))
+      for (auto &[key, value] : jsonFields(x.getValue()))
         j.attributeBegin(key), writeJson(j, value), j.attributeEnd();
     });
     return;
@@ -997,7 +990,7 @@ void checkFields(Operation *op, bool *failed) {
 /// byte order.
 void writeFields(llvm::json::OStream &j, Operation *op,
                  llvm::ArrayRef<std::pair<llvm::StringRef, llvm::function_ref<void()>>> extra,
-                 llvm::StringRef skip) {
+                 std::optional<llvm::StringRef> skip = std::nullopt) {
   SmallVector<llvm::StringRef> keys;
   for (auto &e : extra)
     keys.push_back(e.first);
@@ -1050,7 +1043,7 @@ LogicalResult writeRtPlan(hymo_rt::PlanOp plan, llvm::raw_ostream &os) {
   auto list = [&j](llvm::ArrayRef<Operation *> ops) {
     j.array([&] {
       for (Operation *op : ops)
-        writeFields(j, op, {}, "");
+        writeFields(j, op, {});
     });
   };
   auto writeBuffers = [&] { list(buffers); };
@@ -1062,7 +1055,7 @@ LogicalResult writeRtPlan(hymo_rt::PlanOp plan, llvm::raw_ostream &os) {
         auto calls = [&] {
           j.array([&] {
             for (Operation &c : fn.getBody().front())
-              writeFields(j, &c, {}, "");
+              writeFields(j, &c, {});
           });
         };
         writeFields(j, fn, {{"calls", calls}}, "name");
@@ -1070,7 +1063,7 @@ LogicalResult writeRtPlan(hymo_rt::PlanOp plan, llvm::raw_ostream &os) {
       }
     });
   };
-  writeFields(j, plan, {{"buffers", writeBuffers}, {"params", writeParams}, {"functions", writeFunctions}}, "");
+  writeFields(j, plan, {{"buffers", writeBuffers}, {"params", writeParams}, {"functions", writeFunctions}});
   os << "\n";
   return success();
 }

@@ -6,12 +6,12 @@
 // (since session 70 straight from the writer's records, no text parsed back):
 // each field is the attribute its JSON text parses to, so an integral number
 // is an i64 (2, the seeds, a_log's 0) and any other an f64 (0.5, 1e-6, an f32
-// 1e20 beyond i64); the config's object, the four init rules, a constant, a
+// 1e20 beyond i64); the config's object (an empty key among them), the four init rules, a constant, a
 // call's float attribute, two functions in module order. Compared against the
 // plan written without the lowering.
 
 // CHECK-NOT: func.func
-// CHECK: hymo_rt.plan attributes {arena_bytes = 128 : i64, config = {model = {norm_eps = 9.9999999999999995E-7 : f64, weights = [5.000000e-01, 2, 3]}, training = {seed = 7 : i64}}, format = "hymo-plan", producer = "hymo-opt --hymo-emit-plan", version = 1 : i64} {
+// CHECK: hymo_rt.plan attributes {arena_bytes = 128 : i64, config = {"" = 5 : i64, model = {norm_eps = 9.9999999999999995E-7 : f64, weights = [5.000000e-01, 2, 3]}, training = {seed = 7 : i64}}, format = "hymo-plan", producer = "hymo-opt --hymo-emit-plan", version = 1 : i64} {
 // CHECK-NEXT: hymo_rt.buffer {dtype = "f32", id = 0 : i64, init = {seed = 7000021 : i64, uniform = [-2.500000e-01, 2.500000e-01]}, name = "w", shape = [2, 4], storage = "param"}
 // CHECK-NEXT: hymo_rt.buffer {dtype = "f32", id = 1 : i64, init = {normal = [0, 2.000000e-02], seed = 7000022 : i64}, name = "n", shape = [4], storage = "param"}
 // CHECK-NEXT: hymo_rt.buffer {dtype = "f32", id = 2 : i64, init = {data = [0, 0.69314718055994529]}, name = "a", shape = [2, 1], storage = "param"}
@@ -34,7 +34,7 @@
 // CHECK-NEXT: hymo_rt.call {op = "exp", operands = [4], results = [9]}
 // CHECK-NEXT: }
 
-module attributes {hymo.config = "{\22training\22: {\22seed\22: 7}, \22model\22: {\22norm_eps\22: 1e-06, \22weights\22: [0.5, 2.0, 3]}}"} {
+module attributes {hymo.config = "{\22\22: 5, \22training\22: {\22seed\22: 7}, \22model\22: {\22norm_eps\22: 1e-06, \22weights\22: [0.5, 2.0, 3]}}"} {
 func.func @f(%w: tensor<2x4xf32> {hymo.name = "w", hymo.role = "param", hymo.optimizer = "normuon", hymo.init = "uniform:0.25"},
              %n: tensor<4xf32> {hymo.name = "n", hymo.role = "param", hymo.optimizer = "adamw", hymo.init = "normal:0.02"},
              %a: tensor<2x1xf32> {hymo.name = "a", hymo.role = "param", hymo.optimizer = "adamw", hymo.init = "a_log"},
