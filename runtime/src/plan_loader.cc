@@ -313,16 +313,10 @@ Status parse_function(const json& j, const std::string& path, Streamed::Calls* s
   const json& calls = j["calls"];
   std::string cpath = join_path(path, "calls");
   if (!calls.is_array()) return fail(cpath, "expected an array, found " + describe(calls));
-  if (streamed) {  // (the tree's array is empty: its calls were parsed as they came)
-    HYMO_RETURN_IF_ERROR(streamed->error);
-    f->calls = std::move(streamed->list);
-    return ok_status();
-  }
-  for (size_t i = 0; i < calls.size(); ++i) {
-    Call c;
-    HYMO_RETURN_IF_ERROR(parse_call(calls[i], cpath + "[" + std::to_string(i) + "]", &c));
-    f->calls.push_back(std::move(c));
-  }
+  // Every calls array opens its part in PlanSax, and its calls leave the tree as they complete.
+  if (!streamed || !calls.empty()) return fail(cpath, "internal error: the calls were not parsed as read");
+  HYMO_RETURN_IF_ERROR(streamed->error);
+  f->calls = std::move(streamed->list);
   return ok_status();
 }
 
@@ -339,8 +333,9 @@ Status parse_param(const json& j, const std::string& p, ParamEntry* e) {
   return ok_status();
 }
 
-// `streamed`: what the parser already turned into structs (null: all in `doc`).
-Status parse_document(const json& doc, Streamed* streamed, Plan* plan) {
+// `streamed`: what the parser already turned into structs (buffers, params, calls);
+// `doc` holds the rest.
+Status parse_document(const json& doc, Streamed& streamed, Plan* plan) {
   if (!doc.is_object()) return fail("(root)", "expected an object, found " + describe(doc));
   // Format and version first: a file that is not a plan (or a newer one) is
   // named as such before any other complaint.
@@ -365,28 +360,17 @@ Status parse_document(const json& doc, Streamed* streamed, Plan* plan) {
 
   const json& buffers = doc["buffers"];
   if (!buffers.is_array()) return fail("buffers", "expected an array, found " + describe(buffers));
-  if (streamed) {
-    HYMO_RETURN_IF_ERROR(streamed->buffers.error);
-    plan->buffers = std::move(streamed->buffer_list);
-  }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    BufferDesc b;
-    HYMO_RETURN_IF_ERROR(parse_buffer(buffers[i], "buffers[" + std::to_string(i) + "]", &b));
-    plan->buffers.push_back(std::move(b));
-  }
+  // (The tree's streamed arrays are empty: PlanSax took each element out as it completed.)
+  if (!buffers.empty()) return fail("buffers", "internal error: the buffers were not parsed as read");
+  HYMO_RETURN_IF_ERROR(streamed.buffers.error);
+  plan->buffers = std::move(streamed.buffer_list);
 
   if (doc.contains("params")) {
     const json& params = doc["params"];
     if (!params.is_array()) return fail("params", "expected an array, found " + describe(params));
-    if (streamed) {
-      HYMO_RETURN_IF_ERROR(streamed->params.error);
-      plan->params = std::move(streamed->param_list);
-    }
-    for (size_t i = 0; i < params.size(); ++i) {
-      ParamEntry e;
-      HYMO_RETURN_IF_ERROR(parse_param(params[i], "params[" + std::to_string(i) + "]", &e));
-      plan->params.push_back(std::move(e));
-    }
+    if (!params.empty()) return fail("params", "internal error: the params were not parsed as read");
+    HYMO_RETURN_IF_ERROR(streamed.params.error);
+    plan->params = std::move(streamed.param_list);
   }
 
   const json& functions = doc["functions"];
@@ -395,8 +379,7 @@ Status parse_document(const json& doc, Streamed* streamed, Plan* plan) {
     Function f;
     f.name = it.key();
     Streamed::Calls* calls = nullptr;
-    if (streamed)
-      if (auto c = streamed->calls.find(it.key()); c != streamed->calls.end()) calls = &c->second;
+    if (auto c = streamed.calls.find(it.key()); c != streamed.calls.end()) calls = &c->second;
     HYMO_RETURN_IF_ERROR(parse_function(it.value(), join_path("functions", it.key()), calls, &f));
     plan->functions.push_back(std::move(f));
   }
@@ -586,7 +569,7 @@ Status parse_plan_status(const std::string& json_text, Plan* out) {
     return error_status(what.empty() ? "plan: not valid JSON" : "plan: not valid JSON: " + what);
   }
   Plan plan;
-  HYMO_RETURN_IF_ERROR(parse_document(sax.root, &streamed, &plan));
+  HYMO_RETURN_IF_ERROR(parse_document(sax.root, streamed, &plan));
   HYMO_RETURN_IF_ERROR(validate_plan(plan));
   *out = std::move(plan);
   return ok_status();
