@@ -186,17 +186,15 @@ static_assert(HYMO_GDN_DG_WARP == 0 || HYMO_GDN_DG_WARP == 1, "HYMO_GDN_DG_WARP:
 #define HYMO_GDN_BWD_STAGGER 6000
 #endif
 
-// HYMO_GDN_ACC2 (session 71; default 0, timing A/B): the roles are latency-bound (run 273: `wait`
-// 23% of the stalls, fixed-latency dependences), and each split product accumulates its terms
-// (high * high, then the low parts' terms) into one accumulator, a chain of dependent mma per n8
-// tile. With a bit set, the low parts' terms accumulate in a second register set, added once at
-// the end (the same products; FP32 sums in another order, so the bits of the results change):
-// 1: the dP blocks (dO high and low against v, both roles); 2: mm_split3 (dc's and db's pair
-// products and the diagonal squares); 4: the query warps' adjoint update; 8: the state terms
-// (dO h0^T for dc, v dh^T for db). Unlike HYMO_GDN_BWD_PAIR2 (two blocks' chains interleaved,
-// +1.1%, run 254), no loop is unrolled: the chains shorten inside one block's product.
-#ifndef HYMO_GDN_ACC2
-#define HYMO_GDN_ACC2 0
+// HYMO_GDN_ACC2 (session 71, run 325; removed, commit 9a2b8bd has it): the split products' low
+// parts' terms accumulated in a second register set, added once at the end, so that each n8
+// tile's chain of dependent mma is shorter (bits: the dP blocks, mm_split3, the adjoint update,
+// the state terms). 124-128 registers, no spills at the default shape; the quick test 870 of 870
+// in every arm; the backward -0.6..+2.1% at the default shape and -0.0..+1.7% at H = 64 (five
+// rounds, an H100): within the noise or slower. The roles' `wait` stalls are not the mma chains
+// inside one block's product.
+#if defined(HYMO_GDN_ACC2) && HYMO_GDN_ACC2
+#error "HYMO_GDN_ACC2 was removed in session 71 (run 325: even or slower); commit 9a2b8bd has it"
 #endif
 
 // HYMO_GDN_BWD_BCEARLY (session 54, runs 271-272; removed, commit 0f19299 has it): the next
@@ -297,49 +295,14 @@ __device__ __forceinline__ void frag_split(const float (&c)[2][4], uint32_t (&a)
   split2(c[1][2], c[1][3], a[3], alo[3]);
 }
 
-// acc += a2, element by element.
-template <int NT>
-__device__ __forceinline__ void add_acc(float (&acc)[NT][4], const float (&a2)[NT][4]) {
-#pragma unroll
-  for (int i = 0; i < NT; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[i][e] += a2[i][e];
-}
-
 // acc += A B with A split (ah + alo) and B split (high tile at B, low tile lo elements
 // later): high * high + low * high + high * low, one k-step of 16.
 template <int NT>
 __device__ __forceinline__ void mm_split3(float (&acc)[NT][4], const uint32_t (&ah)[4],
                                           const uint32_t (&alo)[4], const bf16* B, int ldb, int lo) {
-  if constexpr (HYMO_GDN_ACC2 & 2) {
-    float a2[NT][4];
-    zero(a2);
-    mm_regA<NT>(acc, ah, B, ldb);
-    mm_regA<NT>(a2, alo, B, ldb);
-    mm_regA<NT>(a2, ah, B + lo, ldb);
-    add_acc(acc, a2);
-  } else {
-    mm_regA<NT>(acc, ah, B, ldb);
-    mm_regA<NT>(acc, alo, B, ldb);
-    mm_regA<NT>(acc, ah, B + lo, ldb);
-  }
-}
-
-// acc += A0 B0t^T + A1 B1t^T (warp_mm_nt twice: a split operand's high and low parts): with
-// SPLIT (HYMO_GDN_ACC2) the second product accumulates apart and is added at the end.
-template <int NT, bool SPLIT>
-__device__ __forceinline__ void mm_nt_pair(float (&acc)[NT][4], int K, const bf16* A0, const bf16* A1, int lda,
-                                           const bf16* B0, const bf16* B1, int ldb) {
-  if constexpr (SPLIT) {
-    float a2[NT][4];
-    zero(a2);
-    warp_mm_nt<NT>(acc, K, A0, lda, B0, ldb);
-    warp_mm_nt<NT>(a2, K, A1, lda, B1, ldb);
-    add_acc(acc, a2);
-  } else {
-    warp_mm_nt<NT>(acc, K, A0, lda, B0, ldb);
-    warp_mm_nt<NT>(acc, K, A1, lda, B1, ldb);
-  }
+  mm_regA<NT>(acc, ah, B, ldb);
+  mm_regA<NT>(acc, alo, B, ldb);
+  mm_regA<NT>(acc, ah, B + lo, ldb);
 }
 
 // f(nt, e, row, col) for each element this lane holds of a 16x16 mma accumulator (two n8
@@ -934,18 +897,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       //   exp((G_t - G_r) A) [exp(G_r A) (dO h0^T) + sum_{j<w} d_wj (dP_wj Kend_j)] + square
       float dcacc[NS][4];
       zero(dcacc);
-      if constexpr (HYMO_GDN_ACC2 & 8) {
-        float a2[NS][4];
-        zero(a2);
-        warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
-        warp_mm_nt<NS>(a2, D, dOt + LO + r0 * LD, LD, h0t, LD);
-        warp_mm_nt<NS>(a2, D, dOt + r0 * LD, LD, h0t + LH, LD);
-        add_acc(dcacc, a2);
-      } else {
-        warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
-        warp_mm_nt<NS>(dcacc, D, dOt + LO + r0 * LD, LD, h0t, LD);
-        warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t + LH, LD);
-      }
+      warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t, LD);
+      warp_mm_nt<NS>(dcacc, D, dOt + LO + r0 * LD, LD, h0t, LD);
+      warp_mm_nt<NS>(dcacc, D, dOt + r0 * LD, LD, h0t + LH, LD);
       const float gr = w ? G[r0 - 1] : 0.f;
       if (w) {
 #pragma unroll
@@ -957,8 +911,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       for (int j = 0; j < (HYMO_GDN_DIAG_NO_QPAIRS ? 0 : w); ++j) {  // (NO_QPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
-        mm_nt_pair<2, (HYMO_GDN_ACC2 & 1) != 0>(dp, D, dOt + r0 * LD, dOt + LO + r0 * LD, LD, sv + 16 * j * LD,
-                                                sv + 16 * j * LD, LD);
+        warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + 16 * j * LD, LD);
+        warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + 16 * j * LD, LD);
         uint32_t ah[4], alo[4];
         frag_split(dp, ah, alo);
         zero(tmp);
@@ -977,7 +931,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         // keys Km from the mid tile, FP32-accurate (high and low parts); no walk
         float dp[2][4];
         zero(dp);
-        mm_nt_pair<2, (HYMO_GDN_ACC2 & 1) != 0>(dp, D, dOt + r0 * LD, dOt + LO + r0 * LD, LD, sv + r0 * LD, sv + r0 * LD, LD);
+        warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
+        warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
         if constexpr (QO) keep_diag(dp, dpt + r0);
         if constexpr (B8) diag8_block_product<NS, true, QO>(dp, dcacc, mid + r0 * LS, LS, LQ, G, A2, r0, sdcl, FSD);
       } else {
@@ -986,8 +941,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         {
           float dp[2][4], tmp[NS][4];
           zero(dp);
-          mm_nt_pair<2, (HYMO_GDN_ACC2 & 1) != 0>(dp, D, dOt + r0 * LD, dOt + LO + r0 * LD, LD, sv + r0 * LD, sv + r0 * LD,
-                                                  LD);
+          warp_mm_nt<2>(dp, D, dOt + r0 * LD, LD, sv + r0 * LD, LD);
+          warp_mm_nt<2>(dp, D, dOt + LO + r0 * LD, LD, sv + r0 * LD, LD);
           if constexpr (QO) keep_diag(dp, dpt + r0);
           for_frag16([&](int nt, int e, int tl, int kl) {
             dpd[tl * LT + kl] = (QO ? kl < tl : kl <= tl) ? dp[nt][e] : 0.f;
@@ -1058,18 +1013,9 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
             zero(acc);
             const bf16* q = qi + 16 * i * LS + mt * 16;
             const bf16* o = dOt + 16 * i * LD + nb;
-            if constexpr (HYMO_GDN_ACC2 & 4) {
-              float a2[NTW][4];
-              zero(a2);
-              warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o, LD);
-              warp_mm_ldsm<NTW, true>(a2, 16, q + LQ, LS, o, LD);
-              warp_mm_ldsm<NTW, true>(a2, 16, q, LS, o + LO, LD);
-              add_acc(acc, a2);
-            } else {
-              warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o, LD);
-              warp_mm_ldsm<NTW, true>(acc, 16, q + LQ, LS, o, LD);
-              warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o + LO, LD);
-            }
+            warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o, LD);
+            warp_mm_ldsm<NTW, true>(acc, 16, q + LQ, LS, o, LD);
+            warp_mm_ldsm<NTW, true>(acc, 16, q, LS, o + LO, LD);
             const float gi = i ? G[16 * i - 1] : 0.f;
             const float f0 = ex2f(gi * a0), f1 = ex2f(gi * a1);
 #pragma unroll
@@ -1102,7 +1048,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       //   exp((G_e - G_tau) A) [d_NW,w (v dh^T) + sum_{i>w} d_iw (dP_iw^T Qi_i)] + square
       float dbacc[NS][4];
       zero(dbacc);
-      mm_nt_pair<NS, (HYMO_GDN_ACC2 & 8) != 0>(dbacc, D, sv + r0 * LD, sv + r0 * LD, LD, dht, dht + LH, LD);
+      warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht, LD);
+      warp_mm_nt<NS>(dbacc, D, sv + r0 * LD, LD, dht + LH, LD);
       {
         const float* f = pair(NW, w);
 #pragma unroll
@@ -1114,8 +1061,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
       for (int i = HYMO_GDN_DIAG_NO_KEYPAIRS ? NW : w + 1; i < NW; ++i) {  // (NO_KEYPAIRS: timing only)
         float dp[2][4], tmp[NS][4];
         zero(dp);
-        mm_nt_pair<2, (HYMO_GDN_ACC2 & 1) != 0>(dp, D, sv + r0 * LD, sv + r0 * LD, LD, dOt + 16 * i * LD,
-                                                dOt + LO + 16 * i * LD, LD);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + 16 * i * LD, LD);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + 16 * i * LD, LD);
         uint32_t ah[4], alo[4];
         frag_split(dp, ah, alo);
         zero(tmp);
@@ -1142,7 +1089,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
         // i), as HYMO_GDN_DIAG8's
         float dp[2][4];
         zero(dp);
-        mm_nt_pair<2, (HYMO_GDN_ACC2 & 1) != 0>(dp, D, sv + r0 * LD, sv + r0 * LD, LD, dOt + r0 * LD, dOt + LO + r0 * LD, LD);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
+        warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
         float sq[2][4];
         zero(sq);
         if constexpr (B8) {
@@ -1172,8 +1120,8 @@ __global__ void __launch_bounds__(4 * C, (S <= 32 && D <= 32) ? 2 : 1) bwd_bf16_
           // elementwise triangles, its 8x8 square (keys 0..7, queries 8..15) against mid
           float dp[2][4], tmp[NS][4];
           zero(dp);
-          mm_nt_pair<2, (HYMO_GDN_ACC2 & 1) != 0>(dp, D, sv + r0 * LD, sv + r0 * LD, LD, dOt + r0 * LD, dOt + LO + r0 * LD,
-                                                  LD);
+          warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + r0 * LD, LD);
+          warp_mm_nt<2>(dp, D, sv + r0 * LD, LD, dOt + LO + r0 * LD, LD);
           for_frag16([&](int nt, int e, int kl, int tl) {
             dpd[kl * LT + tl] = (QO ? tl > kl : tl >= kl) ? dp[nt][e] : 0.f;
           });
