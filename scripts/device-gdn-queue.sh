@@ -25,19 +25,10 @@
 #        stall samples of its first launch at the default shape (`ncuk`, NCU_KERNEL=out_bf16: the
 #        benchmark runs the plain forward first), then the stall ratios of every output pass
 #        launch (`ncus`); read here with scripts/gdn-sass-lines.py (the prebuilt A brings the
-#        SASS with source lines). The forward is the default shape's nearest target (0.1046 ms
-#        held on the H200 in run 308 against 0.10); last run as run 305 (session 61, an H100;
-#        notes/runs/gdn-2026-12-06j-run305-ncu-out-plain.txt) (about 60 s)
-#   307  segment lengths on the card at hand (session 61, for an H200, after 305 there): the
-#        benchmark at the default shape (three rounds) and at H = 64 (one) with --cps
-#        0,4,6,8,11,16 (0: the automatic rule, 8 chunks at T = 4096), idle and held, into
-#        cps-sweep.json; then (session 62) the default shape's split tail segments, --tail
-#        -1,0,1,2,3 (-1: the rule, whose model took its chunk times from H100s), three rounds,
-#        into tail-sweep.json; and D = S = 128's segment count (--nseg 2,3,4,5,6,8; the rule's
-#        4 was set in session 28, before the split path's later changes; there forward + backward
-#        trails FLA's kernels held, gdn.md item 0) and split tail segments there (--tail 0,1,2;
-#        since run 312 split_tail_rule picks 1 there) into nseg128-sweep.json. The rules were settled
-#        on H100s; the H200's 1.43x DRAM bandwidth with the same SMs may move them (about 180 s)
+#        SASS with source lines). The forward is the default shape's nearest target (0.1040 ms
+#        held on the H200 in run 327 against 0.10); run as run 305 (session 61, an H100;
+#        notes/runs/gdn-2026-12-06j-run305-ncu-out-plain.txt) and run 328 (session 71, an H200;
+#        notes/runs/gdn-2026-12-07i-run328-*) (about 60 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -70,15 +61,16 @@
 # checked the first as run 304 (commit 8bbecda has both calls), then wrote 305; session 61 ran 305
 # as run 305 and 218 as run 306 (an H100), wrote 306 (three switches for the plain output pass) and ran
 # it as run 307 on an H200 (all slower, removed; commit 9b90f28 has the call), then 218 and 219 as runs
-# 308 and 309 (the same H200), and wrote 307; session 68 wrote 322 (HYMO_GDN_PGRAD_FOLD) and session
+# 308 and 309 (the same H200), and wrote 307 (session 71 ran it, with 218 and 305, as runs 326-328 on an
+# H200; the call removed, commit a73a509 has it); session 68 wrote 322 (HYMO_GDN_PGRAD_FOLD) and session
 # 69 ran it as run 322 (an H100: within noise, removed; commit 3eeda3b has the call); docs/kernels/gdn.md
 # item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 305 | 307) ;;
+  218 | 219 | 238 | 250 | 305) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 305 or 307: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 305: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -147,23 +139,6 @@ case "$CALL" in
     ;;
   305)
     OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
-    ;;
-  307)
-    (
-      OUT=$O/b bounded 200 scripts/device-gdn.sh build || exit $?
-      G=$(cat /tmp/gdn-gdir)
-      for sh in 4,4096,28,32,32 4,4096,64,32,32 4,4096,28,32,32 4,4096,28,32,32; do
-        bounded 90 "$G/hymo_gdn_bench" --json --shape "$sh" --cps 0,4,6,8,11,16 >> "$O/cps-sweep.json" || exit $?
-      done
-      cut -c1-400 "$O/cps-sweep.json"
-      for r in 1 2 3; do
-        bounded 60 "$G/hymo_gdn_bench" --json --quick --tail -1,0,1,2,3 >> "$O/tail-sweep.json" || exit $?
-      done
-      cut -c1-400 "$O/tail-sweep.json"
-      bounded 90 "$G/hymo_gdn_bench" --json --shape 4,4096,28,128,128 --nseg 2,3,4,5,6,8 >> "$O/nseg128-sweep.json" || exit $?
-      bounded 60 "$G/hymo_gdn_bench" --json --shape 4,4096,28,128,128 --tail 0,1,2 >> "$O/nseg128-sweep.json" || exit $?
-      cut -c1-400 "$O/nseg128-sweep.json"
-    ) > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?
