@@ -123,6 +123,23 @@ case $case_name in
     expect_error "--max-tokens not a number" "max-tokens" "$run" eval --ckpt $ck --data "$heldout" --max-tokens abc
     expect_error "--max-tokens 0" "--max-tokens: Value 0 not in range \\[?1( to | - )" \
       "$run" eval --ckpt $ck --data "$heldout" --max-tokens 0
+    expect_error "--max-tokens in hex" "--max-tokens: expected a decimal integer, got '0x100'" \
+      "$run" eval --ckpt $ck --data "$heldout" --max-tokens 0x100
+    # --max-tokens with a leading zero: decimal (CLI11 alone read 0100 as octal 64)
+    j=$("$run" eval --ckpt $ck --data "$heldout" --max-tokens 0200 --json 2>/dev/null) || fail "--max-tokens 0200 failed"
+    grep -q '"tokens":192,' <<< "$j" || fail "--max-tokens 0200 is not 200 tokens (3 rows of 64): $j"
+    # --save-logits never writes over the checkpoint, nor over a file unasked
+    cp $ck keep.safetensors
+    expect_error "--save-logits onto the checkpoint" "is the checkpoint being evaluated" \
+      "$run" eval --ckpt $ck --data "$heldout" --max-tokens 256 --save-logits $ck --overwrite
+    cmp -s $ck keep.safetensors || fail "--save-logits changed the checkpoint"
+    echo keep > kept.npy
+    expect_error "--save-logits onto a file" "kept.npy: the file exists; name another file, or pass --overwrite" \
+      "$run" eval --ckpt $ck --data "$heldout" --max-tokens 256 --save-logits kept.npy
+    [ "$(cat kept.npy)" = keep ] || fail "--save-logits wrote over an existing file"
+    "$run" eval --ckpt $ck --data "$heldout" --max-tokens 256 --save-logits kept.npy --overwrite --json > /dev/null 2>&1 ||
+      fail "--save-logits --overwrite failed"
+    head -c 6 kept.npy | grep -q NUMPY || fail "--save-logits --overwrite did not write the logits"
     expect_error "--device cuda" "CUDA backend is not built yet" "$run" eval --ckpt $ck --data "$heldout" --device cuda
     expect_error "--device tpu" "expected cpu or cuda" "$run" eval --ckpt $ck --data "$heldout" --device tpu
     expect_error "report without dir" "dir is required" "$run" report

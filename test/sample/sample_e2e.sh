@@ -41,7 +41,9 @@ case $case_ in
     expect_error "--seed '18446744073709551616': expected an integer" --ckpt x --prompt hi --seed 18446744073709551616
     expect_error "--max-len: Value 0 not in range \\[?1( to | - )" --ckpt x --prompt hi --max-len 0
     expect_error "--max-new-tokens: Value -1 not in range \\[?0( to | - )" --ckpt x --prompt hi --max-new-tokens -1
-    expect_error "--threads: Value 0 not in range \\[?1( to | - )1024" --ckpt x --prompt hi --threads 0 ;;
+    expect_error "--threads: Value 0 not in range \\[?1( to | - )1024" --ckpt x --prompt hi --threads 0
+    expect_error "--max-new-tokens: expected a decimal integer, got '0x10'" --ckpt x --prompt hi --max-new-tokens 0x10
+    expect_error "--max-len: expected a decimal integer, got '1e3'" --ckpt x --prompt hi --max-len 1e3 ;;
   generates)
     ckpt_setup
     a=$("$run" sample --ckpt "$ckpt" --prompt "The " --max-new-tokens 40 --temperature 0.8 --top-k 10 --seed 3 2>"$work/err") \
@@ -49,6 +51,9 @@ case $case_ in
     b=$("$run" sample --ckpt "$ckpt" --prompt "The " --max-new-tokens 40 --temperature 0.8 --top-k 10 --seed 3 --no-timing 2>/dev/null) \
       || fail "second sample failed"
     [ "$a" = "$b" ] || fail "same seed, different text: '$a' vs '$b'"
+    c=$("$run" sample --ckpt "$ckpt" --prompt "The " --max-new-tokens 040 --temperature 0.8 --top-k 10 --seed 3 --no-timing 2>/dev/null) \
+      || fail "sample with --max-new-tokens 040 failed"
+    [ "$c" = "$b" ] || fail "--max-new-tokens 040 is not 40 (a leading zero read as octal?): '$c'"
     [ "${a:0:4}" = "The " ] || fail "the output does not start with the prompt: '$a'"
     [ "$(printf %s "$a" | wc -c)" -eq 44 ] || fail "expected 4 + 40 bytes, got '$a'"
     grep -Eq "decode time per token: pos 16: [0-9.]+ ms, pos 1024: [0-9.]+ ms" "$work/err" \

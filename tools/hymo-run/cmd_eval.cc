@@ -1,5 +1,5 @@
 // hymo-run eval --ckpt CKPT --data PATH [--max-tokens N] [--device cpu|cuda]
-//               [--json] [--plan PLAN] [--save-logits FILE.npy] [--threads K]
+//               [--json] [--plan PLAN] [--save-logits FILE.npy [--overwrite]] [--threads K]
 // The next-token loss and perplexity of a checkpoint on held-out data
 // (docs/eval.md). The config comes from the checkpoint's metadata: the plan
 // next to the checkpoint (RUN/plan.json) is reused when its config is the
@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -34,7 +35,7 @@ using ojson = nlohmann::ordered_json;
 struct EvalOptions {
   std::string ckpt, data, device = "cpu", plan, save_logits;
   int64_t max_tokens = 0;
-  bool json_only = false;
+  bool json_only = false, overwrite = false;
   int threads = 0;
 };
 
@@ -83,6 +84,18 @@ void run_eval(const EvalOptions& o) {
   }
   if (o.max_tokens < 0) throw Error("--max-tokens must be positive, got " + std::to_string(o.max_tokens));
   const std::string ckpt = resolve_ckpt_arg(o.ckpt);
+  if (!o.save_logits.empty()) {  // (before the work: nothing saved is written over unasked)
+    std::error_code ec;
+    if (std::filesystem::exists(o.save_logits, ec)) {
+      if (std::filesystem::is_directory(o.save_logits, ec))
+        throw Error("--save-logits " + o.save_logits + ": is a directory; name a file");
+      if (std::filesystem::equivalent(o.save_logits, ckpt, ec))
+        throw Error("--save-logits " + o.save_logits + ": is the checkpoint being evaluated; name another file");
+      if (!o.overwrite)
+        throw Error("--save-logits " + o.save_logits +
+                    ": the file exists; name another file, or pass --overwrite to replace it");
+    }
+  }
   std::unique_ptr<hymo::rt::SafetensorsFile> f;
   throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &f));
   const json config = checkpoint_config(*f);
@@ -148,6 +161,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--json", o->json_only, "print only the JSON line (no progress or text line)");
   cmd->add_option("--plan", o->plan, "run this plan (compiled from the checkpoint's config) instead of compiling");
   cmd->add_option("--save-logits", o->save_logits, "write the first batch's logits [B,T,V] to FILE.npy");
+  cmd->add_flag("--overwrite", o->overwrite, "let --save-logits replace an existing file (never the checkpoint)");
   cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, hymo::rt::kMaxThreads));
   cmd->callback([o] { run_eval(*o); });
