@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 namespace hymo::rt {
 namespace {
@@ -22,9 +23,20 @@ Status TokenData::load(const std::string& path, TokenData* out) {
   if (::stat(path.c_str(), &st) != 0)
     return error_status("data file " + path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) return error_status("data file " + path + ": is a directory, expected a file");
+  // A device (/dev/zero, /dev/urandom) would be read without end; a pipe is read up to the cap.
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+    return error_status("data file " + path + ": is a device, expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return error_status("data file " + path + ": cannot open for reading");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;
+  std::vector<char> buf(size_t(1) << 20);
+  while (in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    bytes.append(buf.data(), size_t(in.gcount()));
+    if (int64_t(bytes.size()) > kMaxDataBytes)
+      return error_status("data file " + path + ": more than " + std::to_string(kMaxDataBytes) +
+                          " bytes (a token shard holds at most 2^31 tokens); split the data");
+  }
   if (in.bad()) return error_status("data file " + path + ": read error");
   return from_bytes(path, bytes, out);
 }

@@ -114,6 +114,8 @@ case $case_name in
     printf 'not a checkpoint at all, just text padding padding' > garbage.safetensors
     expect_error "garbage ckpt" "garbage.safetensors" "$run" eval --ckpt garbage.safetensors --data "$heldout"
     expect_error "missing data" "nope.txt" "$run" eval --ckpt $ck --data nope.txt
+    expect_error "data from a device" "data file /dev/zero: is a device, expected a file" \
+      timeout 60 "$run" eval --ckpt $ck --data /dev/zero
     printf 'too short' > short.txt
     expect_error "data too short" "holds 9 tokens, fewer than one row of seq_len 64" "$run" eval --ckpt $ck --data short.txt
     expect_error "--max-tokens below a row" "--max-tokens 10 is less than one row" \

@@ -20,13 +20,16 @@ namespace hymo::rt {
 inline constexpr int32_t kShardMagic = 20240520;
 inline constexpr int32_t kShardVersion = 1;
 inline constexpr int64_t kShardHeaderInts = 256;
+// The most bytes TokenData::load reads: the largest shard (2^31 - 1 tokens) and its header.
+inline constexpr int64_t kMaxDataBytes = kShardHeaderInts * 4 + (int64_t(1) << 32);
 
 class TokenData {
  public:
   enum class Format { kText, kShard };
 
-  // Loads `path`. Errors name the file: missing, unreadable, empty, a shard
-  // whose header is wrong (version, n_tokens vs the file size).
+  // Loads `path`. Errors name the file: missing, unreadable, a directory or a
+  // device, empty, more than kMaxDataBytes, a shard whose header is wrong
+  // (version, n_tokens vs the file size).
   static Status load(const std::string& path, TokenData* out);
   // From memory (tests): the same detection and checks; `name` is used in
   // messages.
