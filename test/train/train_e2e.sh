@@ -63,6 +63,16 @@ case $case_name in
     grep -q "(step 2, micro-step 4)" log.txt || fail "G=2: the data position is micro-step 4: $(cat log.txt)"
     cmp g2straight/checkpoints/step_4.safetensors g2split/checkpoints/step_4.safetensors ||
       fail "G=2 resumed checkpoint differs"
+    # metrics.jsonl on a resume: a corrupt line is an error and the file stays as it was; a torn
+    # last line (no newline: a crash mid-write) is dropped with a note
+    cp -r split bad && sed -i '2s/.*/garbage{{{/' bad/metrics.jsonl && cp bad/metrics.jsonl bad.before
+    expect_error "resume over a corrupt metrics line" "bad/metrics.jsonl:2: not a metrics record" \
+      "$run" train --data "$data" --steps 1 --out bad --resume bad
+    cmp -s bad/metrics.jsonl bad.before || fail "a refused resume rewrote metrics.jsonl"
+    cp -r split torn && head -c -20 split/metrics.jsonl > torn/metrics.jsonl
+    "$run" train --data "$data" --steps 0 --out torn --resume torn > log.txt 2>&1 || fail "resume over a torn line: $(cat log.txt)"
+    grep -q "torn/metrics.jsonl:6: dropped a torn last line" log.txt || fail "no note of the torn line: $(cat log.txt)"
+    [ "$(wc -l < torn/metrics.jsonl)" -eq 5 ] || fail "torn: expected the 5 whole records kept"
     echo "ok: resume is bit-exact"
     ;;
   init)

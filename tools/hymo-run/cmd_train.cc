@@ -401,15 +401,36 @@ void Trainer::open_metrics(bool resumed, int64_t resumed_step) {
   std::string kept;
   if (resumed && is_file(path)) {
     // Keep the records up to the checkpoint's step (a crashed run may have
-    // logged steps after its last checkpoint; they are redone).
-    std::istringstream in(read_text(path));
+    // logged steps after its last checkpoint; they are redone). A line that is
+    // not a record is an error (nothing is rewritten), except a torn last line
+    // without its newline, which a crash mid-write leaves: dropped, with a note.
+    const std::string text = read_text(path);
+    std::istringstream in(text);
     std::string line;
+    int64_t n = 0, dropped = 0;
     while (std::getline(in, line)) {
+      ++n;
+      if (line.empty()) continue;
       json r = json::parse(line, nullptr, false);
-      if (r.is_object() && r.contains("step") && r["step"].is_number_integer() &&
-          r["step"].get<int64_t>() <= resumed_step)
+      const bool record = r.is_object() && r.contains("step") && r["step"].is_number_integer();
+      if (!record) {
+        if (in.eof() && !text.empty() && text.back() != '\n') {
+          std::fprintf(stderr, "hymo-run train: %s:%lld: dropped a torn last line (no newline: a write cut short)\n",
+                       path.c_str(), (long long)n);
+          continue;
+        }
+        throw Error(path + ":" + std::to_string(n) +
+                    ": not a metrics record (a JSON object with an integer 'step'); fix or remove the line, "
+                    "then resume again");
+      }
+      if (r["step"].get<int64_t>() <= resumed_step)
         kept += line + "\n";
+      else
+        ++dropped;
     }
+    if (dropped)
+      std::fprintf(stderr, "hymo-run train: %s: dropped %lld records after step %lld (logged after the checkpoint; "
+                   "redone)\n", path.c_str(), (long long)dropped, (long long)resumed_step);
   }
   write_text_atomic(path, kept);
   metrics_.open(path, std::ios::app);
