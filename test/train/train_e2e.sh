@@ -204,6 +204,17 @@ case $case_name in
     # A directory with only an empty metrics file (a --steps 0 run) holds no run.
     train --steps 0 --out zero > /dev/null 2>&1 || fail "--steps 0 failed"
     train --steps 1 --out zero > /dev/null 2>&1 || fail "a run after --steps 0 was refused"
+    # One run at a time in an --out: its directory is locked (flock) for the run. Another holder
+    # of the lock (flock(1) here, as a running train would) makes a second run stop, unwritten.
+    if command -v flock > /dev/null; then
+      mkdir -p busy
+      flock -o busy sleep 10 > /dev/null 2>&1 & holder=$!
+      for _ in $(seq 100); do flock -n busy true || break; sleep 0.05; done
+      expect_error "a second run in a busy --out" "--out busy: another hymo-run train is running in it" \
+        train --steps 1 --out busy
+      kill $holder 2> /dev/null; wait $holder 2> /dev/null
+      [ -z "$(ls -A busy)" ] || fail "the refused run wrote into busy: $(ls -A busy)"
+    fi
     ;;
   bad_inputs)
     expect_error "missing data" "data file $w/nope.txt: No such file or directory" \

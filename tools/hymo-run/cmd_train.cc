@@ -7,6 +7,8 @@
 // fixed batch order, then update. Writes DIR/metrics.jsonl and
 // DIR/checkpoints/step_N.safetensors.
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -209,6 +211,11 @@ class Trainer {
   explicit Trainer(const TrainOptions& o) : o_(o) {
     while (o_.out.size() > 1 && o_.out.back() == '/') o_.out.pop_back();  // (runs/x/ writes runs/x/metrics.jsonl)
   }
+  ~Trainer() {
+    if (out_lock_ >= 0) ::close(out_lock_);
+  }
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
   void run();
 
  private:
@@ -255,6 +262,7 @@ class Trainer {
   int64_t step_ = 0, micro_ = 0, consecutive_skips_ = 0;
   std::string last_checkpoint_;
   std::ofstream metrics_;
+  int out_lock_ = -1;  // --out's directory, flock'ed for the run (lock_out)
   bool tty_ = false, stdout_tty_ = false;
 };
 
@@ -481,6 +489,16 @@ void Trainer::run() {
     throw Error("--init and --resume exclude each other (a resumed run takes everything from its checkpoint)");
   if (o_.save_interval < 1) throw Error("--save-interval must be >= 1");
   if (o_.out.empty()) throw Error("--out DIR is required");
+  make_dirs(o_.out);
+  // One run at a time in an --out: a second `hymo-run train` there stops here, before it reads or
+  // writes anything of the first's (the lock on the directory goes with the process).
+  out_lock_ = ::open(o_.out.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (out_lock_ < 0) throw Error("--out " + o_.out + ": cannot open the directory: " + std::strerror(errno));
+  if (::flock(out_lock_, LOCK_EX | LOCK_NB) != 0)
+    throw Error(errno == EWOULDBLOCK ? "--out " + o_.out +
+                                           ": another hymo-run train is running in it (it holds the directory's "
+                                           "lock); wait for it to end or choose another --out"
+                                     : "--out " + o_.out + ": cannot lock the directory: " + std::strerror(errno));
   make_dirs(o_.out + "/checkpoints");
 
   std::string resume_path;
