@@ -429,6 +429,9 @@ void validate(const Config &c) {
   requireRange("optimizer.eps", o.eps, 0, 1, true, false);
   requireRange("optimizer.weight_decay", o.weight_decay, 0, 1e9, false, false);
   requirePositive("optimizer.ns_iterations", o.ns_iterations);
+  if (o.ns_iterations > kMaxNsIterations)
+    fail("optimizer.ns_iterations", "expected at most " + std::to_string(kMaxNsIterations) +
+                                        " iterations, got " + std::to_string(o.ns_iterations));
   requireOneOf("optimizer.ns_coefficients", o.ns_coefficients, {"quintic", "cubic"});
   requireOneOf("optimizer.muon_scale", o.muon_scale, {"shape", "rms"});
   requireRange("optimizer.adamw_lr", o.adamw_lr, 0, 1e9, false, false);

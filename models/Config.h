@@ -33,6 +33,9 @@ struct MtpConfig {
 /// The most layers (model.n_layers) and MTP depths (model.mtp.depth) a config
 /// may ask for (docs/configs.md).
 constexpr int64_t kMaxLayers = 1024;
+/// The most Newton-Schulz iterations (optimizer.ns_iterations): each is unrolled
+/// into the training step, so 10^9 of them never finished compiling (docs/configs.md).
+constexpr int64_t kMaxNsIterations = 100;
 
 struct ModelConfig {
   int64_t vocab_size = 0, dim = 0, n_layers = 0, ffn_hidden = 0;
