@@ -1,6 +1,7 @@
 // Executor checkpoints as safetensors (checkpoint.h).
 #include "hymo/rt/checkpoint.h"
 
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -17,17 +18,40 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 bool persistent(const BufferDesc& b) { return b.storage == StorageKind::kParam || b.storage == StorageKind::kState; }
 
-Status load_one(CpuExecutor* ex, const SafetensorsFile& f, const BufferDesc& b, const StTensorInfo& t) {
-  if (t.shape != b.shape)
-    return error_status("checkpoint " + f.path() + ": tensor " + b.name + " has shape " + shape_str(t.shape) +
-                        ", the plan needs " + shape_str(b.shape) + " (checkpoint of another config?)");
-  return f.read_into(t, b.dtype, ex->mutable_data(b.id));
-}
-
 bool model_name(const std::string& n) {
   for (const char* p : {"embed.", "head.", "norm_f.", "layers.", "mtp."})
     if (n.rfind(p, 0) == 0) return true;
   return false;
+}
+
+// The index of the first NaN or infinity among n values of a float dtype, or -1.
+int64_t first_non_finite(const void* data, DType dtype, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    double v = 0;
+    switch (dtype) {
+      case DType::kF32: v = static_cast<const float*>(data)[i]; break;
+      case DType::kF64: v = static_cast<const double*>(data)[i]; break;
+      case DType::kBF16: v = bf16_to_f32(static_cast<const uint16_t*>(data)[i]); break;
+      case DType::kI32: return -1;
+    }
+    if (!std::isfinite(v)) return i;
+  }
+  return -1;
+}
+
+Status load_one(CpuExecutor* ex, const SafetensorsFile& f, const BufferDesc& b, const StTensorInfo& t) {
+  if (t.shape != b.shape)
+    return error_status("checkpoint " + f.path() + ": tensor " + b.name + " has shape " + shape_str(t.shape) +
+                        ", the plan needs " + shape_str(b.shape) + " (checkpoint of another config?)");
+  HYMO_RETURN_IF_ERROR(f.read_into(t, b.dtype, ex->mutable_data(b.id)));
+  // A model parameter is finite in any checkpoint train writes (a non-finite step is skipped, not
+  // applied): a NaN or infinity there is corruption, which eval and sample would otherwise turn
+  // into a NaN loss or garbage text with exit 0.
+  if (model_name(b.name))
+    if (const int64_t i = first_non_finite(ex->data(b.id), b.dtype, b.numel()); i >= 0)
+      return error_status("checkpoint " + f.path() + ": parameter " + b.name + " holds a non-finite value at element " +
+                          std::to_string(i) + " (a corrupt checkpoint?)");
+  return ok_status();
 }
 
 }  // namespace

@@ -86,6 +86,8 @@ def main():
     for name, rows in (("whole batches", 6 * B), ("partial batch", 6 * B + 1)):
         max_tokens = rows * T + T // 2
         lg_file = os.path.join(args.work, "logits_%d.npy" % rows)
+        if os.path.exists(lg_file):  # (an earlier run's: eval does not write over a file unasked)
+            os.remove(lg_file)
         out = subprocess.run([args.hymo_run, "eval", "--ckpt", ckpt, "--data", args.eval_data,
                               "--max-tokens", str(max_tokens), "--json", "--save-logits", lg_file],
                              check=True, capture_output=True, text=True).stdout
