@@ -113,6 +113,18 @@ case $case_name in
     expect_error "truncated ckpt" "trunc.safetensors.*truncated" "$run" eval --ckpt trunc.safetensors --data "$heldout"
     printf 'not a checkpoint at all, just text padding padding' > garbage.safetensors
     expect_error "garbage ckpt" "garbage.safetensors" "$run" eval --ckpt garbage.safetensors --data "$heldout"
+    # a parameter holding NaN (head.weight's first value): refused at load, named
+    python3 - $ck nan.safetensors <<'PY' || fail "python3 failed"
+import json, struct, sys
+raw = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+off = 8 + n + head["head.weight"]["data_offsets"][0]
+raw[off:off + 4] = struct.pack("<f", float("nan"))
+open(sys.argv[2], "wb").write(raw)
+PY
+    expect_error "a NaN parameter" "parameter head.weight holds a non-finite value at element 0" \
+      "$run" eval --ckpt nan.safetensors --data "$heldout"
     expect_error "missing data" "nope.txt" "$run" eval --ckpt $ck --data nope.txt
     expect_error "data from a device" "data file /dev/zero: is a device, expected a file" \
       timeout 60 "$run" eval --ckpt $ck --data /dev/zero
