@@ -69,6 +69,10 @@ case $case_name in
     expect_error "resume over a corrupt metrics line" "bad/metrics.jsonl:2: not a metrics record" \
       "$run" train --data "$data" --steps 1 --out bad --resume bad
     cmp -s bad/metrics.jsonl bad.before || fail "a refused resume rewrote metrics.jsonl"
+    # the step three ways (file name, metadata, the train.step counter) must agree
+    cp -r straight renamed && mv renamed/checkpoints/step_3.safetensors renamed/checkpoints/step_9.safetensors
+    expect_error "resume from a renamed checkpoint" "step_9.safetensors: named step 9 but its metadata says step 3" \
+      "$run" train --data "$data" --steps 1 --out renamed --resume renamed
     cp -r split torn && head -c -20 split/metrics.jsonl > torn/metrics.jsonl
     "$run" train --data "$data" --steps 0 --out torn --resume torn > log.txt 2>&1 || fail "resume over a torn line: $(cat log.txt)"
     grep -q "torn/metrics.jsonl:6: dropped a torn last line" log.txt || fail "no note of the torn line: $(cat log.txt)"

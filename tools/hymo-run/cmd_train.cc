@@ -586,6 +586,26 @@ void Trainer::run() {
     }
     throw_if_error(hymo::rt::restore_all_buffers(ex_.get(), *resume_ckpt_));
     step_ = meta_int(*resume_ckpt_, "step");
+    // The step three ways: the metadata, the step counter the plan carries (train.step), and the
+    // file's name; a checkpoint where they differ was edited or mixed up, and resuming from it
+    // would log and name steps that the schedule does not take.
+    if (ex_->plan().find_buffer("train.step")) {
+      const double counter = scalar("train.step");
+      if (!(counter == double(step_))) {
+        char held[32];
+        std::snprintf(held, sizeof held, "%.9g", counter);
+        throw Error("checkpoint " + resume_path + ": its metadata says step " + std::to_string(step_) +
+                    " but its step counter train.step holds " + held + " (an edited or corrupt checkpoint?)");
+      }
+    }
+    {
+      const std::string base = std::filesystem::path(resume_path).filename().string();
+      int64_t named = -1;
+      if (base.rfind("step_", 0) == 0 && base.size() > 17 && base.compare(base.size() - 12, 12, ".safetensors") == 0 &&
+          parse_step_count(base.substr(5, base.size() - 17), &named) && named != step_)
+        throw Error("checkpoint " + resume_path + ": named step " + std::to_string(named) + " but its metadata says step " +
+                    std::to_string(step_) + " (a renamed checkpoint?)");
+    }
     micro_ = meta_int(*resume_ckpt_, "data_position");
     consecutive_skips_ = meta_int(*resume_ckpt_, "consecutive_skips");
     std::fprintf(stderr, "hymo-run train: resumed from %s (step %lld, micro-step %lld)\n", resume_path.c_str(),
