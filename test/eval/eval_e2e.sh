@@ -137,6 +137,9 @@ PY
     expect_error "--max-tokens not a number" "max-tokens" "$run" eval --ckpt $ck --data "$heldout" --max-tokens abc
     expect_error "--max-tokens 0" "--max-tokens: Value 0 not in range \\[?1( to | - )" \
       "$run" eval --ckpt $ck --data "$heldout" --max-tokens 0
+    expect_error "train --eval-max-tokens below a row" "--eval-max-tokens 10 is less than one row" \
+      "$run" train --config "$cfg" --data "$data" --eval-data "$heldout" --eval-interval 1 --eval-max-tokens 10 \
+      --steps 1 --out evalrow
     expect_error "--max-tokens in hex" "--max-tokens: expected a decimal integer, got '0x100'" \
       "$run" eval --ckpt $ck --data "$heldout" --max-tokens 0x100
     # --max-tokens with a leading zero: decimal (CLI11 alone read 0100 as octal 64)

@@ -571,7 +571,7 @@ void Trainer::run() {
     if (o_.eval_interval < 1) throw Error("--eval-data needs --eval-interval N (N >= 1)");
     int64_t eb = 0, et = 0, ev = 0;
     eval_plan_shape(plan_, plan_path_, &eb, &et, &ev);
-    eval_ = std::make_unique<Evaluator>(o_.eval_data, o_.eval_max_tokens, eb, et, ev);
+    eval_ = std::make_unique<Evaluator>(o_.eval_data, o_.eval_max_tokens, eb, et, ev, "--eval-max-tokens");
   } else if (o_.eval_interval != 0 || o_.eval_max_tokens != 0) {
     throw Error("--eval-interval / --eval-max-tokens need --eval-data PATH");
   }

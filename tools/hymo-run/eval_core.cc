@@ -26,12 +26,13 @@ void eval_plan_shape(const hymo::rt::Plan& plan, const std::string& plan_name, i
   *V = lg->shape[2];
 }
 
-Evaluator::Evaluator(const std::string& path, int64_t max_tokens, int64_t B, int64_t T, int64_t vocab)
+Evaluator::Evaluator(const std::string& path, int64_t max_tokens, int64_t B, int64_t T, int64_t vocab,
+                     const std::string& max_tokens_option)
     : B_(B), T_(T), V_(vocab) {
-  if (max_tokens < 0) throw Error("--max-tokens must be positive, got " + std::to_string(max_tokens));
+  if (max_tokens < 0) throw Error(max_tokens_option + " must be positive, got " + std::to_string(max_tokens));
   if (max_tokens > 0 && max_tokens < T)
-    throw Error("--max-tokens " + std::to_string(max_tokens) + " is less than one row (seq_len " + std::to_string(T) +
-                " tokens)");
+    throw Error(max_tokens_option + " " + std::to_string(max_tokens) + " is less than one row (seq_len " +
+                std::to_string(T) + " tokens)");
   const std::string file = path == "default" ? default_data_path() : path;
   hymo::rt::throw_if_error(hymo::rt::TokenData::load(file, &data_));
   hymo::rt::throw_if_error(data_.check(T, vocab));

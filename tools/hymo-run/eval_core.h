@@ -33,7 +33,10 @@ class Evaluator {
   // plan's shape: at least one row of T tokens (after --max-tokens) and every
   // token < vocab. `max_tokens` 0 = the whole file; otherwise it must be >= T.
   // Throws hymo::rt::Error naming the file / option.
-  Evaluator(const std::string& path, int64_t max_tokens, int64_t B, int64_t T, int64_t vocab);
+  // max_tokens_option: the option that gave max_tokens, for the messages (eval's
+  // --max-tokens, train's --eval-max-tokens).
+  Evaluator(const std::string& path, int64_t max_tokens, int64_t B, int64_t T, int64_t vocab,
+            const std::string& max_tokens_option = "--max-tokens");
 
   // Runs `logits` on every batch. If `first_logits` is given, it receives the
   // first batch's logits [B, T, V]. The executor's params and state are
