@@ -414,6 +414,10 @@ void validate(const Config &c) {
   if (m.mtp.depth > kMaxLayers)
     fail("model.mtp.depth", "expected at most " + std::to_string(kMaxLayers) + " depths, got " +
                                 std::to_string(m.mtp.depth));
+  for (size_t i = 0; i < m.mtp.weights.size(); ++i)
+    if (!(m.mtp.weights[i] >= 0))  // (a negative weight would reward the MTP heads' loss)
+      fail("model.mtp.weights", "expected weights >= 0, got " + fmt(m.mtp.weights[i]) + " at index " +
+                                    std::to_string(i));
   if (static_cast<int64_t>(m.mtp.weights.size()) != m.mtp.depth)
     fail("model.mtp.weights", "expected " + std::to_string(m.mtp.depth) +
                                   " weights (one per mtp.depth), got " +
