@@ -589,9 +589,11 @@ void Trainer::run() {
     // The step three ways: the metadata, the step counter the plan carries (train.step), and the
     // file's name; a checkpoint where they differ was edited or mixed up, and resuming from it
     // would log and name steps that the schedule does not take.
-    if (ex_->plan().find_buffer("train.step")) {
+    if (const hymo::rt::BufferDesc* sb = ex_->plan().find_buffer("train.step")) {
       const double counter = scalar("train.step");
-      if (!(counter == double(step_))) {
+      // (an F32 counter holds the step as the nearest float: exact below 2^24)
+      const double expected = sb->dtype == hymo::rt::DType::kF64 ? double(step_) : double(float(step_));
+      if (!(counter == expected)) {
         char held[32];
         std::snprintf(held, sizeof held, "%.9g", counter);
         throw Error("checkpoint " + resume_path + ": its metadata says step " + std::to_string(step_) +
