@@ -34,6 +34,9 @@ case $case_name in
             printf "first 10 steps %.4f, last 10 steps %.4f\n", f / 10, l / 10
             exit !(l / 10 < f / 10 - 1.0) }' run/metrics.jsonl || fail "loss did not fall by 1.0"
     grep -q '^step 40/40 loss' log.txt || fail "no plain progress line for the last step"
+    # Steps past scheduler.total_steps run on at the final learning rate, with a note saying so.
+    train --set scheduler.total_steps=2 --steps 3 --out past > log.txt 2>&1 || fail "train past total_steps failed"
+    grep -q "note: steps 3..3 run past scheduler.total_steps = 2" log.txt || fail "no note of the steps past: $(cat log.txt)"
     ;;
   resume)
     # 6 steps straight == 3 + resume + 3, bit for bit (FP32 CPU).

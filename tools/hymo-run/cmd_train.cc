@@ -638,6 +638,11 @@ void Trainer::run() {
   if (write_plan_) write_text_atomic(plan_path_, plan_text_);
   const int64_t n_steps = o_.steps >= 0 ? o_.steps : std::max<int64_t>(0, total_steps_ - step_);
   const int64_t first = step_, last = step_ + n_steps;
+  if (last > total_steps_)  // (the run goes on; the schedule does not)
+    std::fprintf(stderr,
+                 "hymo-run train: note: steps %lld..%lld run past scheduler.total_steps = %lld, at the schedule's "
+                 "final learning rate (min_lr_ratio times the peak)\n",
+                 (long long)std::max(first, total_steps_) + 1, (long long)last, (long long)total_steps_);
   open_metrics(continuing, step_);
   tty_ = ::isatty(2);
   stdout_tty_ = ::isatty(1);
