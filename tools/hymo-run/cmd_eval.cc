@@ -86,15 +86,10 @@ void run_eval(const EvalOptions& o) {
   const std::string ckpt = resolve_ckpt_arg(o.ckpt);
   if (!o.save_logits.empty()) {  // (before the work: nothing saved is written over unasked)
     std::error_code ec;
-    if (std::filesystem::exists(o.save_logits, ec)) {
-      if (std::filesystem::is_directory(o.save_logits, ec))
-        throw Error("--save-logits " + o.save_logits + ": is a directory; name a file");
-      if (std::filesystem::equivalent(o.save_logits, ckpt, ec))
-        throw Error("--save-logits " + o.save_logits + ": is the checkpoint being evaluated; name another file");
-      if (!o.overwrite)
-        throw Error("--save-logits " + o.save_logits +
-                    ": the file exists; name another file, or pass --overwrite to replace it");
-    }
+    if (is_dir(o.save_logits)) throw Error("--save-logits " + o.save_logits + ": is a directory; name a file");
+    if (std::filesystem::equivalent(o.save_logits, ckpt, ec))
+      throw Error("--save-logits " + o.save_logits + ": is the checkpoint being evaluated; name another file");
+    refuse_existing_unless("--save-logits", o.save_logits, o.overwrite);
   }
   std::unique_ptr<hymo::rt::SafetensorsFile> f;
   throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &f));

@@ -24,6 +24,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "commands.h"
 #include "run_files.h"
@@ -135,13 +136,14 @@ void diff_config(const json& a, const json& b, const std::string& prefix, std::v
 }
 
 // The latest DIR/checkpoints/step_N.safetensors.
-std::string latest_checkpoint(const std::string& dir) {
+// The newest DIR/checkpoints/step_N.safetensors as (N, path).
+std::pair<int64_t, std::string> latest_checkpoint(const std::string& dir) {
   std::string cdir = dir + "/checkpoints";
   if (!is_dir(dir)) throw Error("--resume " + dir + ": no such directory");
   if (!is_dir(cdir)) throw Error("--resume " + dir + ": no checkpoints directory (" + cdir + ")");
-  std::string path = newest_step_checkpoint(cdir);
-  if (path.empty()) throw Error("--resume " + dir + ": no checkpoint (step_N.safetensors) in " + cdir);
-  return path;
+  const auto found = step_checkpoints(cdir);
+  if (found.empty()) throw Error("--resume " + dir + ": no checkpoint (step_N.safetensors) in " + cdir);
+  return found.back();
 }
 
 // Whether a and b name the same directory (b may not exist yet).
@@ -502,8 +504,9 @@ void Trainer::run() {
   make_dirs(o_.out + "/checkpoints");
 
   std::string resume_path;
+  int64_t resume_named_step = -1;  // the N of its name
   if (!o_.resume.empty()) {
-    resume_path = latest_checkpoint(o_.resume);
+    std::tie(resume_named_step, resume_path) = latest_checkpoint(o_.resume);
     throw_if_error(hymo::rt::SafetensorsFile::open(resume_path, &resume_ckpt_));
     check_checkpoint_format(*resume_ckpt_);
     auto kind = resume_ckpt_->metadata().find("kind");
@@ -527,9 +530,7 @@ void Trainer::run() {
     throw Error("--out " + o_.out + " already holds a run: " + earlier + ". " +
                 (old_ckpts.empty() ? std::string("Choose") : "Continue it with --resume " + o_.out + ", choose") +
                 " another --out, or pass --overwrite to delete that run's metrics and checkpoints and start over");
-  if (!o_.save_init.empty() && !o_.overwrite && std::filesystem::exists(o_.save_init, ec))
-    throw Error("--save-init " + o_.save_init + ": the file exists; name another file, or pass --overwrite to "
-                "replace it");
+  if (!o_.save_init.empty()) refuse_existing_unless("--save-init", o_.save_init, o_.overwrite);
   for (const auto& [n, f] : old_ckpts)
     for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--init", o_.init}, {"--resume", resume_path}})
       if (!path.empty() && std::filesystem::equivalent(path, f, ec))
@@ -600,14 +601,9 @@ void Trainer::run() {
                     " but its step counter train.step holds " + held + " (an edited or corrupt checkpoint?)");
       }
     }
-    {
-      const std::string base = std::filesystem::path(resume_path).filename().string();
-      int64_t named = -1;
-      if (base.rfind("step_", 0) == 0 && base.size() > 17 && base.compare(base.size() - 12, 12, ".safetensors") == 0 &&
-          parse_step_count(base.substr(5, base.size() - 17), &named) && named != step_)
-        throw Error("checkpoint " + resume_path + ": named step " + std::to_string(named) + " but its metadata says step " +
-                    std::to_string(step_) + " (a renamed checkpoint?)");
-    }
+    if (resume_named_step != step_)
+      throw Error("checkpoint " + resume_path + ": named step " + std::to_string(resume_named_step) +
+                  " but its metadata says step " + std::to_string(step_) + " (a renamed checkpoint?)");
     micro_ = meta_int(*resume_ckpt_, "data_position");
     consecutive_skips_ = meta_int(*resume_ckpt_, "consecutive_skips");
     std::fprintf(stderr, "hymo-run train: resumed from %s (step %lld, micro-step %lld)\n", resume_path.c_str(),

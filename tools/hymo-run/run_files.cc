@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "hymo/rt/checkpoint.h"
 #include "hymo/rt/parse.h"
@@ -21,6 +22,12 @@ bool is_dir(const std::string& path) {
 bool is_file(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+void refuse_existing_unless(const std::string& option, const std::string& path, bool overwrite) {
+  std::error_code ec;
+  if (!overwrite && std::filesystem::exists(path, ec))
+    throw Error(option + " " + path + ": the file exists; name another file, or pass --overwrite to replace it");
 }
 
 bool parse_step_count(const std::string& text, int64_t* out) {

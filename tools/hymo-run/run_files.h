@@ -16,6 +16,10 @@ namespace hymo_run {
 bool is_dir(const std::string& path);
 bool is_file(const std::string& path);
 
+// An output file OPTION names: an existing one is an error naming the option,
+// unless `overwrite` (the command's --overwrite).
+void refuse_existing_unless(const std::string& option, const std::string& path, bool overwrite);
+
 // Parses `text` as a step count: base-10 digits only (no sign, no spaces),
 // at most INT64_MAX. False, *out untouched, for anything else.
 bool parse_step_count(const std::string& text, int64_t* out);
