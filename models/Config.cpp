@@ -3,8 +3,11 @@
 // the error messages all walk that one table.
 #include "Config.h"
 
+#include "hymo/rt/plan_format.h"
+
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +18,9 @@
 
 namespace hymo {
 namespace {
+
+static_assert(kMaxTensorElements == rt::kMaxBufferElements,
+              "a tensor the config allows must be a buffer the runtime loads");
 
 enum class Kind { Int, Float, Bool, String, FloatList };
 
@@ -353,6 +359,159 @@ void requireOneOf(const std::string &path, const std::string &v,
   fail(path, "expected one of " + list + ", got '" + v + "'");
 }
 
+// One factor of a size product: the config key (or a derived size, spelled
+// out) and its value, positive.
+struct Factor {
+  std::string name;
+  int64_t value;
+};
+
+// Fails unless the product of `factors` is at most `limit` (`limitText`
+// spells it), naming every factor, `what` the product sizes, and the values.
+// Multiplies with overflow checks: a product past int64 says so.
+void requireProduct(const std::vector<Factor> &factors, int64_t limit,
+                    const std::string &limitText, const std::string &what) {
+  int64_t p = 1;
+  bool overflow = false;
+  for (const Factor &f : factors)
+    if (__builtin_mul_overflow(p, f.value, &p)) {
+      overflow = true;
+      break;
+    }
+  if (!overflow && p <= limit)
+    return;
+  std::string names, values;
+  for (const Factor &f : factors) {
+    names += (names.empty() ? "" : " * ") + f.name;
+    values += (values.empty() ? "" : " * ") + std::to_string(f.value);
+  }
+  if (factors.size() > 1)
+    values += overflow ? " (past int64)" : " = " + std::to_string(p);
+  fail(names, "expected " + std::string(factors.size() > 1 ? "a product of " : "") + "at most " +
+                  limitText + " (" + what + "), got " + values);
+}
+
+// a + b as one factor: one dimension of `tensor`, so at most
+// kMaxTensorElements (checked without overflow, like the products).
+Factor sum(const Factor &a, const Factor &b, const std::string &tensor) {
+  int64_t v = 0;
+  const bool overflow = __builtin_add_overflow(a.value, b.value, &v);
+  if (overflow || v > kMaxTensorElements)
+    fail(a.name + " + " + b.name,
+         "expected a sum of at most 2^40 = " + std::to_string(kMaxTensorElements) + " (one dimension of " +
+             tensor + "), got " + std::to_string(a.value) + " + " + std::to_string(b.value) +
+             (overflow ? " (past int64)" : " = " + std::to_string(v)));
+  return {"(" + a.name + " + " + b.name + ")", v};
+}
+
+// The products of sizes that shape the model's tensors and kernels
+// (docs/configs.md, "Size limits"), after every size is known positive. A
+// product past int64 would wrap in the model builder and reach MLIR as a
+// negative or dynamic dimension; one past 2^40 elements would be a plan the
+// runtime refuses; a matrix size past 2^31 - 1 would be truncated on its way
+// to CBLAS. Checked in about the order the model builds them (the tokens
+// first), and only for the layer kinds the config has.
+void validateSizes(const Config &c) {
+  const ModelConfig &m = c.model;
+  const TrainingConfig &t = c.training;
+  const std::string kElems = "2^40 = " + std::to_string(kMaxTensorElements);
+  const std::string kMatrix = "2^31 - 1 = " + std::to_string(kMaxMatrixDim);
+  auto elements = [&](const std::vector<Factor> &f, const std::string &tensor) {
+    requireProduct(f, kMaxTensorElements, kElems, "the elements of one tensor: " + tensor);
+  };
+  auto matrix = [&](const std::vector<Factor> &f, const std::string &size) {
+    requireProduct(f, kMaxMatrixDim, kMatrix, size + ", a matrix size, which CBLAS takes as int");
+  };
+  const Factor B{"training.micro_batch_size", t.micro_batch_size}, T{"training.seq_len", t.seq_len},
+      D{"model.dim", m.dim}, V{"model.vocab_size", m.vocab_size};
+  const bool hasM = m.layer_pattern.find('M') != std::string::npos;
+  // (MTP depths are G layers)
+  const bool hasG = m.layer_pattern.find('G') != std::string::npos || m.mtp.depth > 0;
+
+  elements({B, T}, "the tokens [micro_batch_size, seq_len]");
+  matrix({B, T}, "the rows of every linear layer");
+  requireProduct({B, T, {"training.gradient_accumulation_steps", t.gradient_accumulation_steps}},
+                 INT64_MAX, "2^63 - 1",
+                 "the tokens of one optimizer step, which train counts in int64");
+  elements({B, T, D}, "the hidden states [micro_batch_size, seq_len, dim]");
+  matrix({D}, "the inner size of every projection from the hidden state");
+  elements({V, D}, "embed.weight and head.weight [vocab_size, dim]");
+  elements({B, T, V}, "the logits [micro_batch_size, seq_len, vocab_size]");
+  if (m.mtp.depth > 0) {
+    const Factor D2{"2", 2};
+    elements({D, D2, D}, "mtp.k.proj.weight [dim, 2 * dim]");
+    elements({B, {"(training.seq_len - 1)", t.seq_len - 1}, D2, D},
+             "the first MTP depth's input [micro_batch_size, seq_len - 1, 2 * dim]");
+  }
+  if (hasG) {
+    const Factor F{"model.ffn_hidden", m.ffn_hidden}, H{"model.gdn.n_heads", m.gdn.n_heads},
+        Dh{"model.gdn.head_dim", m.gdn.head_dim}, S{"model.gdn.state_dim", m.gdn.state_dim};
+    elements({F, D}, "the dense FFN's W1 and W3 [ffn_hidden, dim]");
+    elements({B, T, F}, "the dense FFN's hidden activations [micro_batch_size, seq_len, ffn_hidden]");
+    matrix({F}, "the dense FFN's hidden size");
+    elements({H, Dh, D}, "the GDN's W_v and W_z [n_heads * head_dim, dim]");
+    elements({H, S, D}, "the GDN's W_b and W_c [n_heads * state_dim, dim]");
+    matrix({H, Dh}, "the GDN's value width n_heads * head_dim");
+    matrix({H, S}, "the GDN's key width n_heads * state_dim");
+    elements({B, T, H, Dh}, "the GDN's values [micro_batch_size, seq_len, n_heads, head_dim]");
+    elements({B, T, H, S}, "the GDN's keys [micro_batch_size, seq_len, n_heads, state_dim]");
+    elements({H, S, Dh}, "the GDN's recurrent state of one sequence [n_heads, state_dim, head_dim]");
+    elements({T, S, Dh}, "the GDN backward's chunk states of one head [seq_len, state_dim, head_dim]");
+  }
+  if (hasM) {
+    const MlaConfig &a = m.mla;
+    const Factor H{"model.mla.n_heads", a.n_heads}, Rq{"model.mla.q_lora_rank", a.q_lora_rank},
+        Rkv{"model.mla.kv_lora_rank", a.kv_lora_rank}, Dn{"model.mla.qk_nope_head_dim", a.qk_nope_head_dim},
+        Dr{"model.mla.qk_rope_head_dim", a.qk_rope_head_dim}, Dv{"model.mla.v_head_dim", a.v_head_dim};
+    elements({Rq, D}, "the MLA's W_qa [q_lora_rank, dim]");
+    elements({B, T, Rq}, "the MLA's query latents [micro_batch_size, seq_len, q_lora_rank]");
+    matrix({Rq}, "the MLA's q_lora_rank");
+    const Factor Dqk = sum(Dn, Dr, "the MLA's queries"), Dkv = sum(Dn, Dv, "the MLA's keys and values"),
+                 Rkr = sum(Rkv, Dr, "the MLA's kv latents");
+    elements({H, Dqk, Rq}, "the MLA's W_qb [n_heads * (qk_nope_head_dim + qk_rope_head_dim), q_lora_rank]");
+    matrix({H, Dqk}, "the MLA's query width");
+    elements({Rkr, D}, "the MLA's W_kva [kv_lora_rank + qk_rope_head_dim, dim]");
+    matrix({Rkr}, "the MLA's kv latent width");
+    elements({H, Dkv, Rkv}, "the MLA's W_kvb [n_heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank]");
+    matrix({H, Dkv}, "the MLA's key-value width");
+    elements({D, H, Dv}, "the MLA's W_o [dim, n_heads * v_head_dim]");
+    elements({B, T, Rkr}, "the MLA's kv latents [micro_batch_size, seq_len, kv_lora_rank + qk_rope_head_dim]");
+    elements({B, T, H, Dqk},
+             "the MLA's queries [micro_batch_size, seq_len, n_heads, qk_nope_head_dim + qk_rope_head_dim]");
+    elements({B, T, H, Dkv},
+             "the MLA's keys and values [micro_batch_size, seq_len, n_heads, qk_nope_head_dim + v_head_dim]");
+    elements({T, T}, "the attention scores of one head [seq_len, seq_len]");
+
+    const MoeConfig &e = m.moe;
+    const Factor E{"model.moe.n_routed", e.n_routed}, Hd{"model.moe.expert_hidden", e.expert_hidden};
+    elements({E, D}, "the MoE's gate.weight [n_routed, dim]");
+    elements({B, T, E}, "the MoE's router probabilities [micro_batch_size * seq_len, n_routed]");
+    elements({E, Hd, D}, "the MoE's experts.W1 [n_routed, expert_hidden, dim]");
+    matrix({Hd}, "the MoE's expert_hidden");
+    if (e.n_shared > 0) {
+      const Factor Ns{"model.moe.n_shared", e.n_shared};
+      elements({Ns, Hd, D}, "the MoE's shared.W1 [n_shared * expert_hidden, dim]");
+      matrix({Ns, Hd}, "the MoE's shared hidden size n_shared * expert_hidden");
+      elements({B, T, Ns, Hd},
+               "the shared experts' hidden activations [micro_batch_size * seq_len, n_shared * expert_hidden]");
+    }
+    // The expert capacity as the model builder computes it (ModelBuilder.cpp).
+    const int64_t N = t.micro_batch_size * t.seq_len;
+    const double cap = std::floor(e.capacity_factor * N * e.top_k / e.n_routed);
+    const std::string capName =
+        "capacity (= max(1, floor(model.moe.capacity_factor * training.micro_batch_size * "
+        "training.seq_len * model.moe.top_k / model.moe.n_routed)))";
+    const std::string slots = "the MoE's expert slots [n_routed, capacity], indexed in i32";
+    if (!(cap <= double(kMaxMatrixDim)))
+      fail("model.moe.n_routed * " + capName,
+           "expected a product of at most " + kMatrix + " (" + slots + "), got capacity " + fmt(cap));
+    const Factor C{capName, std::max<int64_t>(1, static_cast<int64_t>(cap))};
+    requireProduct({E, C}, kMaxMatrixDim, kMatrix, slots);
+    elements({E, C, D}, "the MoE's expert inputs [n_routed, capacity, dim]");
+    elements({E, C, Hd}, "the MoE's expert activations [n_routed, capacity, expert_hidden]");
+  }
+}
+
 void validate(const Config &c) {
   const ModelConfig &m = c.model;
   requirePositive("model.vocab_size", m.vocab_size);
@@ -478,6 +637,7 @@ void validate(const Config &c) {
   requirePositive("training.world_size", t.world_size);
   if (t.seed < 0)
     fail("training.seed", "expected a non-negative integer, got " + std::to_string(t.seed));
+  validateSizes(c);
 }
 
 Config fromYaml(const YAML::Node &root) {

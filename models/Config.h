@@ -36,6 +36,15 @@ constexpr int64_t kMaxLayers = 1024;
 /// The most Newton-Schulz iterations (optimizer.ns_iterations): each is unrolled
 /// into the training step, so 10^9 of them never finished compiling (docs/configs.md).
 constexpr int64_t kMaxNsIterations = 100;
+/// The most elements one tensor of the model may hold: the runtime's limit on
+/// a plan buffer (kMaxBufferElements, hymo/rt/plan_format.h), which keeps byte
+/// sizes far from int64 overflow. Config.cpp checks every product of sizes that
+/// shapes a tensor against it (docs/configs.md).
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+/// The most rows, columns or inner size of one matrix product, and the most
+/// MoE expert slots: the CPU runtime passes GEMM sizes to CBLAS as int and
+/// keeps expert slots in i32 (docs/configs.md).
+constexpr int64_t kMaxMatrixDim = 2147483647;
 
 struct ModelConfig {
   int64_t vocab_size = 0, dim = 0, n_layers = 0, ffn_hidden = 0;

@@ -112,11 +112,12 @@ case $case_name in
       fail "--plan --set failed: $(cat log.txt)"
     grep -q '"seed": *3' r/plan.json || fail "the recompiled plan lacks seed 3"
     expect_error "compile fp16" "fp16 is not supported" "$run" compile --config "$cfg" --precision fp16 -o x.json
-    # A plan the runtime would refuse, a missing directory, a non-file output:
+    # A config too large to run (10^8 x 64 rows pass the int sizes CBLAS takes;
+    # docs/configs.md, size limits), a missing directory, a non-file output:
     # clear errors, and the plan already there stays as it was.
     sum=$(md5sum < plan.json)
-    expect_error "compile of an unrunnable plan" \
-      "the runtime would refuse this plan: plan: buffers\[[0-9]+\].shape: element count" \
+    expect_error "compile of an unrunnable config" \
+      "training.micro_batch_size \* training.seq_len: expected a product of at most 2\^31 - 1 = 2147483647 \(the rows of every linear layer.*got 100000000 \* 64 = 6400000000" \
       "$run" compile --config "$cfg" --set training.micro_batch_size=100000000 -o plan.json
     [ "$(md5sum < plan.json)" = "$sum" ] || fail "a failed compile replaced plan.json"
     ls plan.json.tmp.* > /dev/null 2>&1 && fail "a failed compile left a temporary file"
