@@ -170,6 +170,16 @@ PY
     expect_error "report on an empty metrics.jsonl" "is empty" "$run" report emptym
     mkdir -p fracstep && echo '{"step": 1.5, "loss": 1.0}' > fracstep/metrics.jsonl
     expect_error "report on a fractional step" "metrics.jsonl:1: step 1.5 is not a step count" "$run" report fracstep
+    # Steps that repeat or go back (train logs each once, in order): refused, naming both lines.
+    mkdir -p backstep && printf '{"step": 1, "loss": 1.0}\n{"step": 3, "loss": 1.0}\n\n{"step": 2, "loss": 1.0}\n' \
+      > backstep/metrics.jsonl
+    expect_error "report on a step that goes back" \
+      "backstep/metrics.jsonl:4: step 2 comes after step 3 of line 2 \(train logs steps once each, in increasing order" \
+      "$run" report backstep
+    [ -e backstep/report ] && fail "a refused report wrote backstep/report"
+    mkdir -p dupstep && printf '{"step": 1, "loss": 1.0}\n{"step": 1, "loss": 2.0}\n' > dupstep/metrics.jsonl
+    expect_error "report on a repeated step" "dupstep/metrics.jsonl:2: step 1 repeats step 1 of line 1" \
+      "$run" report dupstep
     mkdir -p dirm/metrics.jsonl
     expect_error "report on a metrics directory" "dirm/metrics.jsonl is a directory" "$run" report dirm
     # A diverged value far beyond any axis: left out of the chart, no NaN coordinates.
