@@ -157,6 +157,19 @@ PY
     "$run" eval --ckpt $ck --data "$heldout" --max-tokens 256 --save-logits kept.npy --overwrite --json > /dev/null 2>&1 ||
       fail "--save-logits --overwrite failed"
     head -c 6 kept.npy | grep -q NUMPY || fail "--save-logits --overwrite did not write the logits"
+    # A path that is not UTF-8 (byte 0xff): the JSON line stays valid JSON with
+    # U+FFFD for the byte, and a note says so (dumping it threw after the work).
+    odd=$(printf 'odd\377dir') && mkdir -p "$odd" && cp $ck "$odd/"
+    out=$("$run" eval --ckpt "$odd" --data "$heldout" --max-tokens 256 --json 2>err.txt) ||
+      fail "eval of a non-UTF-8 path failed: $(cat err.txt)"
+    python3 -c '
+import json, sys
+lines = sys.stdin.buffer.read().decode("utf-8").splitlines()
+assert len(lines) == 1, lines
+assert json.loads(lines[0])["ckpt"] == "odd\ufffddir/step_1.safetensors", lines[0]' <<< "$out" ||
+      fail "eval of a non-UTF-8 path: not one JSON line with U+FFFD: $out"
+    grep -q "note: the ckpt path is not valid UTF-8; the JSON line writes each invalid byte of it as U+FFFD" err.txt ||
+      fail "eval of a non-UTF-8 path: no note: $(cat err.txt)"
     expect_error "--device cuda" "CUDA backend is not built yet" "$run" eval --ckpt $ck --data "$heldout" --device cuda
     expect_error "--device tpu" "expected cpu or cuda" "$run" eval --ckpt $ck --data "$heldout" --device tpu
     expect_error "report without dir" "dir is required" "$run" report

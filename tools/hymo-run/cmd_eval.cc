@@ -140,7 +140,14 @@ void run_eval(const EvalOptions& o) {
                 "%.1fs)\n",
                 ev.name().c_str(), r.loss_main, r.perplexity, (long long)r.predictions, (long long)r.rows,
                 (long long)T, (long long)r.batches, r.seconds);
-  std::printf("%s\n", j.dump().c_str());
+  // JSON text is UTF-8 and paths are bytes: a path that is not UTF-8 (a name
+  // with byte 0xff) is written with U+FFFD for each invalid byte, said on
+  // stderr (the JSON line stays valid; before, dumping it threw after the work).
+  for (const char* key : {"ckpt", "data"})
+    if (!is_utf8(j[key].get_ref<const std::string&>()))
+      std::fprintf(stderr, "hymo-run eval: note: the %s path is not valid UTF-8; the JSON line writes each invalid "
+                   "byte of it as U+FFFD\n", key);
+  std::printf("%s\n", j.dump(-1, ' ', false, ojson::error_handler_t::replace).c_str());
 }
 
 }  // namespace

@@ -24,6 +24,15 @@ bool is_file(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+bool is_utf8(const std::string& text) {
+  try {
+    (void)nlohmann::json(text).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
 void refuse_existing_unless(const std::string& option, const std::string& path, bool overwrite) {
   std::error_code ec;
   if (!overwrite && std::filesystem::exists(path, ec))

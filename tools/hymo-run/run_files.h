@@ -16,6 +16,10 @@ namespace hymo_run {
 bool is_dir(const std::string& path);
 bool is_file(const std::string& path);
 
+// Whether `text` is valid UTF-8 (nlohmann's dump throws on a string that is
+// not: paths are bytes).
+bool is_utf8(const std::string& text);
+
 // An output file OPTION names: an existing one is an error naming the option,
 // unless `overwrite` (the command's --overwrite).
 void refuse_existing_unless(const std::string& option, const std::string& path, bool overwrite);
