@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "cpu/bf16.h"
@@ -39,10 +41,74 @@ int64_t first_non_finite(const void* data, DType dtype, int64_t n) {
   return -1;
 }
 
-Status load_one(CpuExecutor* ex, const SafetensorsFile& f, const BufferDesc& b, const StTensorInfo& t) {
+// How save_checkpoint stores a buffer of dtype `d`.
+StDType saved_dtype(DType d, bool force_f32) {
+  switch (d) {
+    case DType::kF32: return StDType::kF32;
+    case DType::kF64: return force_f32 ? StDType::kF32 : StDType::kF64;
+    case DType::kBF16: return StDType::kF32;  // widened, exact
+    case DType::kI32: return StDType::kI32;
+  }
+  return StDType::kF32;
+}
+
+// training.precision of a config (JSON text); "" when it cannot tell.
+std::string config_precision(const std::string& config_json) {
+  const nlohmann::json c = nlohmann::json::parse(config_json, nullptr, false);
+  if (!c.is_object()) return "";
+  auto t = c.find("training");
+  if (t == c.end() || !t->is_object()) return "fp32";
+  auto p = t->find("precision");
+  if (p == t->end()) return "fp32";  // (the config's default)
+  return p->is_string() ? p->get<std::string>() : "";
+}
+
+// The precision a checkpoint that hymo-run wrote records (metadata
+// "precision", docs/training.md): it says how every tensor is stored, by
+// save_checkpoint's rule for the plan of that precision ("kind" init: with
+// force_f32). Set when that plan is `plan`'s (eval, sample and --resume load
+// a checkpoint into a plan of its own config); then a tensor stored another
+// way contradicts the metadata. Unset for another file, and for a checkpoint
+// of another precision (--init converts such values, docs/training.md). A
+// precision that is not one, or not its own config's, is an error.
+struct StoredAs {
+  std::string precision;
+  bool force_f32 = false;
+};
+Status recorded_precision(const Plan& plan, const SafetensorsFile& f, std::optional<StoredAs>* out) {
+  out->reset();
+  const auto& meta = f.metadata();
+  auto format = meta.find("format");
+  auto precision = meta.find("precision");
+  if (format == meta.end() || format->second != kCheckpointFormat || precision == meta.end()) return ok_status();
+  const std::string& p = precision->second;
+  if (p != "fp32" && p != "fp64" && p != "bf16")
+    return error_status("checkpoint " + f.path() + ": metadata precision = '" + p +
+                        "' is not fp32, fp64 or bf16 (corrupt?)");
+  if (auto config = meta.find("config"); config != meta.end()) {
+    const std::string own = config_precision(config->second);
+    if (!own.empty() && own != p)
+      return error_status("checkpoint " + f.path() + ": metadata precision = '" + p +
+                          "' but its config's training.precision is '" + own + "' (an edited checkpoint?)");
+  }
+  if (config_precision(plan.config_json) != p) return ok_status();
+  auto kind = meta.find("kind");
+  *out = StoredAs{p, kind != meta.end() && kind->second == "init"};
+  return ok_status();
+}
+
+Status load_one(CpuExecutor* ex, const SafetensorsFile& f, const BufferDesc& b, const StTensorInfo& t,
+                const std::optional<StoredAs>& stored_as) {
   if (t.shape != b.shape)
     return error_status("checkpoint " + f.path() + ": tensor " + b.name + " has shape " + shape_str(t.shape) +
                         ", the plan needs " + shape_str(b.shape) + " (checkpoint of another config?)");
+  if (stored_as)
+    if (const StDType want = saved_dtype(b.dtype, stored_as->force_f32); t.dtype != want)
+      return error_status("checkpoint " + f.path() + ": tensor " + b.name + " is stored as " +
+                          st_dtype_name(t.dtype) + ", but the metadata's precision " + stored_as->precision +
+                          (stored_as->force_f32 ? " (kind init)" : "") + " stores this " + dtype_name(b.dtype) +
+                          " buffer as " + st_dtype_name(want) +
+                          " (an edited checkpoint, or one hymo-run did not write?)");
   HYMO_RETURN_IF_ERROR(f.read_into(t, b.dtype, ex->mutable_data(b.id)));
   // A model parameter is finite in any checkpoint train writes (a non-finite step is skipped, not
   // applied): a NaN or infinity there is corruption, which eval and sample would otherwise turn
@@ -73,34 +139,19 @@ Status save_checkpoint(const CpuExecutor& ex, const std::string& path, Checkpoin
     StWriteTensor t;
     t.name = b->name;
     t.shape = b->shape;
+    t.dtype = saved_dtype(b->dtype, force_f32);
     const void* src = ex.data(b->id);
     const int64_t n = b->numel();
-    switch (b->dtype) {
-      case DType::kF32:
-        t.dtype = StDType::kF32;
-        t.data = src;
-        break;
-      case DType::kI32:
-        t.dtype = StDType::kI32;
-        t.data = src;
-        break;
-      case DType::kF64:
-        if (!force_f32) {
-          t.dtype = StDType::kF64;
-          t.data = src;
-          break;
-        }
-        [[fallthrough]];
-      case DType::kBF16: {
-        widened.emplace_back(size_t(n));
-        std::vector<float>& w = widened.back();
-        for (int64_t i = 0; i < n; ++i)
-          w[size_t(i)] = b->dtype == DType::kF64 ? float(static_cast<const double*>(src)[i])
-                                                 : bf16_to_f32(static_cast<const uint16_t*>(src)[i]);
-        t.dtype = StDType::kF32;
-        t.data = w.data();
-        break;
-      }
+    if (b->dtype == DType::kF64 && t.dtype == StDType::kF32) {
+      widened.emplace_back(size_t(n));
+      for (int64_t i = 0; i < n; ++i) widened.back()[size_t(i)] = float(static_cast<const double*>(src)[i]);
+      t.data = widened.back().data();
+    } else if (b->dtype == DType::kBF16) {
+      widened.emplace_back(size_t(n));
+      for (int64_t i = 0; i < n; ++i) widened.back()[size_t(i)] = bf16_to_f32(static_cast<const uint16_t*>(src)[i]);
+      t.data = widened.back().data();
+    } else {
+      t.data = src;  // f32 as F32, f64 as F64, i32 as I32
     }
     tensors.push_back(std::move(t));
   }
@@ -111,6 +162,8 @@ Status save_checkpoint(const CpuExecutor& ex, const std::string& path, Checkpoin
 
 Status restore_all_buffers(CpuExecutor* ex, const SafetensorsFile& f) {
   const Plan& plan = ex->plan();
+  std::optional<StoredAs> stored_as;
+  HYMO_RETURN_IF_ERROR(recorded_precision(plan, f, &stored_as));
   std::set<std::string> known;
   for (const BufferDesc& b : plan.buffers) {
     if (!persistent(b)) continue;
@@ -119,7 +172,7 @@ Status restore_all_buffers(CpuExecutor* ex, const SafetensorsFile& f) {
     if (!t)
       return error_status("checkpoint " + f.path() + ": tensor " + b.name +
                           " is missing (checkpoint of another config, or not a training checkpoint?)");
-    HYMO_RETURN_IF_ERROR(load_one(ex, f, b, *t));
+    HYMO_RETURN_IF_ERROR(load_one(ex, f, b, *t, stored_as));
   }
   for (const StTensorInfo& t : f.tensors())
     if (!known.count(t.name))
@@ -130,6 +183,8 @@ Status restore_all_buffers(CpuExecutor* ex, const SafetensorsFile& f) {
 
 Status load_param_table(CpuExecutor* ex, const SafetensorsFile& f) {
   const Plan& plan = ex->plan();
+  std::optional<StoredAs> stored_as;
+  HYMO_RETURN_IF_ERROR(recorded_precision(plan, f, &stored_as));
   std::set<std::string> table;
   for (const ParamEntry& p : plan.params) {
     table.insert(p.name);
@@ -140,7 +195,7 @@ Status load_param_table(CpuExecutor* ex, const SafetensorsFile& f) {
       return error_status("checkpoint " + f.path() + ": parameter " + p.name +
                           " is missing (checkpoint of another config?)");
     }
-    HYMO_RETURN_IF_ERROR(load_one(ex, f, b, *t));
+    HYMO_RETURN_IF_ERROR(load_one(ex, f, b, *t, stored_as));
   }
   for (const StTensorInfo& t : f.tensors())
     if (!table.count(t.name) && model_name(t.name))

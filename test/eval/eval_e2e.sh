@@ -203,6 +203,39 @@ assert json.loads(lines[0])["ckpt"] == "odd\ufffddir/step_1.safetensors", lines[
     with_metadata "$ck" v9.safetensors format_version 9
     expect_error "checkpoint format version 9" "v9.safetensors: format_version '9', this hymo-run reads version 1" \
       "$run" eval --ckpt v9.safetensors --data "$heldout"
+    # The metadata's precision against its config and the tensors' dtypes: an
+    # fp32 checkpoint relabelled fp64 (metadata and config) used to be widened
+    # without a word; now the first tensor stored otherwise is named.
+    with_metadata "$ck" prec64.safetensors precision fp64
+    expect_error "metadata precision unlike its config" \
+      "prec64.safetensors: metadata precision = 'fp64' but its config's training.precision is 'fp32'" \
+      "$run" eval --ckpt prec64.safetensors --data "$heldout"
+    python3 - prec64.safetensors both64.safetensors <<'PY' || fail "python3 failed"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+config = json.loads(head["__metadata__"]["config"])
+config["training"]["precision"] = "fp64"
+head["__metadata__"]["config"] = json.dumps(config)
+text = json.dumps(head).encode()
+text += b" " * (-len(text) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+PY
+    expect_error "F32 tensors under precision fp64" \
+      "both64.safetensors: tensor [a-z0-9_.]+ is stored as F32, but the metadata's precision fp64 stores this f64 buffer as F64" \
+      "$run" eval --ckpt both64.safetensors --data "$heldout"
+    with_metadata "$ck" prec8.safetensors precision fp8
+    expect_error "metadata precision fp8" "prec8.safetensors: metadata precision = 'fp8' is not fp32, fp64 or bf16" \
+      "$run" eval --ckpt prec8.safetensors --data "$heldout"
+    # A true fp64 checkpoint (F64 tensors, its F32 MoE counts) evaluates, and
+    # --init of an fp32 run converts it.
+    "$run" train --config "$cfg" --data "$data" --steps 1 --precision fp64 --out run64 > /dev/null 2>&1 ||
+      fail "fp64 train failed"
+    "$run" eval --ckpt run64 --data "$heldout" --max-tokens 256 --json > /dev/null 2>err.txt ||
+      fail "eval of an fp64 checkpoint failed: $(cat err.txt)"
+    "$run" train --config "$cfg" --data "$data" --steps 1 --init run64/checkpoints/step_1.safetensors --out init32 \
+      > /dev/null 2>err.txt || fail "--init of fp32 from fp64 failed: $(cat err.txt)"
     # A malformed step in the metadata is refused before the evaluation runs;
     # a step_N name whose N is not a step count is not taken for a checkpoint.
     with_metadata "$ck" badstep.safetensors step -3

@@ -32,6 +32,13 @@ Status save_checkpoint(const CpuExecutor& ex, const std::string& path, Checkpoin
 // Restores every param and state buffer of the plan from `f` (resume):
 // each must be present with the plan's shape; a tensor the plan does not
 // know is an error too. Messages name the file and the tensor.
+//
+// Both loaders cross-check a hymo checkpoint's metadata "precision" (which
+// hymo-run records, docs/training.md): it must be fp32, fp64 or bf16 and its
+// config's training.precision; and when it is the plan's precision, every
+// tensor must be stored as save_checkpoint stores that buffer (with
+// force_f32 for "kind" init), else the error names the tensor and both
+// dtypes. A checkpoint of another precision converts (--init).
 Status restore_all_buffers(CpuExecutor* ex, const SafetensorsFile& f);
 
 // Loads the parameter table from `f` (--init): every `param` entry must be
