@@ -1085,6 +1085,34 @@ __device__ __forceinline__ float ex2f(float x) {
   return y;
 }
 
+// HYMO_GDN_SILU_TANH (session 72): the output passes' silu(z) = z sigmoid(z) as
+// z (0.5 + 0.5 tanh(z / 2)), one MUFU (tanh.approx, relative error 2^-11) in place of two (ex2
+// and the reciprocal of __fdividef). Its absolute error in sigmoid is at most 2.5e-4, against
+// y's own BF16 rounding of 2^-9 relative (a simulated worst case: 3e-4 normwise in y)
+#ifndef HYMO_GDN_SILU_TANH
+#define HYMO_GDN_SILU_TANH 0
+#endif
+__device__ __forceinline__ float silu_fwd(float z) {
+  if constexpr (HYMO_GDN_SILU_TANH) {
+    float t;
+    const float hz = 0.5f * z;
+    asm("tanh.approx.f32 %0, %1;\n" : "=f"(t) : "f"(hz));
+    return fmaf(hz, t, hz);
+  } else {
+    // silu(z) = z / (1 + 2^(-z log2 e))
+    return __fdividef(z, 1.f + ex2f(-1.4426950408889634f * z));
+  }
+}
+
+// HYMO_GDN_CHAIN (session 72): the plain output pass's staging at D = S = 32 (gdn_fwd_bf16.cuh)
+// a row pair a thread, each staged tile's second row from its first (or first from its second)
+// times the per-step decay: 5 exps a row pair and value of s in place of 8 (Qi, mid2, mid, Kend:
+// one a row each; now one a pair each, and the decay). ncu (run 328, an H200) put the staging's stalls at the MUFU
+// pipe: the plain pass's 136 MUFU a warp and chunk, 64 of them in the staging.
+#ifndef HYMO_GDN_CHAIN
+#define HYMO_GDN_CHAIN 0
+#endif
+
 // The diagonal blocks' tests: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'
 // shared vectors), on every lane of the warp.
 __device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {

@@ -1206,6 +1206,56 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     // HYMO_GDN_SEL: one exp an element for the squares' operands (in the plain pass at D = 16
     // only with ZROW's zero rows: run 88, 3.6% slower alone there; run 89, -5.2% with them)
     constexpr bool SL = HYMO_GDN_SEL && (TRAIN || D != 16 || ZR);
+    // HYMO_GDN_CHAIN (gdn.cuh): the plain pass at D = S = 32 stages a row pair a thread, each
+    // tile's two rows from one exp: the first row's factor (queries, referenced before it) or
+    // the second's (keys, referenced after it) as 2^(d a2), the other row's that times the
+    // per-step decay Ad = 2^(g_{t+1} a2) of row t + 1 (a product of factors <= 1 where the
+    // reference is a row; the fast halves' midpoints bound theirs, diag8_fast)
+    constexpr bool CH = HYMO_GDN_CHAIN && PK && P::QR && P::KE && P::T4 && D8 && HYMO_GDN_DIAG8_USTAGE &&
+                        S == 32 && D == 32 && R == 1;
+    if constexpr (CH) {
+      static_assert(C * S / 16 == NTH, "HYMO_GDN_CHAIN: one row pair of 8 values of s a thread");
+      // lanes 8k .. 8k + 7 on pairs 4 rows apart (rows 320 bytes apart: disjoint bank quads, as
+      // HYMO_GDN_ROWPERM's order), q8 the lane's 8 values of s
+      const int q8 = lane & 3, k8 = lane >> 3;
+      const int t = 16 * wid + 2 * ((k8 >> 1) * 4 + (k8 & 1) + ((lane >> 2) & 1) * 2), s0 = q8 * 8, blk = wid;
+      float a2[8], Ad[8];
+      ld8(A2 + s0, a2);
+      const float gt = G[t], gu = G[t + 1], gn = g[t + 1];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) Ad[e] = ex2f(gn * a2[e]);
+      // rows t and t + 1 of one tile: fwd, queries from row t on (row t: 2^(d a2)); else keys up
+      // to row t + 1 (row t + 1: 2^(d a2)); the other row that times Ad
+      const auto chain = [&](bf16* dst, bool fwd, float d) {
+        const int ro = fwd ? t : t + 1, rn = fwd ? t + 1 : t;
+        const bf16* x = fwd ? sc : sb;  // (the raw rows loaded again a tile: fewer live registers)
+        const uint4 xo = *reinterpret_cast<const uint4*>(x + ro * LS + s0);
+        const uint4 xn = *reinterpret_cast<const uint4*>(x + rn * LS + s0);
+        const uint32_t* xo2 = reinterpret_cast<const uint32_t*>(&xo);
+        const uint32_t* xn2 = reinterpret_cast<const uint32_t*>(&xn);
+        uint4 oo, on;
+        uint32_t* vo = reinterpret_cast<uint32_t*>(&oo);
+        uint32_t* vn = reinterpret_cast<uint32_t*>(&on);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float f0 = ex2f(d * a2[2 * e]), f1 = ex2f(d * a2[2 * e + 1]);
+          vo[e] = mul_bf16x2(xo2[e], pack_bf16(f0, f1));
+          vn[e] = mul_bf16x2(xn2[e], pack_bf16(f0 * Ad[2 * e], f1 * Ad[2 * e + 1]));
+        }
+        *reinterpret_cast<uint4*>(dst + ro * LS + s0) = oo;
+        *reinterpret_cast<uint4*>(dst + rn * LS + s0) = on;
+      };
+      chain(qi, true, gt - (blk ? G[16 * blk - 1] : 0.f));
+      const bool fast = HYMO_GDN_DIAG_NOSLOW ? true : diag8_fast(G, 16 * blk, amax2);
+      // a fast block: every row a query in mid2 and a key in mid, around the half's reference;
+      // else mid2 rows 4..7 of each half queries, 0..3 keys (row 3), mid the square's (row 7)
+      const float gr = diag8_ref(G, t & ~7), g3 = G[(t & ~7) + 3], gm = G[16 * blk + 7];
+      const bool q4 = t & 4, lo = (t & 15) >= 8;
+      chain(mid2, fast || q4, fast ? gt - gr : q4 ? gt - g3 : g3 - gu);
+      chain(mid, !fast && lo, fast ? gr - gu : lo ? gt - gm : gm - gu);
+      chain(kr, false, G[16 * blk + 15] - gu);
+    }
+    if constexpr (!CH)
     for (int u = tid; u < C * (S / 8); u += NTH) {
       int q8;
       const int t = row_piece<S / 8, 2>(u, q8), s0 = q8 * 8, blk = t >> 4;  // (HYMO_GDN_ROWPERM)
@@ -1785,9 +1835,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
           const int t = r0 + gq + hr * 8;
           if (OR || t < n) {
             const float2 zz = bf16x2_f2(zq[nt][hr]);
-            // silu(z) = z / (1 + 2^(-z log2 e))
-            const float s0 = __fdividef(zz.x, 1.f + ex2f(-1.4426950408889634f * zz.x));
-            const float s1 = __fdividef(zz.y, 1.f + ex2f(-1.4426950408889634f * zz.y));
+            const float s0 = silu_fwd(zz.x), s1 = silu_fwd(zz.y);
             const float y0 = acc[nt][2 * hr] * (ss[hr] * wy[nt].x) * s0;
             const float y1 = acc[nt][2 * hr + 1] * (ss[hr] * wy[nt].y) * s1;
             if constexpr (OR)
