@@ -1113,6 +1113,16 @@ __device__ __forceinline__ float silu_fwd(float z) {
 #define HYMO_GDN_CHAIN 0
 #endif
 
+// HYMO_GDN_DTAB (session 72): the plain output pass's column factors exp(dg A_s) (the Qs h
+// product's per-block references, the off-diagonal pair decays, the state update's block decays,
+// the fast squares' rescalings; gdn_fwd_bf16.cuh's DTB) staged once a chunk as a table of 15 rows
+// of S floats (1.9 KB at S = 32, in the low state tile the plain pass leaves unused), instead of
+// one exp a factor in each warp that uses it: each lane evaluated 4 of them a k-step, the same
+// values as seven other lanes. About 30 MUFU a lane and chunk fewer for 4 more in the staging.
+#ifndef HYMO_GDN_DTAB
+#define HYMO_GDN_DTAB 0
+#endif
+
 // The diagonal blocks' tests: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'
 // shared vectors), on every lane of the warp.
 __device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {
