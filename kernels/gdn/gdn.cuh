@@ -1085,12 +1085,16 @@ __device__ __forceinline__ float ex2f(float x) {
   return y;
 }
 
-// HYMO_GDN_SILU_TANH (session 72): the output passes' silu(z) = z sigmoid(z) as
-// z (0.5 + 0.5 tanh(z / 2)), one MUFU (tanh.approx, relative error 2^-11) in place of two (ex2
-// and the reciprocal of __fdividef). Its absolute error in sigmoid is at most 2.5e-4, against
-// y's own BF16 rounding of 2^-9 relative (a simulated worst case: 3e-4 normwise in y)
+// HYMO_GDN_SILU_TANH (session 72; on since run 330): the output passes' silu(z) = z sigmoid(z)
+// as z (0.5 + 0.5 tanh(z / 2)), one MUFU (tanh.approx, relative error 2^-11) in place of two
+// (ex2 and the reciprocal of __fdividef). Its absolute error in sigmoid is at most 2.5e-4,
+// against y's own BF16 rounding of 2^-9 relative (a simulated worst case: 3e-4 normwise in y).
+// The adjoint pass keeps the exact form (the backward's per-head sums are ill-conditioned).
+// Runs 329-330 (H100s, five rounds): the plain forward -1.0..-1.3% held, the training forward
+// -0.7..-1.0%; with HYMO_GDN_CHAIN below, the held plain forward -2.2..-2.5% at the default
+// shape and -3.8..-4.7% at H = 64, every round below the old default's.
 #ifndef HYMO_GDN_SILU_TANH
-#define HYMO_GDN_SILU_TANH 0
+#define HYMO_GDN_SILU_TANH 1
 #endif
 __device__ __forceinline__ float silu_fwd(float z) {
   if constexpr (HYMO_GDN_SILU_TANH) {
@@ -1104,23 +1108,27 @@ __device__ __forceinline__ float silu_fwd(float z) {
   }
 }
 
-// HYMO_GDN_CHAIN (session 72): the plain output pass's staging at D = S = 32 (gdn_fwd_bf16.cuh)
-// a row pair a thread, each staged tile's second row from its first (or first from its second)
-// times the per-step decay: 5 exps a row pair and value of s in place of 8 (Qi, mid2, mid, Kend:
-// one a row each; now one a pair each, and the decay). ncu (run 328, an H200) put the staging's stalls at the MUFU
-// pipe: the plain pass's 136 MUFU a warp and chunk, 64 of them in the staging.
+// HYMO_GDN_CHAIN (session 72; on since run 330): the plain output pass's staging at D = S = 32
+// (gdn_fwd_bf16.cuh) a row pair a thread, each staged tile's second row from its first (or
+// first from its second) times the per-step decay: 5 exps a row pair and value of s in place
+// of 8 (Qi, mid2, mid, Kend: one a row each; now one a pair each, and the decay). ncu (run 328,
+// an H200) put the staging's stalls at the MUFU pipe: the plain pass's 136 MUFU a warp and
+// chunk, 64 of them in the staging. Alone (run 329): held plain forward -1.3% at the default
+// shape, -2.7% at H = 64.
 #ifndef HYMO_GDN_CHAIN
-#define HYMO_GDN_CHAIN 0
+#define HYMO_GDN_CHAIN 1
 #endif
 
-// HYMO_GDN_DTAB (session 72): the plain output pass's column factors exp(dg A_s) (the Qs h
-// product's per-block references, the off-diagonal pair decays, the state update's block decays,
-// the fast squares' rescalings; gdn_fwd_bf16.cuh's DTB) staged once a chunk as a table of 15 rows
-// of S floats (1.9 KB at S = 32, in the low state tile the plain pass leaves unused), instead of
-// one exp a factor in each warp that uses it: each lane evaluated 4 of them a k-step, the same
-// values as seven other lanes. About 30 MUFU a lane and chunk fewer for 4 more in the staging.
-#ifndef HYMO_GDN_DTAB
-#define HYMO_GDN_DTAB 0
+// HYMO_GDN_DTAB (session 72, run 330; removed, commit 1e4b77c has it): the plain output pass's
+// column factors exp(dg A_s) (the Qs h product's block references, the off-diagonal pair decays,
+// the state update's block decays, the fast squares' rescalings) staged once a chunk as a table
+// in the low state tile the plain pass leaves unused, instead of an exp a factor in each lane
+// that uses it (four a k-step, the same values as seven other lanes). A third of the pass's MUFU
+// fewer, and slower: held plain forward +3.4..+4.0% alone, +0.6..+1.8% with CHAIN and
+// SILU_TANH (an H100, five rounds, three shapes). The scalings wait on their factors either way;
+// the MUFU pipe bounds the staging, where all four warps issue exps at once.
+#if defined(HYMO_GDN_DTAB) && HYMO_GDN_DTAB
+#error "HYMO_GDN_DTAB was removed in session 72 (run 330: slower); commit 1e4b77c has it"
 #endif
 
 // The diagonal blocks' tests: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'

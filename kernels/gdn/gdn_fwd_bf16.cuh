@@ -78,27 +78,14 @@ __device__ __forceinline__ void frag_a_colfactors(float (&f)[4], int k0, float d
   f[2] = ex2f(dg * A2[kc + 8]);
   f[3] = ex2f(dg * A2[kc + 9]);
 }
-// the same factors read from a row of them, F[k] = exp(dg A_k) (HYMO_GDN_DTAB's table)
-__device__ __forceinline__ void frag_a_colfactors(float (&f)[4], int k0, const float* F, const float*) {
-  const int kc = k0 + 2 * (threadIdx.x & 3);
-  const float2 x = *reinterpret_cast<const float2*>(F + kc), y = *reinterpret_cast<const float2*>(F + kc + 8);
-  f[0] = x.x;
-  f[1] = x.y;
-  f[2] = y.x;
-  f[3] = y.y;
-}
-// whether a column scaling scales: an exponent dg != 0, a row of factors not null
-__device__ __forceinline__ bool col_scaled(float dg) { return dg != 0.f; }
-__device__ __forceinline__ bool col_scaled(const float* F) { return F != nullptr; }
 
 // The mma A fragment of the 16 x 16 tile at rows A.., columns k0.. (ldmatrix), with column
-// k scaled by exp(dg A_k) = ex2(dg A2[k]) in registers (dg >= 0; 0: unscaled; PK: scale_bf16x2's;
-// Fac const float*: the factors' row, null: unscaled).
-template <bool PK = false, class Fac = float>
+// k scaled by exp(dg A_k) = ex2(dg A2[k]) in registers (dg >= 0; 0: unscaled; PK: scale_bf16x2's).
+template <bool PK = false>
 __device__ __forceinline__ void ldsm_a_colscaled(uint32_t (&a4)[4], const bf16* A, int lda, int k0,
-                                                 Fac dg, const float* A2) {
+                                                 float dg, const float* A2) {
   ldsm_x4(a4, frag_a_addr(A, lda, k0));
-  if (col_scaled(dg)) {
+  if (dg != 0.f) {
     float f[4];
     frag_a_colfactors(f, k0, dg, A2);
 #pragma unroll
@@ -135,9 +122,9 @@ __device__ __forceinline__ void ldsm_a_colscaled_split(uint32_t (&ah)[4], uint32
 // references also >= 2^-LIMIT; with HYMO_GDN_DIAG8_MID a factor may flush, gdn_diag.h), each
 // operand rounded again to BF16. sq holds the square in the rows it came from (registers 2,
 // 3; UPPER: 0, 1), acc's quadrant there is not used (mismatched references). PK: scale_bf16x2's.
-template <int S, bool UPPER, bool PK = false, class Fac = float>
+template <int S, bool UPPER, bool PK = false>
 __device__ __forceinline__ void diag8_mm(float (&acc)[2][4], float (&sq)[4], const bf16* A, int lda,
-                                         const bf16* Bt, int ldb, Fac da, Fac db, const float* A2) {
+                                         const bf16* Bt, int ldb, float da, float db, const float* A2) {
   const int lane = threadIdx.x & 31;
   const bf16* bp = Bt + ldsm_row_t(lane) * ldb + ldsm_col_t(lane);
 #pragma unroll
@@ -1146,16 +1133,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
   // (D8 at S = 16 only with HYMO_GDN_DIAG8_S16: on since run 115, -2.9% there with
   // HYMO_GDN_DIAG8_MID; 1.6% slower before USTAGE, run 104, and even before MID, run 110)
   constexpr bool D8 = HYMO_GDN_DIAG8 && P::T4 && HYMO_GDN_SEL && R == 1 && (S == 32 || (S == 16 && HYMO_GDN_DIAG8_S16));
-  // DTB (HYMO_GDN_DTAB, gdn.cuh): the chunk's column factors exp(dg A_s) as a table of rows of S
-  // floats, staged once a chunk, in the low state tile that HHI leaves unused. Rows: 0..3 the
-  // blocks' decays exp((G_{16j+15} - G_{16j-1}) A) (the state update's; the off-diagonal pairs
-  // two blocks apart, row j + 1); 4, 5: exp(G_31 A), exp(G_47 A) (the Qs h product of blocks 2
-  // and 3; block 1's is row 0); 6: exp((G_47 - G_15) A) (the pair (3, 0)); 7..10 and 11..14 the
-  // fast squares' factors of block w, queries exp((ref_1 - G_7) A) and keys exp((G_7 - ref_0) A)
-  // (a block that fails diag8_fast may hold infinities there; none is read)
-  constexpr bool DTB = HYMO_GDN_DTAB && HHI && P::KE && P::QR && D8 && NW == 4;
-  static_assert(!DTB || 15 * S * 4 <= 2 * S * LD, "HYMO_GDN_DTAB: the table in the low state tile");
-  [[maybe_unused]] float* const dtab = reinterpret_cast<float*>(hl);
   // HYMO_GDN_DIAG8_TRAIN (the training pass with MIDREG): a block that passes diag8_fast has its
   // two halves computed by its first warp (which otherwise walks the triangles), each one product
   // around its reference (diag8_ref), operands built in registers from the raw c and b tiles as
@@ -1216,8 +1193,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
     // referenced to row 7 of the block; rows 0..7: keys referenced to it), and key t
     // in every Kref_i with i > its block (P4: no Qs; key t once, in Kend, referenced to
     // the end of its own block; a in FP16).
-    if constexpr (!DTB)  // (dl: the state update without KE)
-      for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
+    for (int s = tid; s < S; s += NTH) dl[s] = ex2f(G[C - 1] * A2[s]);
     // TS, R1 and ZR: how the P phase below deals its work (defined here for SL)
     constexpr bool TS = HYMO_GDN_TRI_SPLIT && R == 2 && S >= 64;
     constexpr bool R1 = HYMO_GDN_OFFD_R1 && R == 2 && !TS;
@@ -1394,18 +1370,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
         for (int i = blk + 1; i <= NW; ++i) stage_sc(kr + (8 * i * (i - 1) + t) * LS + s0, LK, false, G[16 * i - 1] - gt);
       }
     }
-    if constexpr (DTB) {
-      for (int u = tid; u < 15 * S; u += NTH) {
-        const int r = u / S, b = 16 * ((r - 7) & 3);  // (r: warp-uniform at S = 32)
-        const float e = r < 4    ? G[16 * r + 15] - (r ? G[16 * r - 1] : 0.f)
-                        : r == 4 ? G[31]
-                        : r == 5 ? G[47]
-                        : r == 6 ? G[47] - G[15]
-                        : r < 11 ? diag8_ref(G, b + 8) - G[b + 7]
-                                 : G[b + 7] - diag8_ref(G, b);
-        dtab[u] = ex2f(e * A2[u % S]);
-      }
-    }
     __syncthreads();
     // P (BF16, rows t, columns tau <= t). Off-diagonal blocks (i, j < i), dealt
     // round-robin over the warps (OFFD_R1: over the second warps of the row blocks; with
@@ -1452,9 +1416,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
             mma_bf16(acc[1], al4, b4[2], b4[3]);
             mma_bf16(acc[0], a4, bl4[0], bl4[1]);
             mma_bf16(acc[1], a4, bl4[2], bl4[3]);
-          } else if constexpr (DTB) {  // (d_ij: 1 for adjacent blocks; two apart row j + 1, else row 6)
-            ldsm_a_colscaled<PK>(a4, qa, LS, k0, i - j == 1 ? nullptr : dtab + S * (i - j == 2 ? j + 1 : 6), A2);
-            ldsm_x4(b4, kp);
           } else {
             ldsm_a_colscaled<PK>(a4, qa, LS, k0, dg, A2);
             ldsm_x4(b4, kp);
@@ -1582,12 +1543,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       // (mismatched references, possibly infinite) are not used.
       float acc[2][4], sq[4] = {0.f, 0.f, 0.f, 0.f};
       zero(acc);
-      if constexpr (DTB)
-        diag8_mm<S, false, PK>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, (const float*)dtab + S * (7 + w),
-                               (const float*)dtab + S * (11 + w), A2);
-      else
-        diag8_mm<S, false, PK>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
-                               G[r0 + 7] - diag8_ref(G, r0), A2);
+      diag8_mm<S, false, PK>(acc, sq, mid2 + r0 * LS, LS, mid + r0 * LS, LS, diag8_ref(G, r0 + 8) - G[r0 + 7],
+                             G[r0 + 7] - diag8_ref(G, r0), A2);
       acc[0][2] = sq[2];  // rows 8..15 of n8 tile 0: the square
       acc[0][3] = sq[3];
       put_p_block_lower(acc);
@@ -1767,10 +1724,7 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
 #pragma unroll
         for (int k0 = 0; k0 < S; k0 += 16) {
           uint32_t a4[4];
-          if constexpr (DTB)  // (rows 0, 4, 5 for blocks 1, 2, 3)
-            ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, w ? dtab + S * (w == 1 ? 0 : w + 2) : nullptr, A2);
-          else
-            ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
+          ldsm_a_colscaled<PK>(a4, qi + r0 * LS, LS, k0, gs, A2);
 #pragma unroll
           for (int np = 0; np < ND / 2; ++np) {
             uint32_t b4[4];
@@ -1943,18 +1897,11 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
           // block by block: h = exp((G_{16j+15} - G_{16j-1}) A) h + Kend_j^T V_j (G_{-1} = 0),
           // i.e. h = exp(G_last A) h + sum_j exp((G_last - G_{16j+15}) A) Kend_j^T V_j
           // (TRAIN: + the low part's product)
-          [[maybe_unused]] const float al0 = A2[mt * 16 + gq], al1 = A2[mt * 16 + gq + 8];
+          const float al0 = A2[mt * 16 + gq], al1 = A2[mt * 16 + gq + 8];
 #pragma unroll
           for (int k0 = 0; k0 < C; k0 += 16) {
-            float f0, f1;
-            if constexpr (DTB) {  // (row k0 / 16: the block's decay)
-              f0 = dtab[(k0 / 16) * S + mt * 16 + gq];
-              f1 = dtab[(k0 / 16) * S + mt * 16 + gq + 8];
-            } else {
-              const float dg = gend[k0 / 16] - (k0 ? gend[k0 / 16 - 1] : 0.f);
-              f0 = ex2f(dg * al0);
-              f1 = ex2f(dg * al1);
-            }
+            const float dg = gend[k0 / 16] - (k0 ? gend[k0 / 16 - 1] : 0.f);
+            const float f0 = ex2f(dg * al0), f1 = ex2f(dg * al1);
             scale_rows(hreg[it], f0, f1);
             uint32_t a4[4], al4[4];
             const bf16* ka = kr + (k0 + ldsm_row_t(lane)) * LS + mt * 16 + ldsm_col_t(lane);
