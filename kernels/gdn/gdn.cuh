@@ -1131,6 +1131,16 @@ __device__ __forceinline__ float silu_fwd(float z) {
 #error "HYMO_GDN_DTAB was removed in session 72 (run 330: slower); commit 1e4b77c has it"
 #endif
 
+// HYMO_GDN_DSKIP_P (session 72): the plain output pass's fused epilogue term D_skip v as D_skip
+// added to P's diagonal (BF16, each row block's warp on its own rows before its P V product),
+// so that P V carries it: the epilogue loses a lane's 8 shared loads of v pairs, their 16
+// conversions and 16 FMAs a chunk (about 40 of its 300 instructions a warp and chunk). The
+// term is then rounded with P_tt + D_skip to BF16 (2^-9 relative, as P's own entries) instead of
+// added in FP32.
+#ifndef HYMO_GDN_DSKIP_P
+#define HYMO_GDN_DSKIP_P 0
+#endif
+
 // The diagonal blocks' tests: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'
 // shared vectors), on every lane of the warp.
 __device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {

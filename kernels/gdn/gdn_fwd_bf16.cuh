@@ -903,6 +903,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
   // through the warp's P rows (C + 8 >= D columns when D <= 32); not in the plain pass at
   // D = 16, where it spills and measured 2% slower (run 65)
   constexpr bool OR = HYMO_GDN_OUT_ROWS && EPI && (D == 32 || (TRAIN && D == 16));
+  // DP (HYMO_GDN_DSKIP_P, gdn.cuh): the plain pass's D_skip v as D_skip on P's diagonal
+  constexpr bool DP = HYMO_GDN_DSKIP_P && EPI && !TRAIN && R == 1;
   constexpr int NU = OR ? 16 * (DR / 8) / 32 : 1;
   static_assert(!OR || (NU >= 1 && 16 * (DR / 8) == 32 * NU), "OUT_ROWS: whole 16-byte pieces a lane");
   // OR: piece i of this lane is row rr of the warp's block, columns cb + cc .. + 7
@@ -1714,6 +1716,13 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       enter_in_chunk(k);
       warp_mm_ldsm_split<ND, true>(acc, S, qs + r0 * LS, LQ, LS, hh + cb, int(hl - hh), LD);
     } else {
+      if constexpr (DP) {  // (this warp's own rows of P; its P V below reads no others)
+        if (lane < 16) {
+          bf16* e = sp + (r0 + lane) * (LP + 1);
+          *e = __float2bfloat16_rn(__bfloat162float(*e) + dsk);
+        }
+        __syncwarp();
+      }
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
       enter_in_chunk(k);  // (OE: the entering state, once P V is in the accumulators)
       if constexpr (P::QR) {
@@ -1780,10 +1789,12 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
-          const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
-          const float2 v2 = ld2(sv + t * LD + d);
-          acc[nt][2 * hr] = fmaf(dsk, v2.x, acc[nt][2 * hr]);
-          acc[nt][2 * hr + 1] = fmaf(dsk, v2.y, acc[nt][2 * hr + 1]);
+          if constexpr (!DP) {  // (DP: P V holds D_skip v already)
+            const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
+            const float2 v2 = ld2(sv + t * LD + d);
+            acc[nt][2 * hr] = fmaf(dsk, v2.x, acc[nt][2 * hr]);
+            acc[nt][2 * hr + 1] = fmaf(dsk, v2.y, acc[nt][2 * hr + 1]);
+          }
           ss[hr] = fmaf(acc[nt][2 * hr], acc[nt][2 * hr], fmaf(acc[nt][2 * hr + 1], acc[nt][2 * hr + 1], ss[hr]));
         }
 #pragma unroll
