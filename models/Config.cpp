@@ -404,16 +404,35 @@ Factor sum(const Factor &a, const Factor &b, const std::string &tensor) {
   return {"(" + a.name + " + " + b.name + ")", v};
 }
 
+// The tokens one step of the model runs on, as the size checks name them:
+// the training step's [micro_batch_size, seq_len] (`validate`), or the decode
+// step's [batch] with its MLA cache length (`validateDecodeSizes`).
+struct StepTokens {
+  std::vector<Factor> dims; // their product is the step's tokens N
+  std::string shape;        // the dims in a shape: "micro_batch_size, seq_len"
+  std::string rows;         // their product in a shape: "micro_batch_size * seq_len"
+  const Factor *cacheLen;   // the decode step's MLA cache length; null: training
+};
+
+// The factors `a` then `b`.
+std::vector<Factor> cat(std::vector<Factor> a, const std::vector<Factor> &b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 // The products of sizes that shape the model's tensors and kernels
-// (docs/configs.md, "Size limits"), after every size is known positive. A
-// product past int64 would wrap in the model builder and reach MLIR as a
-// negative or dynamic dimension; one past 2^40 elements would be a plan the
-// runtime refuses; a matrix size past 2^31 - 1 would be truncated on its way
-// to CBLAS. Checked in about the order the model builds them (the tokens
-// first), and only for the layer kinds the config has.
-void validateSizes(const Config &c) {
+// (docs/configs.md, "Size limits"), after every size is known positive, for
+// one step on `tok`. A product past int64 would wrap in the model builder and
+// reach MLIR as a negative or dynamic dimension (or wrap the plan's arena
+// offsets); one past 2^40 elements would be a plan the runtime refuses; a
+// matrix size past 2^31 - 1 would be truncated on its way to CBLAS. Checked
+// in about the order the model builds them (the tokens first), and only for
+// the layer kinds the config has. The weights' sizes do not depend on `tok`:
+// checked again for the decode step, they pass as they did for the config.
+void validateSizes(const Config &c, const StepTokens &tok) {
   const ModelConfig &m = c.model;
   const TrainingConfig &t = c.training;
+  const bool training = tok.cacheLen == nullptr;
   const std::string kElems = "2^40 = " + std::to_string(kMaxTensorElements);
   const std::string kMatrix = "2^31 - 1 = " + std::to_string(kMaxMatrixDim);
   auto elements = [&](const std::vector<Factor> &f, const std::string &tensor) {
@@ -422,41 +441,48 @@ void validateSizes(const Config &c) {
   auto matrix = [&](const std::vector<Factor> &f, const std::string &size) {
     requireProduct(f, kMaxMatrixDim, kMatrix, size + ", a matrix size, which CBLAS takes as int");
   };
-  const Factor B{"training.micro_batch_size", t.micro_batch_size}, T{"training.seq_len", t.seq_len},
-      D{"model.dim", m.dim}, V{"model.vocab_size", m.vocab_size};
+  // The tokens times `f`, and a shape of the tokens then `rest`.
+  auto tokens = [&](const std::vector<Factor> &f) { return cat(tok.dims, f); };
+  auto shape = [&](const std::string &rest) { return "[" + tok.shape + (rest.empty() ? "" : ", " + rest) + "]"; };
+  const Factor D{"model.dim", m.dim}, V{"model.vocab_size", m.vocab_size};
   const bool hasM = m.layer_pattern.find('M') != std::string::npos;
   // (MTP depths are G layers)
   const bool hasG = m.layer_pattern.find('G') != std::string::npos || m.mtp.depth > 0;
 
-  elements({B, T}, "the tokens [micro_batch_size, seq_len]");
-  matrix({B, T}, "the rows of every linear layer");
-  requireProduct({B, T, {"training.gradient_accumulation_steps", t.gradient_accumulation_steps}},
-                 INT64_MAX, "2^63 - 1",
-                 "the tokens of one optimizer step, which train counts in int64");
-  elements({B, T, D}, "the hidden states [micro_batch_size, seq_len, dim]");
+  elements(tokens({}), "the tokens " + shape(""));
+  matrix(tokens({}), "the rows of every linear layer");
+  if (training)
+    requireProduct(tokens({{"training.gradient_accumulation_steps", t.gradient_accumulation_steps}}),
+                   INT64_MAX, "2^63 - 1",
+                   "the tokens of one optimizer step, which train counts in int64");
+  elements(tokens({D}), "the hidden states " + shape("dim"));
   matrix({D}, "the inner size of every projection from the hidden state");
   elements({V, D}, "embed.weight and head.weight [vocab_size, dim]");
-  elements({B, T, V}, "the logits [micro_batch_size, seq_len, vocab_size]");
+  elements(tokens({V}), "the logits " + shape("vocab_size"));
   if (m.mtp.depth > 0) {
     const Factor D2{"2", 2};
     elements({D, D2, D}, "mtp.k.proj.weight [dim, 2 * dim]");
-    elements({B, {"(training.seq_len - 1)", t.seq_len - 1}, D2, D},
-             "the first MTP depth's input [micro_batch_size, seq_len - 1, 2 * dim]");
+    if (training) // (the decode step does not run the MTP depths)
+      elements({tok.dims[0], {"(training.seq_len - 1)", t.seq_len - 1}, D2, D},
+               "the first MTP depth's input [micro_batch_size, seq_len - 1, 2 * dim]");
   }
   if (hasG) {
     const Factor F{"model.ffn_hidden", m.ffn_hidden}, H{"model.gdn.n_heads", m.gdn.n_heads},
         Dh{"model.gdn.head_dim", m.gdn.head_dim}, S{"model.gdn.state_dim", m.gdn.state_dim};
     elements({F, D}, "the dense FFN's W1 and W3 [ffn_hidden, dim]");
-    elements({B, T, F}, "the dense FFN's hidden activations [micro_batch_size, seq_len, ffn_hidden]");
+    elements(tokens({F}), "the dense FFN's hidden activations " + shape("ffn_hidden"));
     matrix({F}, "the dense FFN's hidden size");
     elements({H, Dh, D}, "the GDN's W_v and W_z [n_heads * head_dim, dim]");
     elements({H, S, D}, "the GDN's W_b and W_c [n_heads * state_dim, dim]");
     matrix({H, Dh}, "the GDN's value width n_heads * head_dim");
     matrix({H, S}, "the GDN's key width n_heads * state_dim");
-    elements({B, T, H, Dh}, "the GDN's values [micro_batch_size, seq_len, n_heads, head_dim]");
-    elements({B, T, H, S}, "the GDN's keys [micro_batch_size, seq_len, n_heads, state_dim]");
+    elements(tokens({H, Dh}), "the GDN's values " + shape("n_heads, head_dim"));
+    elements(tokens({H, S}), "the GDN's keys " + shape("n_heads, state_dim"));
     elements({H, S, Dh}, "the GDN's recurrent state of one sequence [n_heads, state_dim, head_dim]");
-    elements({T, S, Dh}, "the GDN backward's chunk states of one head [seq_len, state_dim, head_dim]");
+    if (training)
+      elements({tok.dims[1], S, Dh}, "the GDN backward's chunk states of one head [seq_len, state_dim, head_dim]");
+    else
+      elements(tokens({H, S, Dh}), "the GDN's recurrent states " + shape("n_heads, state_dim, head_dim"));
   }
   if (hasM) {
     const MlaConfig &a = m.mla;
@@ -464,7 +490,7 @@ void validateSizes(const Config &c) {
         Rkv{"model.mla.kv_lora_rank", a.kv_lora_rank}, Dn{"model.mla.qk_nope_head_dim", a.qk_nope_head_dim},
         Dr{"model.mla.qk_rope_head_dim", a.qk_rope_head_dim}, Dv{"model.mla.v_head_dim", a.v_head_dim};
     elements({Rq, D}, "the MLA's W_qa [q_lora_rank, dim]");
-    elements({B, T, Rq}, "the MLA's query latents [micro_batch_size, seq_len, q_lora_rank]");
+    elements(tokens({Rq}), "the MLA's query latents " + shape("q_lora_rank"));
     matrix({Rq}, "the MLA's q_lora_rank");
     const Factor Dqk = sum(Dn, Dr, "the MLA's queries"), Dkv = sum(Dn, Dv, "the MLA's keys and values"),
                  Rkr = sum(Rkv, Dr, "the MLA's kv latents");
@@ -475,32 +501,42 @@ void validateSizes(const Config &c) {
     elements({H, Dkv, Rkv}, "the MLA's W_kvb [n_heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank]");
     matrix({H, Dkv}, "the MLA's key-value width");
     elements({D, H, Dv}, "the MLA's W_o [dim, n_heads * v_head_dim]");
-    elements({B, T, Rkr}, "the MLA's kv latents [micro_batch_size, seq_len, kv_lora_rank + qk_rope_head_dim]");
-    elements({B, T, H, Dqk},
-             "the MLA's queries [micro_batch_size, seq_len, n_heads, qk_nope_head_dim + qk_rope_head_dim]");
-    elements({B, T, H, Dkv},
-             "the MLA's keys and values [micro_batch_size, seq_len, n_heads, qk_nope_head_dim + v_head_dim]");
-    elements({T, T}, "the attention scores of one head [seq_len, seq_len]");
+    elements(tokens({Rkr}), "the MLA's kv latents " + shape("kv_lora_rank + qk_rope_head_dim"));
+    elements(tokens({H, Dqk}), "the MLA's queries " + shape("n_heads, qk_nope_head_dim + qk_rope_head_dim"));
+    elements(tokens({H, Dkv}), "the MLA's keys and values " + shape("n_heads, qk_nope_head_dim + v_head_dim"));
+    if (training) {
+      elements({tok.dims[1], tok.dims[1]}, "the attention scores of one head [seq_len, seq_len]");
+    } else {
+      // The caches; the attention step's scratch is one sequence's latents
+      // [max-len, kv_lora_rank] and scores [max-len] (kernels_decode.cc).
+      elements(tokens({*tok.cacheLen, Rkv}), "the MLA's latent cache c_kv " + shape("max-len, kv_lora_rank"));
+      elements(tokens({*tok.cacheLen, Dr}), "the MLA's k_rope cache " + shape("max-len, qk_rope_head_dim"));
+    }
 
     const MoeConfig &e = m.moe;
     const Factor E{"model.moe.n_routed", e.n_routed}, Hd{"model.moe.expert_hidden", e.expert_hidden};
     elements({E, D}, "the MoE's gate.weight [n_routed, dim]");
-    elements({B, T, E}, "the MoE's router probabilities [micro_batch_size * seq_len, n_routed]");
+    elements(tokens({E}), "the MoE's router probabilities [" + tok.rows + ", n_routed]");
     elements({E, Hd, D}, "the MoE's experts.W1 [n_routed, expert_hidden, dim]");
     matrix({Hd}, "the MoE's expert_hidden");
     if (e.n_shared > 0) {
       const Factor Ns{"model.moe.n_shared", e.n_shared};
       elements({Ns, Hd, D}, "the MoE's shared.W1 [n_shared * expert_hidden, dim]");
       matrix({Ns, Hd}, "the MoE's shared hidden size n_shared * expert_hidden");
-      elements({B, T, Ns, Hd},
-               "the shared experts' hidden activations [micro_batch_size * seq_len, n_shared * expert_hidden]");
+      elements(tokens({Ns, Hd}),
+               "the shared experts' hidden activations [" + tok.rows + ", n_shared * expert_hidden]");
     }
-    // The expert capacity as the model builder computes it (ModelBuilder.cpp).
-    const int64_t N = t.micro_batch_size * t.seq_len;
+    // The expert capacity as the model builders compute it (ModelBuilder.cpp,
+    // DecodeBuilder.cpp), on the step's N tokens (at most 2^40: checked above).
+    int64_t N = 1;
+    std::string nNames;
+    for (const Factor &f : tok.dims) {
+      N *= f.value;
+      nNames += f.name + " * ";
+    }
     const double cap = std::floor(e.capacity_factor * N * e.top_k / e.n_routed);
     const std::string capName =
-        "capacity (= max(1, floor(model.moe.capacity_factor * training.micro_batch_size * "
-        "training.seq_len * model.moe.top_k / model.moe.n_routed)))";
+        "capacity (= max(1, floor(model.moe.capacity_factor * " + nNames + "model.moe.top_k / model.moe.n_routed)))";
     const std::string slots = "the MoE's expert slots [n_routed, capacity], indexed in i32";
     if (!(cap <= double(kMaxMatrixDim)))
       fail("model.moe.n_routed * " + capName,
@@ -637,7 +673,8 @@ void validate(const Config &c) {
   requirePositive("training.world_size", t.world_size);
   if (t.seed < 0)
     fail("training.seed", "expected a non-negative integer, got " + std::to_string(t.seed));
-  validateSizes(c);
+  const Factor B{"training.micro_batch_size", t.micro_batch_size}, T{"training.seq_len", t.seq_len};
+  validateSizes(c, {{B, T}, "micro_batch_size, seq_len", "micro_batch_size * seq_len", nullptr});
 }
 
 Config fromYaml(const YAML::Node &root) {
@@ -706,6 +743,18 @@ std::optional<Config> loadConfig(const std::string &path,
 std::string validateConfig(const Config &config) {
   try {
     validate(config);
+  } catch (const ConfigError &e) {
+    return e.message;
+  }
+  return "";
+}
+
+std::string validateDecodeSizes(const Config &config, int64_t batch, int64_t maxLen) {
+  const Factor B{"--hymo-decode-batch", batch},
+      Tmax = maxLen > 0 ? Factor{"--hymo-decode-max-len", maxLen}
+                        : Factor{"training.seq_len (the default --hymo-decode-max-len)", config.training.seq_len};
+  try {
+    validateSizes(config, {{B}, "batch", "batch", &Tmax});
   } catch (const ConfigError &e) {
     return e.message;
   }

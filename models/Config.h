@@ -119,6 +119,14 @@ std::optional<Config> parseConfig(const std::string &text,
 /// Checks the cross-field rules (top_k <= n_routed, ...); "" when valid.
 std::string validateConfig(const Config &config);
 
+/// Checks the sizes of the decode step (models/DecodeBuilder.cpp) that the
+/// decode options shape with the config's sizes, against the limits the
+/// config's own sizes meet (docs/configs.md, "Size limits"): `batch`
+/// (--hymo-decode-batch, >= 1) sequences and an MLA cache of `maxLen`
+/// (--hymo-decode-max-len, >= 0; 0: training.seq_len) positions. "" when
+/// they fit, else one line naming the options and keys multiplied.
+std::string validateDecodeSizes(const Config &config, int64_t batch, int64_t maxLen);
+
 /// The resolved config as YAML text (every field, defaults filled in).
 std::string configToYaml(const Config &config);
 

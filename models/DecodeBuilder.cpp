@@ -310,6 +310,11 @@ bool addDecodeStep(ModuleOp module, const Config &config,
             std::to_string(options.maxLen);
     return false;
   }
+  // The options times the config's sizes: a cache [batch, max-len,
+  // kv_lora_rank] past int64 wrapped the plan's arena offsets.
+  error = validateDecodeSizes(config, options.batch, options.maxLen);
+  if (!error.empty())
+    return false;
   DecodeBuilder(module, config, options, forward).build();
   return true;
 }

@@ -27,7 +27,8 @@ std::string decodeKropeCacheName(int64_t i); // decode.layers.i.k_rope
 
 /// Adds @decode_step to a module built by buildForwardModule (it takes the
 /// parameters' names, types and attributes from @forward). Returns false
-/// with a message on a bad option or a module without @forward.
+/// with a message on a bad option, options whose tensors the config's sizes
+/// make too large (validateDecodeSizes), or a module without @forward.
 bool addDecodeStep(mlir::ModuleOp module, const Config &config,
                    const DecodeOptions &options, std::string &error);
 
