@@ -70,8 +70,21 @@ case $case_name in
     # last line (no newline: a crash mid-write) is dropped with a note
     cp -r split bad && sed -i '2s/.*/garbage{{{/' bad/metrics.jsonl && cp bad/metrics.jsonl bad.before
     expect_error "resume over a corrupt metrics line" "bad/metrics.jsonl:2: not a metrics record" \
-      "$run" train --data "$data" --steps 1 --out bad --resume bad
+      "$run" train --data "$data" --steps 1 --out bad --resume bad --save-init bad/init.safetensors
     cmp -s bad/metrics.jsonl bad.before || fail "a refused resume rewrote metrics.jsonl"
+    [ -e bad/init.safetensors ] && fail "a refused resume wrote --save-init"
+    # a step that repeats or goes back (report refuses such a file; train logs each step once, in
+    # order): refused as report does, naming both lines, before anything is written
+    cp -r split back && sed -i '2{h;d};3G' back/metrics.jsonl && cp back/metrics.jsonl back.before
+    expect_error "resume over a step that goes back" \
+      "back/metrics.jsonl:3: step 2 comes after step 3 of line 2 \(train logs steps once each, in increasing order.*; fix or remove the line, then resume again" \
+      "$run" train --data "$data" --steps 1 --out back --resume back --save-init back/init.safetensors
+    cmp -s back/metrics.jsonl back.before || fail "a refused resume rewrote back/metrics.jsonl"
+    [ -e back/init.safetensors ] && fail "a refused resume wrote --save-init"
+    cp -r split dup && sed -i '5p' dup/metrics.jsonl && cp dup/metrics.jsonl dup.before
+    expect_error "resume over a repeated step" "dup/metrics.jsonl:6: step 5 repeats step 5 of line 5" \
+      "$run" train --data "$data" --steps 1 --out dup --resume dup
+    cmp -s dup/metrics.jsonl dup.before || fail "a refused resume rewrote dup/metrics.jsonl"
     # the step three ways (file name, metadata, the train.step counter) must agree
     cp -r straight renamed && mv renamed/checkpoints/step_3.safetensors renamed/checkpoints/step_9.safetensors
     expect_error "resume from a renamed checkpoint" "step_9.safetensors: named step 9 but its metadata says step 3" \

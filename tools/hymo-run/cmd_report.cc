@@ -53,7 +53,8 @@ std::vector<Record> read_metrics(const std::string& dir) {
   if (!in) throw Error("report: " + dir + " holds no metrics.jsonl (not a hymo-run train --out directory?)");
   std::vector<Record> out;
   std::string line;
-  size_t n = 0, prev_line = 0;
+  size_t n = 0;
+  MetricsStepOrder order(path);
   while (std::getline(in, line)) {
     ++n;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -67,16 +68,9 @@ std::vector<Record> read_metrics(const std::string& dir) {
     if (rec.step < 0 || rec.step > 1e12 || rec.step != std::floor(rec.step))
       throw Error(path + ":" + std::to_string(n) + ": step " + r["step"].dump() +
                   " is not a step count (an integer from 0 to 10^12)");
-    // train logs each step once, in increasing order (a resume first drops the
-    // records after its checkpoint): anything else would draw lines that double
-    // back and a summary of the wrong steps.
-    if (!out.empty() && !(rec.step > out.back().step))
-      throw Error(path + ":" + std::to_string(n) + ": step " + std::to_string(int64_t(rec.step)) +
-                  (rec.step == out.back().step ? " repeats" : " comes after") + " step " +
-                  std::to_string(int64_t(out.back().step)) + " of line " + std::to_string(prev_line) +
-                  " (train logs steps once each, in increasing order: records of two runs mixed, or an edited "
-                  "file?)");
-    prev_line = n;
+    // (steps out of order would draw lines that double back and a summary of
+    // the wrong steps)
+    order.next(int64_t(rec.step), n);
     rec.loss = field(r, "loss", n, path);
     rec.loss_main = field(r, "loss_main", n, path);
     rec.grad_norm = field(r, "grad_norm", n, path);

@@ -244,7 +244,11 @@ class Trainer {
   }
   std::map<std::string, std::string> metadata(const std::string& kind) const;
   void save(int64_t step);
-  void open_metrics(bool resumed, int64_t resumed_step);
+  // A continued run's metrics.jsonl: read and checked (read_resumed_metrics,
+  // before anything is written), then rewritten with the records kept and
+  // opened to append (open_metrics; a fresh run's starts empty).
+  void read_resumed_metrics(int64_t resumed_step);
+  void open_metrics(int64_t resumed_step);
   void progress(int64_t step, int64_t last, const ojson& rec, double elapsed, int64_t done, bool final_line);
 
   TrainOptions o_;
@@ -264,6 +268,8 @@ class Trainer {
   int64_t step_ = 0, micro_ = 0, consecutive_skips_ = 0;
   std::string last_checkpoint_;
   std::ofstream metrics_;
+  std::string metrics_kept_;                           // the records up to the resumed step
+  int64_t metrics_dropped_ = 0, metrics_torn_line_ = 0;  // the records after it; a torn last line's number
   int out_lock_ = -1;  // --out's directory, flock'ed for the run (lock_out)
   bool tty_ = false, stdout_tty_ = false;
 };
@@ -406,43 +412,51 @@ void Trainer::save(int64_t step) {
   last_checkpoint_ = path;
 }
 
-void Trainer::open_metrics(bool resumed, int64_t resumed_step) {
+void Trainer::read_resumed_metrics(int64_t resumed_step) {
   const std::string path = o_.out + "/metrics.jsonl";
-  std::string kept;
-  if (resumed && is_file(path)) {
-    // Keep the records up to the checkpoint's step (a crashed run may have
-    // logged steps after its last checkpoint; they are redone). A line that is
-    // not a record is an error (nothing is rewritten), except a torn last line
-    // without its newline, which a crash mid-write leaves: dropped, with a note.
-    const std::string text = read_text(path);
-    std::istringstream in(text);
-    std::string line;
-    int64_t n = 0, dropped = 0;
-    while (std::getline(in, line)) {
-      ++n;
-      if (line.empty()) continue;
-      json r = json::parse(line, nullptr, false);
-      const bool record = r.is_object() && r.contains("step") && r["step"].is_number_integer();
-      if (!record) {
-        if (in.eof() && !text.empty() && text.back() != '\n') {
-          std::fprintf(stderr, "hymo-run train: %s:%lld: dropped a torn last line (no newline: a write cut short)\n",
-                       path.c_str(), (long long)n);
-          continue;
-        }
-        throw Error(path + ":" + std::to_string(n) +
-                    ": not a metrics record (a JSON object with an integer 'step'); fix or remove the line, "
-                    "then resume again");
+  if (!is_file(path)) return;
+  // Keep the records up to the checkpoint's step (a crashed run may have
+  // logged steps after its last checkpoint; they are redone). A line that is
+  // not a record, or a step that repeats or goes back (report's check), is an
+  // error before anything is written, except a torn last line without its
+  // newline, which a crash mid-write leaves: dropped, with a note.
+  const std::string text = read_text(path);
+  const std::string fix = "; fix or remove the line, then resume again";
+  MetricsStepOrder order(path, fix);
+  std::istringstream in(text);
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty()) continue;
+    json r = json::parse(line, nullptr, false);
+    const bool record = r.is_object() && r.contains("step") && r["step"].is_number_integer();
+    if (!record) {
+      if (in.eof() && !text.empty() && text.back() != '\n') {
+        metrics_torn_line_ = n;
+        continue;
       }
-      if (r["step"].get<int64_t>() <= resumed_step)
-        kept += line + "\n";
-      else
-        ++dropped;
+      throw Error(path + ":" + std::to_string(n) + ": not a metrics record (a JSON object with an integer 'step')" +
+                  fix);
     }
-    if (dropped)
-      std::fprintf(stderr, "hymo-run train: %s: dropped %lld records after step %lld (logged after the checkpoint; "
-                   "redone)\n", path.c_str(), (long long)dropped, (long long)resumed_step);
+    const int64_t step = r["step"].get<int64_t>();
+    order.next(step, size_t(n));
+    if (step <= resumed_step)
+      metrics_kept_ += line + "\n";
+    else
+      ++metrics_dropped_;
   }
-  write_text_atomic(path, kept);
+}
+
+void Trainer::open_metrics(int64_t resumed_step) {
+  const std::string path = o_.out + "/metrics.jsonl";
+  if (metrics_torn_line_)
+    std::fprintf(stderr, "hymo-run train: %s:%lld: dropped a torn last line (no newline: a write cut short)\n",
+                 path.c_str(), (long long)metrics_torn_line_);
+  if (metrics_dropped_)
+    std::fprintf(stderr, "hymo-run train: %s: dropped %lld records after step %lld (logged after the checkpoint; "
+                 "redone)\n", path.c_str(), (long long)metrics_dropped_, (long long)resumed_step);
+  write_text_atomic(path, metrics_kept_);
   metrics_.open(path, std::ios::app);
   if (!metrics_) throw Error("cannot open " + path + " for writing");
 }
@@ -609,6 +623,7 @@ void Trainer::run() {
     std::fprintf(stderr, "hymo-run train: resumed from %s (step %lld, micro-step %lld)\n", resume_path.c_str(),
                  (long long)step_, (long long)micro_);
     last_checkpoint_ = resume_path;
+    if (continuing) read_resumed_metrics(step_);
   } else if (!o_.init.empty()) {
     std::unique_ptr<hymo::rt::SafetensorsFile> f;
     throw_if_error(hymo::rt::SafetensorsFile::open(o_.init, &f));
@@ -639,7 +654,7 @@ void Trainer::run() {
                  "hymo-run train: note: steps %lld..%lld run past scheduler.total_steps = %lld, at the schedule's "
                  "final learning rate (min_lr_ratio times the peak)\n",
                  (long long)std::max(first, total_steps_) + 1, (long long)last, (long long)total_steps_);
-  open_metrics(continuing, step_);
+  open_metrics(step_);
   tty_ = ::isatty(2);
   stdout_tty_ = ::isatty(1);
   std::fprintf(stderr,

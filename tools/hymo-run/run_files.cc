@@ -45,6 +45,18 @@ bool parse_step_count(const std::string& text, int64_t* out) {
   return hymo::rt::parse_integer(text, out);
 }
 
+void MetricsStepOrder::next(int64_t step, size_t line) {
+  if (any_ && !(step > step_))
+    throw Error(path_ + ":" + std::to_string(line) + ": step " + std::to_string(step) +
+                (step == step_ ? " repeats" : " comes after") + " step " + std::to_string(step_) + " of line " +
+                std::to_string(line_) +
+                " (train logs steps once each, in increasing order: records of two runs mixed, or an edited file?)" +
+                hint_);
+  any_ = true;
+  step_ = step;
+  line_ = line;
+}
+
 std::vector<std::pair<int64_t, std::string>> step_checkpoints(const std::string& dir) {
   std::vector<std::pair<int64_t, std::string>> found;
   if (DIR* d = ::opendir(dir.c_str())) {

@@ -28,6 +28,24 @@ void refuse_existing_unless(const std::string& option, const std::string& path, 
 // at most INT64_MAX. False, *out untouched, for anything else.
 bool parse_step_count(const std::string& text, int64_t* out);
 
+// The order of a metrics.jsonl's records: train logs each step once, in
+// increasing order (a resume first drops the records after its checkpoint),
+// so a step that repeats or goes back means records of two runs mixed or an
+// edited file. Fed the records in file order, next() throws at such a one,
+// naming `path`, its line and the earlier record's line, then `hint` (report
+// and train --resume share the check and its wording).
+class MetricsStepOrder {
+ public:
+  MetricsStepOrder(std::string path, std::string hint = "") : path_(std::move(path)), hint_(std::move(hint)) {}
+  void next(int64_t step, size_t line);
+
+ private:
+  std::string path_, hint_;
+  bool any_ = false;
+  int64_t step_ = 0;
+  size_t line_ = 0;
+};
+
 // The step_N.safetensors files in `dir` as (N, path), by N (names whose N is
 // not a step count are not checkpoints of a run and are skipped).
 std::vector<std::pair<int64_t, std::string>> step_checkpoints(const std::string& dir);
