@@ -21,6 +21,8 @@ namespace {
 
 static_assert(kMaxTensorElements == rt::kMaxBufferElements,
               "a tensor the config allows must be a buffer the runtime loads");
+static_assert(kMaxMatrixDim == rt::kMaxGemmDim,
+              "a matrix product the config allows must be one the runtime's plan check accepts");
 
 enum class Kind { Int, Float, Bool, String, FloatList };
 

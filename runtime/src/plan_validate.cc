@@ -97,6 +97,15 @@ class CallCheck {
       return in_err(i, "expected shape " + shape_str(want) + " (" + why + "), found " + shape_str(in(i).shape));
     return ok_status();
   }
+  // One size of the op's matrix products (M, N, K or a row stride), which
+  // the CPU kernel hands to CBLAS as int (cpu/gemm.cc): at most kMaxGemmDim.
+  // `what` names the size and how operand i gives it.
+  Status gemm_size(size_t i, const std::string& what, int64_t v) const {
+    if (v <= kMaxGemmDim) return ok_status();
+    return in_err(i, "op " + call_.op + " expects GEMM sizes of at most 2^31 - 1 = " + std::to_string(kMaxGemmDim) +
+                         " (CBLAS takes int), found " + what + " = " + std::to_string(v) + " of " +
+                         type_str(in(i).dtype, in(i).shape));
+  }
   Status out_is(size_t i, DType dtype, const Shape& shape) const {
     if (out(i).dtype != dtype || out(i).shape != shape)
       return out_err(i, "expected " + type_str(dtype, shape) + ", found " + type_str(out(i).dtype, out(i).shape));
@@ -224,6 +233,11 @@ Status v_linear(const CallCheck& c) {
   int64_t k = c.in(0).shape.back();
   if (c.in(1).shape[1] != k)
     return c.in_err(1, "expected weight [N," + std::to_string(k) + "] (K of x), found " + shape_str(c.in(1).shape));
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < c.in(0).shape.size(); ++i) rows *= c.in(0).shape[i];
+  HYMO_RETURN_IF_ERROR(c.gemm_size(0, "M (the rows of x)", rows));
+  HYMO_RETURN_IF_ERROR(c.gemm_size(0, "K (the last dim of x)", k));
+  HYMO_RETURN_IF_ERROR(c.gemm_size(1, "N (the rows of the weight)", c.in(1).shape[0]));
   Shape s = c.in(0).shape;
   s.back() = c.in(1).shape[0];
   return c.out_is(0, c.in(0).dtype, s);
@@ -251,6 +265,10 @@ Status v_matmul(const CallCheck& c) {
     return c.in_err(1, "contraction size mismatch: a gives K=" + std::to_string(ka) + ", b gives K=" +
                            std::to_string(kb) + " (transpose_a=" + (ta ? "true" : "false") +
                            ", transpose_b=" + (tb ? "true" : "false") + ")");
+  // (the row strides are a's and b's last dims: M or K, and K or N)
+  HYMO_RETURN_IF_ERROR(c.gemm_size(0, "M", m));
+  HYMO_RETURN_IF_ERROR(c.gemm_size(0, "K", ka));
+  HYMO_RETURN_IF_ERROR(c.gemm_size(1, "N", n));
   Shape s(a.begin(), a.end() - 2);
   s.push_back(m);
   s.push_back(n);
@@ -269,6 +287,9 @@ Status v_grouped_linear(const CallCheck& c) {
   if (w[0] != x[0] || w[2] != x[2])
     return c.in_err(1, "expected [" + std::to_string(x[0]) + ",N," + std::to_string(x[2]) +
                            "] (E and K of x), found " + shape_str(w));
+  HYMO_RETURN_IF_ERROR(c.gemm_size(0, "M (the capacity, dim 1 of x)", x[1]));
+  HYMO_RETURN_IF_ERROR(c.gemm_size(0, "K (dim 2 of x)", x[2]));
+  HYMO_RETURN_IF_ERROR(c.gemm_size(1, "N (dim 1 of the weight)", w[1]));
   return c.out_is(0, c.in(0).dtype, {x[0], x[1], w[1]});
 }
 
@@ -492,6 +513,17 @@ Status v_rope(const CallCheck& c) {
   return c.out_is(0, c.in(0).dtype, c.in(0).shape);
 }
 
+// causal_attention's matrix products (and its gradient's), per batch and
+// head: T x T scores from rows of q and k strided by H*Dk, then P V from rows
+// of v strided by H*Dv (Dk <= H*Dk and Dv <= H*Dv). After the shape checks.
+Status attention_gemm_sizes(const CallCheck& c) {
+  const Shape& q = c.in(0).shape;
+  const Shape& v = c.in(2).shape;
+  HYMO_RETURN_IF_ERROR(c.gemm_size(0, "T (dim 1 of q)", q[1]));
+  HYMO_RETURN_IF_ERROR(c.gemm_size(0, "the row stride H*Dk of q", q[2] * q[3]));
+  return c.gemm_size(2, "the row stride H*Dv of v", v[2] * v[3]);
+}
+
 Status v_causal_attention(const CallCheck& c) {
   HYMO_RETURN_IF_ERROR(c.counts(3, 1));
   HYMO_RETURN_IF_ERROR(c.only_attrs({"scale"}));
@@ -506,6 +538,7 @@ Status v_causal_attention(const CallCheck& c) {
   const Shape& q = c.in(0).shape;
   const Shape& v = c.in(2).shape;
   HYMO_RETURN_IF_ERROR(c.in_shape(2, {q[0], q[1], q[2], v[3]}, "[B,T,H,Dv] with B,T,H of q"));
+  HYMO_RETURN_IF_ERROR(attention_gemm_sizes(c));
   return c.out_is(0, c.in(0).dtype, {q[0], q[1], q[2], v[3]});
 }
 
@@ -659,6 +692,7 @@ Status v_causal_attention_grad(const CallCheck& c) {
   const Shape vs = {q[0], q[1], q[2], c.in(2).shape[3]};
   HYMO_RETURN_IF_ERROR(c.in_shape(2, vs, "[B,T,H,Dv] with B,T,H of q"));
   HYMO_RETURN_IF_ERROR(c.in_shape(3, vs, "dout like v"));
+  HYMO_RETURN_IF_ERROR(attention_gemm_sizes(c));
   HYMO_RETURN_IF_ERROR(c.out_is(0, c.in(0).dtype, q));
   HYMO_RETURN_IF_ERROR(c.out_is(1, c.in(0).dtype, q));
   return c.out_is(2, c.in(0).dtype, vs);

@@ -227,6 +227,66 @@ TEST_P(LoaderCorruption, ErrorNamesTheField) {
 INSTANTIATE_TEST_SUITE_P(Fields, LoaderCorruption, ::testing::ValuesIn(kCorruptions),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Each size of a call's matrix products (M, N, K, the row strides) goes to
+// CBLAS as int (cpu/gemm.cc): past 2^31 - 1 it would be truncated, so the
+// plan check refuses it, naming the call, the size and the operand giving it.
+// One call on input/constant operands and state results (no arena).
+json gemm_plan(const std::vector<std::vector<int64_t>>& in, const std::vector<std::vector<int64_t>>& out,
+               const std::string& op, const json& attrs = json::object()) {
+  json doc = {{"format", "hymo-plan"}, {"version", 1}, {"config", json::object()}, {"arena_bytes", 0}};
+  json buffers = json::array(), call = {{"op", op}, {"operands", json::array()}, {"results", json::array()}};
+  json inputs = json::array();
+  for (const auto& shape : in) {
+    call["operands"].push_back(buffers.size());
+    inputs.push_back(buffers.size());
+    buffers.push_back({{"id", buffers.size()}, {"name", "in" + std::to_string(buffers.size())}, {"dtype", "f32"},
+                       {"shape", shape}, {"storage", "input"}});
+  }
+  for (const auto& shape : out) {
+    call["results"].push_back(buffers.size());
+    buffers.push_back({{"id", buffers.size()}, {"name", "out" + std::to_string(buffers.size())}, {"dtype", "f32"},
+                       {"shape", shape}, {"storage", "state"}});
+  }
+  if (!attrs.empty()) call["attrs"] = attrs;
+  doc["buffers"] = buffers;
+  doc["functions"] = {{"forward", {{"inputs", inputs}, {"outputs", json::array()}, {"calls", {call}}}}};
+  return doc;
+}
+
+TEST(Loader, GemmSizesPastIntAreRefused) {
+  const int64_t big = int64_t(1) << 31, max = big - 1;
+  const std::string limit = "GEMM sizes of at most 2^31 - 1 = 2147483647 (CBLAS takes int), found ";
+  // linear: the rows are the product of x's leading dims (each far below).
+  EXPECT_EQ(load_error(gemm_plan({{2048, 1048576, 1}, {1, 1}}, {{2048, 1048576, 1}}, "linear")),
+            "plan: functions.forward.calls[0].operands[0]: op linear expects " + limit +
+                "M (the rows of x) = 2147483648 of f32[2048,1048576,1]");
+  EXPECT_EQ(load_error(gemm_plan({{max, 1}, {1, 1}}, {{max, 1}}, "linear")), "(loaded fine)");
+  EXPECT_EQ(load_error(gemm_plan({{1, 1}, {big, 1}}, {{1, big}}, "linear")),
+            "plan: functions.forward.calls[0].operands[1]: op linear expects " + limit +
+                "N (the rows of the weight) = 2147483648 of f32[2147483648,1]");
+  EXPECT_EQ(load_error(gemm_plan({{1, big}, {big, 1}}, {{1, 1}}, "matmul")),
+            "plan: functions.forward.calls[0].operands[0]: op matmul expects " + limit + "K = 2147483648 of f32[1,2147483648]");
+  EXPECT_EQ(load_error(gemm_plan({{1, big, 1}, {1, 1, 1}}, {{1, big, 1}}, "grouped_linear")),
+            "plan: functions.forward.calls[0].operands[0]: op grouped_linear expects " + limit +
+                "M (the capacity, dim 1 of x) = 2147483648 of f32[1,2147483648,1]");
+  // causal_attention: rows of one head strided by H*Dk.
+  const int64_t half = big / 2;
+  EXPECT_EQ(load_error(gemm_plan({{1, 1, 2, half}, {1, 1, 2, half}, {1, 1, 2, 1}}, {{1, 1, 2, 1}},
+                                 "causal_attention", {{"scale", 1.0}})),
+            "plan: functions.forward.calls[0].operands[0]: op causal_attention expects " + limit +
+                "the row stride H*Dk of q = 2147483648 of f32[1,1,2,1073741824]");
+  const std::vector<int64_t> t = {1, big, 1, 1};
+  EXPECT_EQ(load_error(gemm_plan({t, t, t, t}, {t, t, t}, "causal_attention_grad", {{"scale", 1.0}})),
+            "plan: functions.forward.calls[0].operands[0]: op causal_attention_grad expects " + limit +
+                "T (dim 1 of q) = 2147483648 of f32[1,2147483648,1,1]");
+  // The hand-edited plan file hymo-run inspect refuses (test/runtime/CMakeLists.txt).
+  hymo::rt::Plan plan;
+  hymo::rt::Status s = hymo::rt::load_plan_status(std::string(HYMO_TEST_PLANS) + "/gemm_past_int.json", &plan);
+  EXPECT_NE(s.message().find("calls[0].operands[0]: op linear expects " + limit + "M (the rows of x) = 2147483648"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(Loader, NormalInitLoadsAndIsSummarized) {
   json doc = load_valid();
   doc["buffers"][4]["init"] = {{"normal", {0.0, 0.02}}, {"seed", 5}};

@@ -23,6 +23,9 @@ inline constexpr int64_t kArenaAlignment = 64;
 // Upper bound on the element count of one buffer (2^40): keeps byte sizes far
 // from int64 overflow.
 inline constexpr int64_t kMaxBufferElements = int64_t(1) << 40;
+// Upper bound on each size of a call's matrix product (M, N, K and the row
+// strides): the CPU runtime hands them to CBLAS as int (cpu/gemm.cc).
+inline constexpr int64_t kMaxGemmDim = 2147483647;
 
 enum class DType { kF32, kF64, kBF16, kI32 };
 
