@@ -29,9 +29,10 @@
 #        held on the H200 in run 327 against 0.10); run as run 305 (session 61, an H100;
 #        notes/runs/gdn-2026-12-06j-run305-ncu-out-plain.txt) and run 328 (session 71, an H200;
 #        notes/runs/gdn-2026-12-07i-run328-*) (about 60 s)
-#   331  HYMO_GDN_DSKIP_P (session 72: the plain pass's D_skip v folded into P's diagonal) against
-#        the default, with the default before session 72 (CHAIN and SILU_TANH off) as a second
-#        arm: the arms' full GPU tests, five rounds at the default shape and H = 64 (prebuilt with
+#   331  the default's full GPU test (CHAIN and SILU_TANH went on in session 72 after quick tests),
+#        then HYMO_GDN_DSKIP_P (session 72: the plain pass's D_skip v folded into P's diagonal)
+#        against the default, with the default before session 72 (CHAIN and SILU_TANH off) as a
+#        second arm: the arms' full GPU tests, five rounds at the default shape and H = 64 (prebuilt with
 #        GDN_AB_FLAGS="-DHYMO_GDN_CHAIN=0 -DHYMO_GDN_SILU_TANH=0;-DHYMO_GDN_DSKIP_P=1"
 #        scripts/gdn-prebuild.sh; about 170 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
@@ -146,6 +147,8 @@ case "$CALL" in
     OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
     ;;
   331)
+    # (first the default's own full test: session 72 put CHAIN and SILU_TANH on after quick tests)
+    OUT=$O/t bounded 90 scripts/device-gdn.sh build test > "$O/console-t.log" 2>&1
     OUT=$O/ab GDN_AB_TEST=full GDN_AB_FLAGS="-DHYMO_GDN_CHAIN=0 -DHYMO_GDN_SILU_TANH=0;-DHYMO_GDN_DSKIP_P=1" \
       GDN_AB_ROUNDS=5 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" bounded 280 scripts/device-gdn-ab.sh \
       > "$O/console.log" 2>&1
