@@ -190,6 +190,11 @@ assert json.loads(lines[0])["ckpt"] == "odd\ufffddir/step_1.safetensors", lines[
       "backstep/metrics.jsonl:4: step 2 comes after step 3 of line 2 \(train logs steps once each, in increasing order" \
       "$run" report backstep
     [ -e backstep/report ] && fail "a refused report wrote backstep/report"
+    mkdir -p negstep && echo '{"step": -1, "loss": 1.0}' > negstep/metrics.jsonl
+    expect_error "report on a negative step" "metrics.jsonl:1: step -1 is not a step count" "$run" report negstep
+    mkdir -p wrapstep && echo '{"step": 9223372036854775809, "loss": 1.0}' > wrapstep/metrics.jsonl
+    expect_error "report on a step past int64" "metrics.jsonl:1: step 9223372036854775809 is not a step count" \
+      "$run" report wrapstep
     mkdir -p dupstep && printf '{"step": 1, "loss": 1.0}\n{"step": 1, "loss": 2.0}\n' > dupstep/metrics.jsonl
     expect_error "report on a repeated step" "dupstep/metrics.jsonl:2: step 1 repeats step 1 of line 1" \
       "$run" report dupstep

@@ -85,6 +85,18 @@ case $case_name in
     expect_error "resume over a repeated step" "dup/metrics.jsonl:6: step 5 repeats step 5 of line 5" \
       "$run" train --data "$data" --steps 1 --out dup --resume dup
     cmp -s dup/metrics.jsonl dup.before || fail "a refused resume rewrote dup/metrics.jsonl"
+    # a step that is no step count (report's check, shared): a negative one, and one past int64
+    # (read as int64 it wrapped to a negative) were kept; refused before anything is written
+    cp -r split neg && sed -i '1s/"step":1,/"step":-1,/' neg/metrics.jsonl && cp neg/metrics.jsonl neg.before
+    expect_error "resume over a negative step" \
+      "neg/metrics.jsonl:1: step -1 is not a step count \(an integer from 0 to 10\^12\); fix or remove the line" \
+      "$run" train --data "$data" --steps 1 --out neg --resume neg --save-init neg/init.safetensors
+    cmp -s neg/metrics.jsonl neg.before || fail "a refused resume rewrote neg/metrics.jsonl"
+    [ -e neg/init.safetensors ] && fail "a refused resume wrote --save-init"
+    cp -r split wrap && sed -i '1s/"step":1,/"step":9223372036854775809,/' wrap/metrics.jsonl
+    expect_error "resume over a step past int64" \
+      "wrap/metrics.jsonl:1: step 9223372036854775809 is not a step count \(an integer from 0 to 10\^12\)" \
+      "$run" train --data "$data" --steps 1 --out wrap --resume wrap
     # the step three ways (file name, metadata, the train.step counter) must agree
     cp -r straight renamed && mv renamed/checkpoints/step_3.safetensors renamed/checkpoints/step_9.safetensors
     expect_error "resume from a renamed checkpoint" "step_9.safetensors: named step 9 but its metadata says step 3" \

@@ -65,12 +65,9 @@ std::vector<Record> read_metrics(const std::string& dir) {
     Record rec;
     rec.step = field(r, "step", n, path);
     if (!std::isfinite(rec.step)) throw Error(path + ":" + std::to_string(n) + ": a record without 'step'");
-    if (rec.step < 0 || rec.step > 1e12 || rec.step != std::floor(rec.step))
-      throw Error(path + ":" + std::to_string(n) + ": step " + r["step"].dump() +
-                  " is not a step count (an integer from 0 to 10^12)");
     // (steps out of order would draw lines that double back and a summary of
     // the wrong steps)
-    order.next(int64_t(rec.step), n);
+    order.next(metrics_step(r["step"], path, n), n);
     rec.loss = field(r, "loss", n, path);
     rec.loss_main = field(r, "loss_main", n, path);
     rec.grad_norm = field(r, "grad_norm", n, path);

@@ -417,7 +417,8 @@ void Trainer::read_resumed_metrics(int64_t resumed_step) {
   if (!is_file(path)) return;
   // Keep the records up to the checkpoint's step (a crashed run may have
   // logged steps after its last checkpoint; they are redone). A line that is
-  // not a record, or a step that repeats or goes back (report's check), is an
+  // not a record, a step that is not a step count, or one that repeats or
+  // goes back (report's checks, shared), is an
   // error before anything is written, except a torn last line without its
   // newline, which a crash mid-write leaves: dropped, with a note.
   const std::string text = read_text(path);
@@ -430,16 +431,17 @@ void Trainer::read_resumed_metrics(int64_t resumed_step) {
     ++n;
     if (line.empty()) continue;
     json r = json::parse(line, nullptr, false);
-    const bool record = r.is_object() && r.contains("step") && r["step"].is_number_integer();
+    const bool record = r.is_object() && r.contains("step") && r["step"].is_number();
     if (!record) {
       if (in.eof() && !text.empty() && text.back() != '\n') {
         metrics_torn_line_ = n;
         continue;
       }
-      throw Error(path + ":" + std::to_string(n) + ": not a metrics record (a JSON object with an integer 'step')" +
+      throw Error(path + ":" + std::to_string(n) + ": not a metrics record (a JSON object with a numeric 'step')" +
                   fix);
     }
-    const int64_t step = r["step"].get<int64_t>();
+    // (a negative step, or one past int64 that would wrap, was kept)
+    const int64_t step = metrics_step(r["step"], path, size_t(n), fix);
     order.next(step, size_t(n));
     if (step <= resumed_step)
       metrics_kept_ += line + "\n";

@@ -4,11 +4,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "hymo/rt/checkpoint.h"
 #include "hymo/rt/parse.h"
 #include "hymo/rt/status.h"
+
+#include "commands.h"
 
 namespace hymo_run {
 
@@ -43,6 +46,16 @@ bool parse_step_count(const std::string& text, int64_t* out) {
   // parse_integer alone would take a leading '-'; a step count has digits only.
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;
   return hymo::rt::parse_integer(text, out);
+}
+
+int64_t metrics_step(const nlohmann::json& step, const std::string& path, size_t line, const std::string& hint) {
+  // Compared as a double: a JSON integer past int64 (nlohmann's unsigned, or
+  // a float past uint64) is then past 10^12, not a wrapped negative.
+  const double v = step.is_number() ? step.get<double>() : -1.0;
+  if (!(v >= 0 && v <= double(kMaxCount) && v == std::floor(v)))
+    throw Error(path + ":" + std::to_string(line) + ": step " + step.dump() +
+                " is not a step count (an integer from 0 to 10^12)" + hint);
+  return int64_t(v);
 }
 
 void MetricsStepOrder::next(int64_t step, size_t line) {

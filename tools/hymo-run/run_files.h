@@ -28,6 +28,14 @@ void refuse_existing_unless(const std::string& option, const std::string& path, 
 // at most INT64_MAX. False, *out untouched, for anything else.
 bool parse_step_count(const std::string& text, int64_t* out);
 
+// A metrics.jsonl record's "step" (`step`, a JSON number) as a step count:
+// an integral value from 0 to kMaxCount (10^12, the most --steps takes). Else
+// throws naming `path` and `line`, then `hint`: a negative or fractional step,
+// or one past 10^12 (a JSON integer past int64 would wrap if read as int64),
+// is no step train logs. report and train --resume share the check.
+int64_t metrics_step(const nlohmann::json& step, const std::string& path, size_t line,
+                     const std::string& hint = "");
+
 // The order of a metrics.jsonl's records: train logs each step once, in
 // increasing order (a resume first drops the records after its checkpoint),
 // so a step that repeats or goes back means records of two runs mixed or an
