@@ -43,7 +43,13 @@ case $case_ in
     expect_error "--max-new-tokens: Value -1 not in range \\[?0( to | - )" --ckpt x --prompt hi --max-new-tokens -1
     expect_error "--threads: Value 0 not in range \\[?1( to | - )1024" --ckpt x --prompt hi --threads 0
     expect_error "--max-new-tokens: expected a decimal integer, got '0x10'" --ckpt x --prompt hi --max-new-tokens 0x10
-    expect_error "--max-len: expected a decimal integer, got '1e3'" --ckpt x --prompt hi --max-len 1e3 ;;
+    expect_error "--max-len: expected a decimal integer, got '1e3'" --ckpt x --prompt hi --max-len 1e3
+    # the longest decode cache hymo-opt builds (2^24, kMaxDecodeMaxLen) is refused up front with
+    # sample's option names, not hymo-opt's --hymo-decode-max-len; --max-len's range, and the
+    # default (prompt + new tokens), before the checkpoint is read
+    expect_error "--max-len: Value 16777217 not in range \\[?1( to | - )16777216" --ckpt x --prompt hi --max-len 16777217
+    expect_error "prompt \\(2 bytes\\) \\+ --max-new-tokens 16777215 = 16777217 exceed the longest decode cache, 16777216 positions \\(the most --max-len takes\\)" \
+      --ckpt x --prompt hi --max-new-tokens 16777215 ;;
   generates)
     ckpt_setup
     a=$("$run" sample --ckpt "$ckpt" --prompt "The " --max-new-tokens 40 --temperature 0.8 --top-k 10 --seed 3 2>"$work/err") \

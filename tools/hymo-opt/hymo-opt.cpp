@@ -10,6 +10,8 @@
 #include "passes/Passes.h"
 #include "passes/PlanEmitter.h"
 
+#include "hymo/rt/plan_format.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/InitAllDialects.h"
@@ -102,11 +104,12 @@ int main(int argc, char **argv) {
   if (!decode && (decodeMaxLen.getNumOccurrences() || decodeBatch.getNumOccurrences()))
     return fail(std::string(decodeMaxLen.getNumOccurrences() ? "--hymo-decode-max-len" : "--hymo-decode-batch") +
                 " needs --hymo-decode");
-  if (decodeBatch < 1 || decodeBatch > (int64_t(1) << 16))
-    return fail("--hymo-decode-batch must be from 1 to 65536, got " + std::to_string(decodeBatch));
-  if (decodeMaxLen < 0 || decodeMaxLen > (int64_t(1) << 24))
-    return fail("--hymo-decode-max-len must be from 1 to 16777216 (0: training.seq_len), got " +
-                std::to_string(decodeMaxLen));
+  if (decodeBatch < 1 || decodeBatch > ::hymo::rt::kMaxDecodeBatch)
+    return fail("--hymo-decode-batch must be from 1 to " + std::to_string(::hymo::rt::kMaxDecodeBatch) + ", got " +
+                std::to_string(decodeBatch));
+  if (decodeMaxLen < 0 || decodeMaxLen > ::hymo::rt::kMaxDecodeMaxLen)
+    return fail("--hymo-decode-max-len must be from 1 to " + std::to_string(::hymo::rt::kMaxDecodeMaxLen) +
+                " (0: training.seq_len), got " + std::to_string(decodeMaxLen));
   // The output is collected here and written at the end by
   // replaceOutputFile: a failed run, or -o naming the input, leaves the file.
   std::string outText;

@@ -28,6 +28,7 @@
 #include "hymo/rt/api.h"
 #include "hymo/rt/checkpoint.h"
 #include "hymo/rt/parse.h"
+#include "hymo/rt/plan_format.h"
 #include "hymo/rt/safetensors.h"
 
 namespace hymo_run {
@@ -119,6 +120,19 @@ void run_sample(const SampleOptions& o) {
   uint64_t seed = 0;
   if (!hymo::rt::parse_integer(o.seed, &seed))
     throw Error("--seed '" + o.seed + "': expected an integer from 0 to 18446744073709551615");
+  const int64_t needed = int64_t(o.prompt.size()) + o.max_new_tokens;
+  const int64_t timing_len = kTimePositions[1] + kTimeWindow;
+  int64_t max_len = o.max_len > 0 ? o.max_len : std::max(needed, o.no_timing ? int64_t(1) : timing_len);
+  if (needed > max_len)
+    throw Error("prompt (" + std::to_string(o.prompt.size()) + " bytes) + --max-new-tokens " +
+                std::to_string(o.max_new_tokens) + " exceed --max-len " + std::to_string(max_len));
+  // (--max-len is capped by its range; the default, prompt + new tokens, here:
+  // hymo-opt's refusal would name its --hymo-decode-max-len)
+  if (max_len > hymo::rt::kMaxDecodeMaxLen)
+    throw Error("prompt (" + std::to_string(o.prompt.size()) + " bytes) + --max-new-tokens " +
+                std::to_string(o.max_new_tokens) + " = " + std::to_string(needed) +
+                " exceed the longest decode cache, " + std::to_string(hymo::rt::kMaxDecodeMaxLen) +
+                " positions (the most --max-len takes)");
   const std::string ckpt = resolve_ckpt_arg(o.ckpt);
   std::unique_ptr<hymo::rt::SafetensorsFile> file;
   throw_if_error(hymo::rt::SafetensorsFile::open(ckpt, &file));
@@ -128,13 +142,6 @@ void run_sample(const SampleOptions& o) {
     throw Error("checkpoint " + ckpt + ": vocab_size " + std::to_string(vocab) +
                 " < 256: sample feeds the prompt as bytes and needs a byte vocabulary");
   if (o.top_k > vocab) throw Error("--top-k " + std::to_string(o.top_k) + " exceeds vocab_size " + std::to_string(vocab));
-
-  const int64_t needed = int64_t(o.prompt.size()) + o.max_new_tokens;
-  const int64_t timing_len = kTimePositions[1] + kTimeWindow;
-  int64_t max_len = o.max_len > 0 ? o.max_len : std::max(needed, o.no_timing ? int64_t(1) : timing_len);
-  if (needed > max_len)
-    throw Error("prompt (" + std::to_string(o.prompt.size()) + " bytes) + --max-new-tokens " +
-                std::to_string(o.max_new_tokens) + " exceed --max-len " + std::to_string(max_len));
 
   const auto t0 = std::chrono::steady_clock::now();
   hymo::rt::Plan plan = compile_decode_plan(config, max_len);
@@ -222,7 +229,7 @@ void add_sample_command(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "random seed of the sampler (default 0)");
   cmd->add_option("--max-len", o->max_len,
                   "MLA cache length Tmax (default: prompt + new tokens, at least 1032 for the timing)")
-      ->check(CLI::Range(int64_t(1), kMaxCount));
+      ->check(CLI::Range(int64_t(1), hymo::rt::kMaxDecodeMaxLen));
   cmd->add_flag("--no-timing", o->no_timing, "skip the decode-time measurement at positions 16 and 1024");
   cmd->add_option("--threads", o->threads, "CPU worker threads (default: HYMO_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, hymo::rt::kMaxThreads));

@@ -26,6 +26,12 @@ inline constexpr int64_t kMaxBufferElements = int64_t(1) << 40;
 // Upper bound on each size of a call's matrix product (M, N, K and the row
 // strides): the CPU runtime hands them to CBLAS as int (cpu/gemm.cc).
 inline constexpr int64_t kMaxGemmDim = 2147483647;
+// The most sequences a decode step (@decode_step) takes, and the longest MLA
+// cache Tmax it keeps: the ranges of hymo-opt's --hymo-decode-batch and
+// --hymo-decode-max-len, which hymo-run sample's --max-len (and any caller's
+// own options) checks against first, so that its errors name its options.
+inline constexpr int64_t kMaxDecodeBatch = int64_t(1) << 16;
+inline constexpr int64_t kMaxDecodeMaxLen = int64_t(1) << 24;
 
 enum class DType { kF32, kF64, kBF16, kI32 };
 
