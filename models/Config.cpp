@@ -393,6 +393,9 @@ void requireProduct(const std::vector<Factor> &factors, int64_t limit,
                   limitText + " (" + what + "), got " + values);
 }
 
+// kMaxTensorElements as the size errors spell it.
+std::string maxElementsText() { return "2^40 = " + std::to_string(kMaxTensorElements); }
+
 // a + b as one factor: one dimension of `tensor`, so at most
 // kMaxTensorElements (checked without overflow, like the products).
 Factor sum(const Factor &a, const Factor &b, const std::string &tensor) {
@@ -400,7 +403,7 @@ Factor sum(const Factor &a, const Factor &b, const std::string &tensor) {
   const bool overflow = __builtin_add_overflow(a.value, b.value, &v);
   if (overflow || v > kMaxTensorElements)
     fail(a.name + " + " + b.name,
-         "expected a sum of at most 2^40 = " + std::to_string(kMaxTensorElements) + " (one dimension of " +
+         "expected a sum of at most " + maxElementsText() + " (one dimension of " +
              tensor + "), got " + std::to_string(a.value) + " + " + std::to_string(b.value) +
              (overflow ? " (past int64)" : " = " + std::to_string(v)));
   return {"(" + a.name + " + " + b.name + ")", v};
@@ -435,7 +438,7 @@ void validateSizes(const Config &c, const StepTokens &tok) {
   const ModelConfig &m = c.model;
   const TrainingConfig &t = c.training;
   const bool training = tok.cacheLen == nullptr;
-  const std::string kElems = "2^40 = " + std::to_string(kMaxTensorElements);
+  const std::string kElems = maxElementsText();
   const std::string kMatrix = "2^31 - 1 = " + std::to_string(kMaxMatrixDim);
   auto elements = [&](const std::vector<Factor> &f, const std::string &tensor) {
     requireProduct(f, kMaxTensorElements, kElems, "the elements of one tensor: " + tensor);

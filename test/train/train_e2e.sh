@@ -68,35 +68,28 @@ case $case_name in
       fail "G=2 resumed checkpoint differs"
     # metrics.jsonl on a resume: a corrupt line is an error and the file stays as it was; a torn
     # last line (no newline: a crash mid-write) is dropped with a note
-    cp -r split bad && sed -i '2s/.*/garbage{{{/' bad/metrics.jsonl && cp bad/metrics.jsonl bad.before
-    expect_error "resume over a corrupt metrics line" "bad/metrics.jsonl:2: not a metrics record" \
-      "$run" train --data "$data" --steps 1 --out bad --resume bad --save-init bad/init.safetensors
-    cmp -s bad/metrics.jsonl bad.before || fail "a refused resume rewrote metrics.jsonl"
-    [ -e bad/init.safetensors ] && fail "a refused resume wrote --save-init"
+    # refused_resume DIR SED WHAT PATTERN: a copy of split/ whose metrics.jsonl SED edits; a
+    # resume there fails naming PATTERN, leaves metrics.jsonl as it was and writes no --save-init
+    refused_resume() {
+      cp -r split "$1" && sed -i "$2" "$1/metrics.jsonl" && cp "$1/metrics.jsonl" "$1.before"
+      expect_error "$3" "$4" \
+        "$run" train --data "$data" --steps 1 --out "$1" --resume "$1" --save-init "$1/init.safetensors"
+      cmp -s "$1/metrics.jsonl" "$1.before" || fail "$3: the refused resume rewrote $1/metrics.jsonl"
+      if [ -e "$1/init.safetensors" ]; then fail "$3: the refused resume wrote --save-init"; fi
+    }
+    refused_resume bad '2s/.*/garbage{{{/' "resume over a corrupt metrics line" \
+      "bad/metrics.jsonl:2: not a metrics record"
     # a step that repeats or goes back (report refuses such a file; train logs each step once, in
     # order): refused as report does, naming both lines, before anything is written
-    cp -r split back && sed -i '2{h;d};3G' back/metrics.jsonl && cp back/metrics.jsonl back.before
-    expect_error "resume over a step that goes back" \
-      "back/metrics.jsonl:3: step 2 comes after step 3 of line 2 \(train logs steps once each, in increasing order.*; fix or remove the line, then resume again" \
-      "$run" train --data "$data" --steps 1 --out back --resume back --save-init back/init.safetensors
-    cmp -s back/metrics.jsonl back.before || fail "a refused resume rewrote back/metrics.jsonl"
-    [ -e back/init.safetensors ] && fail "a refused resume wrote --save-init"
-    cp -r split dup && sed -i '5p' dup/metrics.jsonl && cp dup/metrics.jsonl dup.before
-    expect_error "resume over a repeated step" "dup/metrics.jsonl:6: step 5 repeats step 5 of line 5" \
-      "$run" train --data "$data" --steps 1 --out dup --resume dup
-    cmp -s dup/metrics.jsonl dup.before || fail "a refused resume rewrote dup/metrics.jsonl"
+    refused_resume back '2{h;d};3G' "resume over a step that goes back" \
+      "back/metrics.jsonl:3: step 2 comes after step 3 of line 2 \(train logs steps once each, in increasing order.*; fix or remove the line, then resume again"
+    refused_resume dup '5p' "resume over a repeated step" "dup/metrics.jsonl:6: step 5 repeats step 5 of line 5"
     # a step that is no step count (report's check, shared): a negative one, and one past int64
     # (read as int64 it wrapped to a negative) were kept; refused before anything is written
-    cp -r split neg && sed -i '1s/"step":1,/"step":-1,/' neg/metrics.jsonl && cp neg/metrics.jsonl neg.before
-    expect_error "resume over a negative step" \
-      "neg/metrics.jsonl:1: step -1 is not a step count \(an integer from 0 to 10\^12\); fix or remove the line" \
-      "$run" train --data "$data" --steps 1 --out neg --resume neg --save-init neg/init.safetensors
-    cmp -s neg/metrics.jsonl neg.before || fail "a refused resume rewrote neg/metrics.jsonl"
-    [ -e neg/init.safetensors ] && fail "a refused resume wrote --save-init"
-    cp -r split wrap && sed -i '1s/"step":1,/"step":9223372036854775809,/' wrap/metrics.jsonl
-    expect_error "resume over a step past int64" \
-      "wrap/metrics.jsonl:1: step 9223372036854775809 is not a step count \(an integer from 0 to 10\^12\)" \
-      "$run" train --data "$data" --steps 1 --out wrap --resume wrap
+    refused_resume neg '1s/"step":1,/"step":-1,/' "resume over a negative step" \
+      "neg/metrics.jsonl:1: step -1 is not a step count \(an integer from 0 to 10\^12\); fix or remove the line"
+    refused_resume wrap '1s/"step":1,/"step":9223372036854775809,/' "resume over a step past int64" \
+      "wrap/metrics.jsonl:1: step 9223372036854775809 is not a step count \(an integer from 0 to 10\^12\)"
     # the step three ways (file name, metadata, the train.step counter) must agree
     cp -r straight renamed && mv renamed/checkpoints/step_3.safetensors renamed/checkpoints/step_9.safetensors
     expect_error "resume from a renamed checkpoint" "step_9.safetensors: named step 9 but its metadata says step 3" \

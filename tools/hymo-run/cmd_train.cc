@@ -135,7 +135,6 @@ void diff_config(const json& a, const json& b, const std::string& prefix, std::v
   if (a != b) out->push_back(prefix + ": " + a.dump() + " in the checkpoint, " + b.dump() + " now");
 }
 
-// The latest DIR/checkpoints/step_N.safetensors.
 // The newest DIR/checkpoints/step_N.safetensors as (N, path).
 std::pair<int64_t, std::string> latest_checkpoint(const std::string& dir) {
   std::string cdir = dir + "/checkpoints";
