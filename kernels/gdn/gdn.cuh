@@ -1141,6 +1141,38 @@ __device__ __forceinline__ float silu_fwd(float z) {
 #define HYMO_GDN_DSKIP_P 0
 #endif
 
+// HYMO_GDN_CHAIN_PRE (session 73): with HYMO_GDN_CHAIN, each staged tile's second row from
+// raw values multiplied by the per-step decay once a chunk (c_{t+1} Ad for the queries' tiles,
+// b_t Ad for the keys'), so that both rows of a tile take the row's factor in one packed BF16
+// product: per tile one shared load, four packs and the four FP32 products f Ad fewer (about 36
+// of the staging's 312 instructions a warp and chunk). 1: Ad packed to BF16 and the raw values
+// multiplied in packed BF16 (the second rows rounded four times, against two); 2: the products
+// c_{t+1} Ad and b_t Ad in FP32, rounded once (three roundings), at 24 more instructions.
+#ifndef HYMO_GDN_CHAIN_PRE
+#define HYMO_GDN_CHAIN_PRE 0
+#endif
+static_assert(HYMO_GDN_CHAIN_PRE >= 0 && HYMO_GDN_CHAIN_PRE <= 2, "HYMO_GDN_CHAIN_PRE: 0, 1 or 2");
+
+// HYMO_GDN_EXPOLY (session 73): with HYMO_GDN_CHAIN, the staging's per-step decays Ad (8 of its
+// 40 exps a thread and chunk) on the FMA pipe (ex2_poly) instead of the MUFU pipe, which the
+// staging's four warps load at once (run 328).
+#ifndef HYMO_GDN_EXPOLY
+#define HYMO_GDN_EXPOLY 0
+#endif
+
+// 2^x for x <= 0 by FMA-pipe arithmetic: x = j + f with j = rint(x) (1.5 2^23 added: j in the
+// sum's low mantissa bits) and |f| <= 1/2, 2^f by a cubic fitted here for the least relative
+// error on [-1/2, 1/2] (7.5e-5, under BF16's 2^-9), 2^j added to its exponent field. x is
+// clamped at -126 (2^-126 or a subnormal near it where ex2.approx.ftz gives 0: below any BF16
+// product's weight here).
+__device__ __forceinline__ float ex2_poly(float x) {
+  x = fmaxf(x, -126.f);
+  const float t = x + 12582912.f;
+  const float f = x - (t - 12582912.f);
+  const float q = fmaf(fmaf(fmaf(0.05517132f, f, 0.24261054f), f, 0.69326097f), f, 0.99992812f);
+  return __int_as_float(__float_as_int(q) + (__float_as_int(t) << 23));
+}
+
 // The diagonal blocks' tests: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'
 // shared vectors), on every lane of the warp.
 __device__ __forceinline__ float head_amax2(const float* A_log_h, int S) {
