@@ -70,5 +70,26 @@ case $case_ in
     [ "$g1" = "$g2" ] || fail "greedy output depends on the seed"
     expect_error "exceed --max-len 10" --ckpt "$ckpt" --prompt "hello" --max-new-tokens 6 --max-len 10
     echo "ok: $a" ;;
+  decode_too_large)
+    # a checkpoint whose config passes hymo-opt's size limits for training but not for a decode
+    # cache of 2^24 positions (B * Tmax * kv_lora_rank past 2^40 elements): hymo-opt's refusal
+    # names its --hymo-decode-max-len, and sample says which of its options set that
+    ckpt_setup
+    big=$work/decode_too_large.safetensors
+    python3 - "$ckpt" "$big" <<'PY' || fail "could not rewrite the checkpoint's config"
+import json, struct, sys
+raw = open(sys.argv[1], 'rb').read()
+n = struct.unpack('<Q', raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+cfg = json.loads(head['__metadata__']['config'])
+cfg['model']['mla']['kv_lora_rank'] = 100000
+head['__metadata__']['config'] = json.dumps(cfg)
+h = json.dumps(head).encode()
+h += b' ' * (-len(h) % 8)
+open(sys.argv[2], 'wb').write(struct.pack('<Q', len(h)) + h + raw[8 + n:])
+PY
+    expect_error "--hymo-decode-max-len" --ckpt "$big" --prompt hi --max-len 16777216 --no-timing
+    expect_error "sample compiles its decode cache, 16777216 positions, as --hymo-decode-max-len: --max-len, else prompt \\+ --max-new-tokens and at least 1032 for the timing unless --no-timing" \
+      --ckpt "$big" --prompt hi --max-len 16777216 --no-timing ;;
   *) fail "unknown case" ;;
 esac

@@ -59,10 +59,20 @@ constexpr int64_t kTimeWindow = 8;  // steps timed per position (median)
 hymo::rt::Plan compile_decode_plan(const json& config, int64_t max_len) {
   if (!compiler_available())
     throw Error("sample compiles a decode plan and this build has no compiler (CMake HYMO_COMPILER off); set $HYMO_OPT");
-  return compile_config_json(config.dump(2),
-                             {"--hymo-decode", "--hymo-decode-only",
-                              "--hymo-decode-max-len=" + std::to_string(max_len), "--hymo-fuse-elementwise"},
-                             "sample");
+  try {
+    return compile_config_json(config.dump(2),
+                               {"--hymo-decode", "--hymo-decode-only",
+                                "--hymo-decode-max-len=" + std::to_string(max_len), "--hymo-fuse-elementwise"},
+                               "sample");
+  } catch (const Error& e) {
+    // hymo-opt names its own option for the cache length (the config's size limits, times
+    // the decode step's tensors): say which of sample's set it
+    const std::string m = e.what();
+    if (m.find("--hymo-decode-max-len") == std::string::npos) throw;
+    throw Error(m + (m.empty() || m.back() == '\n' ? "" : "\n") + "(sample compiles its decode cache, " + std::to_string(max_len) +
+                " positions, as --hymo-decode-max-len: --max-len, else prompt + --max-new-tokens and at least " +
+                std::to_string(kTimePositions[1] + kTimeWindow) + " for the timing unless --no-timing)");
+  }
 }
 
 class Sampler {
