@@ -29,13 +29,6 @@
 #        held on the H200 in run 327 against 0.10); run as run 305 (session 61, an H100;
 #        notes/runs/gdn-2026-12-06j-run305-ncu-out-plain.txt) and run 328 (session 71, an H200;
 #        notes/runs/gdn-2026-12-07i-run328-*) (about 60 s)
-#   332  the default's full GPU test (CHAIN and SILU_TANH went on in session 72 after quick tests),
-#        then four switches of the plain pass against it (sessions 72-73): HYMO_GDN_DSKIP_P=1 (D_skip
-#        v folded into P's diagonal), HYMO_GDN_CHAIN_PRE=1 and =2 (the staged tiles' second rows
-#        from raw values times the per-step decay, once a chunk) and HYMO_GDN_EXPOLY=1 (the
-#        per-step decays on the FMA pipe): the arms' full GPU tests, five rounds at the default
-#        shape and H = 64 (prebuilt with GDN_AB_FLAGS="-DHYMO_GDN_DSKIP_P=1;-DHYMO_GDN_CHAIN_PRE=1;-DHYMO_GDN_CHAIN_PRE=2;-DHYMO_GDN_EXPOLY=1"
-#        scripts/gdn-prebuild.sh; about 250 s)
 # Call 250 carries a prebuilt set with the @7514cba arm (about 14.5 MB since session 52's
 # HYMO_GDN_SASS_ONLY; A about 7):
 #   GDN_AB_FLAGS=@7514cba scripts/gdn-prebuild.sh
@@ -71,13 +64,14 @@
 # 308 and 309 (the same H200), and wrote 307 (session 71 ran it, with 218 and 305, as runs 326-328 on an
 # H200; the call removed, commit a73a509 has it); session 68 wrote 322 (HYMO_GDN_PGRAD_FOLD) and session
 # 69 ran it as run 322 (an H100: within noise, removed; commit 3eeda3b has the call); session 72 wrote
-# 331 (no device time was left to run it; session 73 replaced it by 332, with two more switches); docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
+# 331 (no device time was left to run it; session 73 replaced it by 332, with two more switches, and ran
+# it as run 332 (all four even, removed; commit 191cb99 has the call); docs/kernels/gdn.md item 0a and notes/gdn-measurements.md.)
 set -o pipefail
 CALL=${1:-}
 case "$CALL" in
-  218 | 219 | 238 | 250 | 305 | 332) ;;
+  218 | 219 | 238 | 250 | 305) ;;
   *)
-    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250, 305 or 332: docs/kernels/gdn.md item 0a)" >&2
+    echo "device-gdn-queue: no queued call '$CALL' (218, 219, 238, 250 or 305: docs/kernels/gdn.md item 0a)" >&2
     exit 2
     ;;
 esac
@@ -146,13 +140,6 @@ case "$CALL" in
     ;;
   305)
     OUT=$O NCU_KERNEL=out_bf16 bounded 300 scripts/device-gdn.sh build ncuk ncus > "$O/console.log" 2>&1
-    ;;
-  332)
-    # (first the default's own full test: session 72 put CHAIN and SILU_TANH on after quick tests)
-    OUT=$O/t bounded 90 scripts/device-gdn.sh build test > "$O/console-t.log" 2>&1
-    OUT=$O/ab GDN_AB_TEST=full GDN_AB_FLAGS="-DHYMO_GDN_DSKIP_P=1;-DHYMO_GDN_CHAIN_PRE=1;-DHYMO_GDN_CHAIN_PRE=2;-DHYMO_GDN_EXPOLY=1" \
-      GDN_AB_ROUNDS=5 GDN_AB_SHAPES="4,4096,28,32,32 4,4096,64,32,32" bounded 400 scripts/device-gdn-ab.sh \
-      > "$O/console.log" 2>&1
     ;;
 esac
 rc=$?

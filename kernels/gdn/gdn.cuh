@@ -1131,47 +1131,19 @@ __device__ __forceinline__ float silu_fwd(float z) {
 #error "HYMO_GDN_DTAB was removed in session 72 (run 330: slower); commit 1e4b77c has it"
 #endif
 
-// HYMO_GDN_DSKIP_P (session 72): the plain output pass's fused epilogue term D_skip v as D_skip
-// added to P's diagonal (BF16, each row block's warp on its own rows before its P V product),
-// so that P V carries it: the epilogue loses a lane's 8 shared loads of v pairs, their 16
-// conversions and 16 FMAs a chunk (about 40 of its 300 instructions a warp and chunk). The
-// term is then rounded with P_tt + D_skip to BF16 (2^-9 relative, as P's own entries) instead of
-// added in FP32.
-#ifndef HYMO_GDN_DSKIP_P
-#define HYMO_GDN_DSKIP_P 0
+// Measured even in session 73 (run 332, an H100, five rounds, the default shape and H = 64, each
+// arm 1059 of 1059 checks) and removed; commit 191cb99 has all four:
+// - HYMO_GDN_DSKIP_P (the plain pass's D_skip v folded into P's diagonal, about 40 fewer
+//   epilogue instructions a warp and chunk): held plain forward -0.2% / +0.0%;
+// - HYMO_GDN_CHAIN_PRE=1 (the CHAIN staging's second rows from raw values times the per-step
+//   decay once a chunk, in packed BF16): -0.7% / -0.8%, inside the rounds' spread, and the
+//   plain forward's worst o error 4.1e-3 -> 4.8e-3 (two more roundings); =2 (those products in
+//   FP32): -0.2% / -0.7%;
+// - HYMO_GDN_EXPOLY (the per-step decays on the FMA pipe, a cubic for 2^f): +0.7% / +0.4%.
+#if (defined(HYMO_GDN_DSKIP_P) && HYMO_GDN_DSKIP_P) || (defined(HYMO_GDN_CHAIN_PRE) && HYMO_GDN_CHAIN_PRE) || \
+    (defined(HYMO_GDN_EXPOLY) && HYMO_GDN_EXPOLY)
+#error "HYMO_GDN_DSKIP_P, HYMO_GDN_CHAIN_PRE and HYMO_GDN_EXPOLY were removed in session 73 (run 332: even); commit 191cb99 has them"
 #endif
-
-// HYMO_GDN_CHAIN_PRE (session 73): with HYMO_GDN_CHAIN, each staged tile's second row from
-// raw values multiplied by the per-step decay once a chunk (c_{t+1} Ad for the queries' tiles,
-// b_t Ad for the keys'), so that both rows of a tile take the row's factor in one packed BF16
-// product: per tile one shared load, four packs and the four FP32 products f Ad fewer (about 36
-// of the staging's 312 instructions a warp and chunk). 1: Ad packed to BF16 and the raw values
-// multiplied in packed BF16 (the second rows rounded four times, against two); 2: the products
-// c_{t+1} Ad and b_t Ad in FP32, rounded once (three roundings), at 24 more instructions.
-#ifndef HYMO_GDN_CHAIN_PRE
-#define HYMO_GDN_CHAIN_PRE 0
-#endif
-static_assert(HYMO_GDN_CHAIN_PRE >= 0 && HYMO_GDN_CHAIN_PRE <= 2, "HYMO_GDN_CHAIN_PRE: 0, 1 or 2");
-
-// HYMO_GDN_EXPOLY (session 73): with HYMO_GDN_CHAIN, the staging's per-step decays Ad (8 of its
-// 40 exps a thread and chunk) on the FMA pipe (ex2_poly) instead of the MUFU pipe, which the
-// staging's four warps load at once (run 328).
-#ifndef HYMO_GDN_EXPOLY
-#define HYMO_GDN_EXPOLY 0
-#endif
-
-// 2^x for x <= 0 by FMA-pipe arithmetic: x = j + f with j = rint(x) (1.5 2^23 added: j in the
-// sum's low mantissa bits) and |f| <= 1/2, 2^f by a cubic fitted here for the least relative
-// error on [-1/2, 1/2] (7.5e-5, under BF16's 2^-9), 2^j added to its exponent field. x is
-// clamped at -126 (2^-126 or a subnormal near it where ex2.approx.ftz gives 0: below any BF16
-// product's weight here).
-__device__ __forceinline__ float ex2_poly(float x) {
-  x = fmaxf(x, -126.f);
-  const float t = x + 12582912.f;
-  const float f = x - (t - 12582912.f);
-  const float q = fmaf(fmaf(fmaf(0.05517132f, f, 0.24261054f), f, 0.69326097f), f, 0.99992812f);
-  return __int_as_float(__float_as_int(q) + (__float_as_int(t) << 23));
-}
 
 // The diagonal blocks' tests: max_s |A_s| log2(e) of head h (the same value as -A2 in the kernels'
 // shared vectors), on every lane of the warp.

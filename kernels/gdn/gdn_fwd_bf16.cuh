@@ -903,8 +903,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
   // through the warp's P rows (C + 8 >= D columns when D <= 32); not in the plain pass at
   // D = 16, where it spills and measured 2% slower (run 65)
   constexpr bool OR = HYMO_GDN_OUT_ROWS && EPI && (D == 32 || (TRAIN && D == 16));
-  // DP (HYMO_GDN_DSKIP_P, gdn.cuh): the plain pass's D_skip v as D_skip on P's diagonal
-  constexpr bool DP = HYMO_GDN_DSKIP_P && EPI && !TRAIN && R == 1;
   constexpr int NU = OR ? 16 * (DR / 8) / 32 : 1;
   static_assert(!OR || (NU >= 1 && 16 * (DR / 8) == 32 * NU), "OUT_ROWS: whole 16-byte pieces a lane");
   // OR: piece i of this lane is row rr of the warp's block, columns cb + cc .. + 7
@@ -1225,37 +1223,14 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       ld8(A2 + s0, a2);
       const float gt = G[t], gu = G[t + 1], gn = g[t + 1];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) Ad[e] = HYMO_GDN_EXPOLY ? ex2_poly(gn * a2[e]) : ex2f(gn * a2[e]);
-      // HYMO_GDN_CHAIN_PRE (gdn.cuh): the second rows' raw values times Ad, once: c_{t + 1} Ad
-      // (queries) and b_t Ad (keys)
-      [[maybe_unused]] uint4 cA, bA;
-      if constexpr (HYMO_GDN_CHAIN_PRE) {
-        const uint4 cn = *reinterpret_cast<const uint4*>(sc + (t + 1) * LS + s0);
-        const uint4 bn = *reinterpret_cast<const uint4*>(sb + t * LS + s0);
-        const uint32_t* cn2 = reinterpret_cast<const uint32_t*>(&cn);
-        const uint32_t* bn2 = reinterpret_cast<const uint32_t*>(&bn);
-        uint32_t* cA2 = reinterpret_cast<uint32_t*>(&cA);
-        uint32_t* bA2 = reinterpret_cast<uint32_t*>(&bA);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          if constexpr (HYMO_GDN_CHAIN_PRE == 1) {
-            const uint32_t pa = pack_bf16(Ad[2 * e], Ad[2 * e + 1]);
-            cA2[e] = mul_bf16x2(cn2[e], pa);
-            bA2[e] = mul_bf16x2(bn2[e], pa);
-          } else {
-            const float2 cv = bf16x2_f2(cn2[e]), bv = bf16x2_f2(bn2[e]);
-            cA2[e] = pack_bf16(cv.x * Ad[2 * e], cv.y * Ad[2 * e + 1]);
-            bA2[e] = pack_bf16(bv.x * Ad[2 * e], bv.y * Ad[2 * e + 1]);
-          }
-        }
-      }
+      for (int e = 0; e < 8; ++e) Ad[e] = ex2f(gn * a2[e]);
       // rows t and t + 1 of one tile: fwd, queries from row t on (row t: 2^(d a2)); else keys up
       // to row t + 1 (row t + 1: 2^(d a2)); the other row that times Ad
       const auto chain = [&](bf16* dst, bool fwd, float d) {
         const int ro = fwd ? t : t + 1, rn = fwd ? t + 1 : t;
         const bf16* x = fwd ? sc : sb;  // (the raw rows loaded again a tile: fewer live registers)
         const uint4 xo = *reinterpret_cast<const uint4*>(x + ro * LS + s0);
-        const uint4 xn = HYMO_GDN_CHAIN_PRE ? (fwd ? cA : bA) : *reinterpret_cast<const uint4*>(x + rn * LS + s0);
+        const uint4 xn = *reinterpret_cast<const uint4*>(x + rn * LS + s0);
         const uint32_t* xo2 = reinterpret_cast<const uint32_t*>(&xo);
         const uint32_t* xn2 = reinterpret_cast<const uint32_t*>(&xn);
         uint4 oo, on;
@@ -1264,12 +1239,8 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const float f0 = ex2f(d * a2[2 * e]), f1 = ex2f(d * a2[2 * e + 1]);
-          const uint32_t pf = pack_bf16(f0, f1);
-          vo[e] = mul_bf16x2(xo2[e], pf);
-          if constexpr (HYMO_GDN_CHAIN_PRE)
-            vn[e] = mul_bf16x2(xn2[e], pf);
-          else
-            vn[e] = mul_bf16x2(xn2[e], pack_bf16(f0 * Ad[2 * e], f1 * Ad[2 * e + 1]));
+          vo[e] = mul_bf16x2(xo2[e], pack_bf16(f0, f1));
+          vn[e] = mul_bf16x2(xn2[e], pack_bf16(f0 * Ad[2 * e], f1 * Ad[2 * e + 1]));
         }
         *reinterpret_cast<uint4*>(dst + ro * LS + s0) = oo;
         *reinterpret_cast<uint4*>(dst + rn * LS + s0) = on;
@@ -1743,13 +1714,6 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       enter_in_chunk(k);
       warp_mm_ldsm_split<ND, true>(acc, S, qs + r0 * LS, LQ, LS, hh + cb, int(hl - hh), LD);
     } else {
-      if constexpr (DP) {  // (this warp's own rows of P; its P V below reads no others)
-        if (lane < 16) {
-          bf16* e = sp + (r0 + lane) * (LP + 1);
-          *e = __float2bfloat16_rn(__bfloat162float(*e) + dsk);
-        }
-        __syncwarp();
-      }
       warp_mm_ldsm<ND>(acc, r0 + 16, sp + r0 * LP, LP, sv + cb, LD);
       enter_in_chunk(k);  // (OE: the entering state, once P V is in the accumulators)
       if constexpr (P::QR) {
@@ -1816,12 +1780,10 @@ __global__ void __launch_bounds__(PlanF<S, D, C, TRAIN>::NTHO, out_min_ctas<S, D
       for (int nt = 0; nt < ND; ++nt)
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
-          if constexpr (!DP) {  // (DP: P V holds D_skip v already)
-            const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
-            const float2 v2 = ld2(sv + t * LD + d);
-            acc[nt][2 * hr] = fmaf(dsk, v2.x, acc[nt][2 * hr]);
-            acc[nt][2 * hr + 1] = fmaf(dsk, v2.y, acc[nt][2 * hr + 1]);
-          }
+          const int t = r0 + gq + hr * 8, d = cb + nt * 8 + 2 * tq;
+          const float2 v2 = ld2(sv + t * LD + d);
+          acc[nt][2 * hr] = fmaf(dsk, v2.x, acc[nt][2 * hr]);
+          acc[nt][2 * hr + 1] = fmaf(dsk, v2.y, acc[nt][2 * hr + 1]);
           ss[hr] = fmaf(acc[nt][2 * hr], acc[nt][2 * hr], fmaf(acc[nt][2 * hr + 1], acc[nt][2 * hr + 1], ss[hr]));
         }
 #pragma unroll
