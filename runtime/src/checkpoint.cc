@@ -2,6 +2,7 @@
 #include "hymo/rt/checkpoint.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -39,6 +40,56 @@ int64_t first_non_finite(const void* data, DType dtype, int64_t n) {
     if (!std::isfinite(v)) return i;
   }
   return -1;
+}
+
+// The value of element i of n values of dtype `dtype`.
+double value_at(const void* data, DType dtype, int64_t i) {
+  switch (dtype) {
+    case DType::kF32: return static_cast<const float*>(data)[i];
+    case DType::kF64: return static_cast<const double*>(data)[i];
+    case DType::kBF16: return bf16_to_f32(static_cast<const uint16_t*>(data)[i]);
+    case DType::kI32: return static_cast<const int32_t*>(data)[i];
+  }
+  return 0;
+}
+
+std::string number_text(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// What train's state buffers may hold, past being finite (docs/training.md,
+// Checkpoints): second moments are >= 0, and the counters (train.step,
+// train.adamw_t, train.n_ok, the MoE expert counts train.counts.*) are
+// non-negative integers.
+bool second_moment(const std::string& n) { return n.rfind("adamw.v.", 0) == 0 || n.rfind("normuon.v.", 0) == 0; }
+bool counter(const std::string& n) {
+  return n == "train.step" || n == "train.adamw_t" || n == "train.n_ok" || n.rfind("train.counts.", 0) == 0;
+}
+
+// "" when the persistent buffer `b` (its values at `data`) holds what a
+// checkpoint train writes may hold: a finite value everywhere (a model
+// parameter, optimizer state, an accumulator, a counter), a second moment
+// >= 0, a counter a non-negative integer. Else what is wrong, naming the
+// buffer and the first element at fault.
+std::string bad_value(const BufferDesc& b, const void* data) {
+  if (b.dtype == DType::kI32 || !persistent(b)) return "";
+  const std::string what = model_name(b.name) ? "parameter " : "state ";
+  if (const int64_t i = first_non_finite(data, b.dtype, b.numel()); i >= 0)
+    return what + b.name + " holds a non-finite value at element " + std::to_string(i);
+  const bool moment = second_moment(b.name), count = counter(b.name);
+  if (!moment && !count) return "";
+  for (int64_t i = 0; i < b.numel(); ++i) {
+    const double v = value_at(data, b.dtype, i);
+    if (moment && v < 0)
+      return what + b.name + " holds " + number_text(v) + " at element " + std::to_string(i) +
+             " (a second moment is >= 0)";
+    if (count && (v < 0 || v != std::floor(v)))
+      return what + b.name + " holds " + number_text(v) + " at element " + std::to_string(i) +
+             " (a counter is a non-negative integer)";
+  }
+  return "";
 }
 
 // How save_checkpoint stores a buffer of dtype `d`.
@@ -98,7 +149,7 @@ Status recorded_precision(const Plan& plan, const SafetensorsFile& f, std::optio
 }
 
 Status load_one(CpuExecutor* ex, const SafetensorsFile& f, const BufferDesc& b, const StTensorInfo& t,
-                const std::optional<StoredAs>& stored_as) {
+                const std::optional<StoredAs>& stored_as, bool all_state = false) {
   if (t.shape != b.shape)
     return error_status("checkpoint " + f.path() + ": tensor " + b.name + " has shape " + shape_str(t.shape) +
                         ", the plan needs " + shape_str(b.shape) + " (checkpoint of another config?)");
@@ -112,11 +163,12 @@ Status load_one(CpuExecutor* ex, const SafetensorsFile& f, const BufferDesc& b, 
   HYMO_RETURN_IF_ERROR(f.read_into(t, b.dtype, ex->mutable_data(b.id)));
   // A model parameter is finite in any checkpoint train writes (a non-finite step is skipped, not
   // applied): a NaN or infinity there is corruption, which eval and sample would otherwise turn
-  // into a NaN loss or garbage text with exit 0.
-  if (model_name(b.name))
-    if (const int64_t i = first_non_finite(ex->data(b.id), b.dtype, b.numel()); i >= 0)
-      return error_status("checkpoint " + f.path() + ": parameter " + b.name + " holds a non-finite value at element " +
-                          std::to_string(i) + " (a corrupt checkpoint?)");
+  // into a NaN loss or garbage text with exit 0. The state a resume restores (`all_state`) is
+  // checked likewise (bad_value): a NaN moment or a negative second moment would make the next
+  // update write NaN parameters.
+  if (model_name(b.name) || all_state)
+    if (const std::string bad = bad_value(b, ex->data(b.id)); !bad.empty())
+      return error_status("checkpoint " + f.path() + ": " + bad + " (a corrupt checkpoint?)");
   return ok_status();
 }
 
@@ -132,6 +184,11 @@ Status save_checkpoint(const CpuExecutor& ex, const std::string& path, Checkpoin
     for (const BufferDesc& b : plan.buffers)
       if (persistent(b)) bufs.push_back(&b);
   }
+  // Never a checkpoint that a load would refuse (bad_value): nothing is written, and the file
+  // already at `path` (an earlier checkpoint) stays as it was.
+  for (const BufferDesc* b : bufs)
+    if (const std::string bad = bad_value(*b, ex.data(b->id)); !bad.empty())
+      return error_status("checkpoint " + path + " not written: " + bad);
   std::vector<StWriteTensor> tensors;
   std::vector<std::vector<float>> widened;  // keeps converted data alive
   widened.reserve(bufs.size());
@@ -172,7 +229,7 @@ Status restore_all_buffers(CpuExecutor* ex, const SafetensorsFile& f) {
     if (!t)
       return error_status("checkpoint " + f.path() + ": tensor " + b.name +
                           " is missing (checkpoint of another config, or not a training checkpoint?)");
-    HYMO_RETURN_IF_ERROR(load_one(ex, f, b, *t, stored_as));
+    HYMO_RETURN_IF_ERROR(load_one(ex, f, b, *t, stored_as, /*all_state=*/true));
   }
   for (const StTensorInfo& t : f.tensors())
     if (!known.count(t.name))

@@ -157,6 +157,15 @@ PY
     "$run" eval --ckpt $ck --data "$heldout" --max-tokens 256 --save-logits kept.npy --overwrite --json > /dev/null 2>&1 ||
       fail "--save-logits --overwrite failed"
     head -c 6 kept.npy | grep -q NUMPY || fail "--save-logits --overwrite did not write the logits"
+    # ... and, even with --overwrite, never over its --data or a file of the checkpoint's run that
+    # eval does not own (another checkpoint, plan.json, metrics.jsonl), however the path is spelled
+    cp -r run own && cp own/checkpoints/step_1.safetensors own/checkpoints/step_0.safetensors && cp "$heldout" held.txt
+    for f in own/checkpoints/step_0.safetensors own/plan.json own/metrics.jsonl held.txt; do
+      sum=$(sha256sum < $f)
+      expect_error "--save-logits --overwrite onto $f" "--save-logits \./$f: is the same file as [^:]* $f, " \
+        "$run" eval --ckpt own --data held.txt --max-tokens 256 --save-logits ./$f --overwrite
+      [ "$(sha256sum < $f)" = "$sum" ] || fail "--save-logits --overwrite replaced $f"
+    done
     # A path that is not UTF-8 (byte 0xff): the JSON line stays valid JSON with
     # U+FFFD for the byte, and a note says so (dumping it threw after the work).
     odd=$(printf 'odd\377dir') && mkdir -p "$odd" && cp $ck "$odd/"
@@ -258,6 +267,78 @@ PY
     grep -q "binary.json: plan: not valid JSON" <<< "$out" || fail "random bytes: $out"
     printf '1e999' > huge.json
     expect_error "a number beyond double" "huge.json: plan: not valid JSON: .*out_of_range" "$run" inspect huge.json
+    ;;
+  report_values)
+    # Values at the edges of double (no training needed): every chart keeps a
+    # sane axis with a bounded number of ticks and no NaN/inf coordinates.
+    # report_ok DIR: the report succeeds (fast: a tick loop that does not
+    # advance used to allocate until std::bad_alloc), writing clean SVGs.
+    report_ok() {
+      local out
+      out=$(ulimit -v 4000000; timeout 60 "$run" report "$1" 2>&1) || fail "report $1 failed: $out"
+      for f in loss lr grad_norm tokens_per_s; do
+        tail -1 "$1/report/$f.svg" | grep -q '^</svg>$' || fail "$1: $f.svg is truncated"
+        ! grep -qiE 'nan|inf' "$1/report/$f.svg" || fail "$1: $f.svg holds NaN or inf: $(grep -iE -m1 'nan|inf' "$1/report/$f.svg")"
+        local n
+        n=$(grep -c 'text-anchor="end">' "$1/report/$f.svg")
+        [ "$n" -le 41 ] || fail "$1: $f.svg has $n y ticks"
+      done
+      ! grep -qi nan "$1/report/summary.txt" || fail "$1: summary.txt prints nan: $(cat "$1/report/summary.txt")"
+      echo "ok: report $1"
+    }
+    # A series spanning one ULP (a constant loss whose moving mean is 1 ULP off), in each plotted field.
+    for f in loss loss_main grad_norm tokens_per_s eval_loss; do
+      mkdir -p ulp_$f && printf '{"step":1,"%s":1}\n{"step":2,"%s":1.0000000000000002}\n' $f $f > ulp_$f/metrics.jsonl
+      report_ok ulp_$f
+    done
+    grep -q '<polyline' ulp_loss/report/loss.svg || fail "ulp_loss: loss.svg has no line"
+    # Denormals, huge and tiny magnitudes, constants, a span of one step near 10^12.
+    for v in 4.9e-324 2.2250738585072014e-308 1e-200 9e99 -9e99 0 1e12; do
+      mkdir -p "mag$v" && printf '{"step":1,"loss":%s,"grad_norm":%s,"lr_muon":%s,"tokens_per_s":%s}\n{"step":2,"loss":%s}\n' \
+        $v $v $v $v $v > "mag$v/metrics.jsonl"
+      report_ok "mag$v"
+    done
+    grep -q 'points="78.0,[0-9.]* 736.0,[0-9.]* "' mag4.9e-324/report/loss.svg || fail "denormal loss: no line drawn"
+    mkdir -p bigstep && printf '{"step":999999999999,"loss":1}\n{"step":1000000000000,"loss":2}\n' > bigstep/metrics.jsonl
+    report_ok bigstep
+    mkdir -p span && printf '{"step":1,"loss":1e-300,"lr_adamw":1e-300}\n{"step":2,"loss":9e99,"lr_adamw":1e300}\n' \
+      > span/metrics.jsonl
+    report_ok span
+    n=$(grep -c 'text-anchor="end">1e' span/report/lr.svg)
+    [ "$n" -le 13 ] || fail "lr.svg over 600 decades: $n tick labels"
+    # Every step skipped: no values to average, said so (not "nan").
+    mkdir -p allskip && printf '{"step":1,"loss":null,"tokens_per_s":null,"skipped":2,"is_update":false}\n{"step":2,"loss":null,"skipped":2,"is_update":false}\n' \
+      > allskip/metrics.jsonl
+    report_ok allskip
+    grep -q '^loss last 10 mean: - (no values)$' allskip/report/summary.txt || fail "summary: loss mean: $(cat allskip/report/summary.txt)"
+    grep -q '^tokens/s mean: *- (no values)$' allskip/report/summary.txt || fail "summary: tokens/s mean"
+    grep -q '^loss last: *- (no values)$' allskip/report/summary.txt || fail "summary: loss last"
+    grep -q '^skipped micro-batches: 4 (steps without an update: 2)' allskip/report/summary.txt || fail "summary: skipped"
+    # Fields of the wrong type: refused, naming the file, line and field.
+    mkdir -p badupdate && printf '{"step":1,"loss":1}\n{"step":2,"loss":1,"is_update":"x"}\n' > badupdate/metrics.jsonl
+    expect_error "report on is_update \"x\"" "badupdate/metrics.jsonl:2: field 'is_update' is not a boolean: \"x\"" \
+      "$run" report badupdate
+    for v in -5 1.5; do
+      mkdir -p "badskip$v" && printf '{"step":1,"loss":1,"skipped":%s}\n' $v > "badskip$v/metrics.jsonl"
+      expect_error "report on skipped $v" "badskip$v/metrics.jsonl:1: field 'skipped' is not a count of micro-batches" \
+        "$run" report "badskip$v"
+      [ -e "badskip$v/report" ] && fail "a refused report wrote badskip$v/report"
+    done
+    ;;
+  diverged)
+    # A diverged checkpoint: finite parameters whose logits overflow (huge learning rates, one
+    # step). Its loss is no result: an error naming the non-finite loss and the checkpoint, exit
+    # non-zero, no result line and no --save-logits file (before: loss_main -nan, null, exit 0).
+    "$run" train --config "$cfg" --data "$data" --steps 1 --out run --set optimizer.muon_lr=1e3 \
+      --set optimizer.adamw_lr=1e3 --set scheduler.warmup_frac=0 --set scheduler.stable_frac=0.85 \
+      > log.txt 2>&1 || fail "train: $(cat log.txt)"
+    ck=run/checkpoints/step_1.safetensors
+    expect_error "eval of a diverged checkpoint" \
+      "checkpoint $ck: the loss on $data is non-finite \((-?nan|-?inf)\), first at row 0 position 0, where the logits hold NaN or infinity" \
+      "$run" eval --ckpt $ck --data "$data" --max-tokens 256 --save-logits logits.npy
+    out=$("$run" eval --ckpt $ck --data "$data" --max-tokens 256 --json 2> /dev/null) && fail "eval --json: exit 0"
+    [ -z "$out" ] || fail "eval of a diverged checkpoint printed a result: $out"
+    [ ! -e logits.npy ] || fail "eval of a diverged checkpoint wrote --save-logits"
     ;;
   *) fail "unknown case $case_name" ;;
 esac

@@ -91,5 +91,21 @@ PY
     expect_error "--hymo-decode-max-len" --ckpt "$big" --prompt hi --max-len 16777216 --no-timing
     expect_error "sample compiles its decode cache, 16777216 positions, as --hymo-decode-max-len: --max-len, else prompt \\+ --max-new-tokens and at least 1032 for the timing unless --no-timing" \
       --ckpt "$big" --prompt hi --max-len 16777216 --no-timing ;;
+  diverged)
+    # a diverged checkpoint (huge learning rates, one step): finite parameters whose logits are
+    # NaN. Sampling from them printed garbage bytes with exit 0; now an error naming the position,
+    # and nothing but sensible text on stdout
+    [ "$compiler" = ON ] || [ -n "${HYMO_OPT:-}" ] || { echo "no compiler: skipped"; exit 77; }
+    dir=$work/run_$case_
+    rm -rf "$dir"
+    "$run" train --config "$src/models/configs/tiny.yaml" --data default --steps 1 --out "$dir" \
+      --set optimizer.muon_lr=1e3 --set optimizer.adamw_lr=1e3 --set scheduler.warmup_frac=0 \
+      --set scheduler.stable_frac=0.85 > "$dir.log" 2>&1 || fail "training failed: $(tail -5 "$dir.log")"
+    ckpt=$dir/checkpoints/step_1.safetensors
+    expect_error "checkpoint $ckpt: the logits at position 0 \\(token 104 fed\\) are non-finite \\((-?nan|-?inf) for token [0-9]+\\)" \
+      --ckpt "$ckpt" --prompt hello --max-new-tokens 10 --no-timing
+    out=$("$run" sample --ckpt "$ckpt" --prompt hello --max-new-tokens 10 --no-timing 2>/dev/null) &&
+      fail "sample of a diverged checkpoint: exit 0"
+    [ -z "$out" ] || fail "sample of a diverged checkpoint printed: $(printf %s "$out" | od -c | head -3)" ;;
   *) fail "unknown case" ;;
 esac

@@ -146,6 +146,21 @@ case $case_name in
     mkdir -p adir
     expect_error "compile onto a directory" "plan output adir: exists and is not a regular file \(a directory\)" \
       "$run" compile --config "$cfg" -o adir
+    # -o never replaces the --config it reads (even with --overwrite, through
+    # another spelling), nor unasked an existing file that is not a plan; an
+    # existing plan is replaced.
+    cp "$cfg" cfg.yaml && sum=$(sha256sum < cfg.yaml)
+    expect_error "compile onto its --config" "-o \./cfg\.yaml: is the same file as --config cfg\.yaml, which this command reads" \
+      "$run" compile --config cfg.yaml -o ./cfg.yaml --overwrite
+    [ "$(sha256sum < cfg.yaml)" = "$sum" ] || fail "compile replaced its --config"
+    cp "$cfg" other.yaml
+    expect_error "compile onto a file that is not a plan" \
+      "-o other\.yaml: the file exists and is not a hymo plan; name another file, or pass --overwrite" \
+      "$run" compile --config "$cfg" -o other.yaml
+    [ "$(sha256sum < other.yaml)" = "$sum" ] || fail "compile replaced a file that is not a plan"
+    "$run" compile --config "$cfg" -o other.yaml --overwrite > /dev/null 2>&1 || fail "compile --overwrite failed"
+    "$run" inspect other.yaml > /dev/null 2>&1 || fail "compile --overwrite wrote no plan"
+    "$run" compile --config "$cfg" -o plan.json > /dev/null 2>&1 || fail "compile over an existing plan failed"
     # A refused resume (another config) leaves the run's plan.json, and no
     # temporary file, behind.
     sum=$(md5sum < q/plan.json)
@@ -221,6 +236,30 @@ case $case_name in
       fail "--overwrite with --save-init failed"
     [ "$(ls run/checkpoints | tr '\n' ' ')" = "step_0.safetensors step_1.safetensors " ] ||
       fail "--overwrite with --save-init left: $(ls run/checkpoints)"
+    # No output is one of the run's inputs, --overwrite or not, however the path is spelled
+    # (compared by filesystem identity): refused before anything is written.
+    train --steps 3 --out self --save-interval 3 > /dev/null 2>&1 || fail "self run failed"
+    sum=$(sha256sum < self/checkpoints/step_3.safetensors)
+    expect_error "--save-init onto its --resume checkpoint" \
+      "--save-init self/checkpoints/\.\./checkpoints/step_3\.safetensors: is the same file as --resume's checkpoint self/checkpoints/step_3\.safetensors, which this command reads" \
+      "$run" train --resume self --out self --save-init self/checkpoints/../checkpoints/step_3.safetensors \
+      --overwrite --data "$data" --steps 0
+    [ "$(sha256sum < self/checkpoints/step_3.safetensors)" = "$sum" ] || fail "--save-init replaced its --resume checkpoint"
+    cp self/checkpoints/step_3.safetensors A.safetensors && ln -s A.safetensors linkA.safetensors
+    expect_error "--save-init onto its --init (through a link)" \
+      "--save-init linkA\.safetensors: is the same file as --init A\.safetensors, which this command reads" \
+      train --steps 0 --out selfinit --init A.safetensors --save-init linkA.safetensors --overwrite
+    [ "$(sha256sum < A.safetensors)" = "$sum" ] || fail "--save-init replaced its --init"
+    "$run" compile --config "$cfg" -o P.json > /dev/null 2>&1 || fail "compile failed"
+    sum=$(sha256sum < P.json)
+    expect_error "--save-init onto its --plan" "--save-init \./P\.json: is the same file as --plan P\.json" \
+      "$run" train --plan P.json --data "$data" --steps 0 --out selfplan --save-init ./P.json --overwrite
+    [ "$(sha256sum < P.json)" = "$sum" ] || fail "--save-init replaced its --plan"
+    sum=$(sha256sum < self/metrics.jsonl)
+    expect_error "--data is the metrics.jsonl the run rewrites" \
+      "--out self/metrics\.jsonl: is the same file as --data self/metrics\.jsonl" \
+      "$run" train --data self/metrics.jsonl --steps 0 --out self --resume self
+    [ "$(sha256sum < self/metrics.jsonl)" = "$sum" ] || fail "a refused run rewrote its --data"
     # A run that stopped before its first checkpoint cannot be resumed: the
     # refusal does not suggest it.
     mkdir -p nockpt && head -2 run/metrics.jsonl > nockpt/metrics.jsonl
@@ -309,6 +348,71 @@ EOF
       "$run" train --plan dimplan.json --data "$data" --steps 1 --out o
     expect_error "plan and config" "--plan and --config exclude each other" \
       "$run" train --plan plan.json --config "$cfg" --data "$data" --steps 1 --out o
+    ;;
+  corrupt_state)
+    # A resume checks the optimizer and train state it restores (finite; second moments >= 0;
+    # counters non-negative integers): a corrupt value is an error naming the tensor, before
+    # anything is written (it used to train on, log loss null and save NaN parameters, exit 0).
+    train --steps 3 --out run --save-interval 3 > /dev/null 2>&1 || fail "run failed"
+    # corrupt DST TENSOR VALUE: DST is a copy of run whose step_3 has every element of TENSOR set to VALUE
+    corrupt() {
+      cp -r run "$1" && python3 - "$1/checkpoints/step_3.safetensors" "$2" "$3" <<'PY' || fail "python3 failed"
+import json, struct, sys
+path, name, value = sys.argv[1], sys.argv[2], float(sys.argv[3])
+data = bytearray(open(path, "rb").read())
+n = struct.unpack("<Q", data[:8])[0]
+t = json.loads(data[8:8 + n])[name]
+a, b = t["data_offsets"]
+fmt = {"F32": "f", "F64": "d"}[t["dtype"]]
+count = (b - a) // struct.calcsize(fmt)
+data[8 + n + a:8 + n + b] = struct.pack("<%d%s" % (count, fmt), *([value] * count))
+open(path, "wb").write(data)
+PY
+    }
+    i=0
+    while read -r tensor value pat; do
+      i=$((i + 1))
+      corrupt c$i "$tensor" "$value"
+      before=$(cat c$i/metrics.jsonl c$i/plan.json c$i/checkpoints/* | md5sum)
+      expect_error "resume with $tensor = $value" \
+        "checkpoint c$i/checkpoints/step_3.safetensors: state $tensor holds $pat" \
+        "$run" train --data "$data" --steps 2 --out c$i --resume c$i
+      [ "$(ls c$i/checkpoints)" = "step_3.safetensors" ] || fail "$tensor: the refused resume wrote $(ls c$i/checkpoints)"
+      [ "$(cat c$i/metrics.jsonl c$i/plan.json c$i/checkpoints/* | md5sum)" = "$before" ] ||
+        fail "$tensor: the refused resume changed c$i"
+    done <<'CASES'
+adamw.v.embed.weight nan a non-finite value at element 0
+adamw.v.embed.weight -0.5 -0.5 at element 0 \(a second moment is >= 0\)
+normuon.v.layers.0.mixer.W_o.weight -1 -1 at element 0 \(a second moment is >= 0\)
+normuon.momentum.layers.0.mixer.W_o.weight nan a non-finite value at element 0
+adamw.m.head.weight inf a non-finite value at element 0
+acc.embed.weight nan a non-finite value at element 0
+train.adamw_t nan a non-finite value at element 0
+train.adamw_t -1 -1 at element 0 \(a counter is a non-negative integer\)
+train.adamw_t 2.5 2.5 at element 0 \(a counter is a non-negative integer\)
+train.loss_sum nan a non-finite value at element 0
+train.n_ok -1 -1 at element 0 \(a counter is a non-negative integer\)
+CASES
+    [ "$i" -eq 11 ] || fail "ran $i corruptions, expected 11"
+    # Train never writes a checkpoint that a resume would refuse: a plan whose init overflows
+    # embed.weight to infinity (edited by hand) stops at the first save with an error naming the
+    # parameter, writing no checkpoint (nor a temporary file) and no --save-init.
+    python3 - run/plan.json infplan.json <<'PY' || fail "python3 failed"
+import json, sys
+p = json.load(open(sys.argv[1]))
+for b in p["buffers"]:
+    if b["name"] == "embed.weight":
+        b["init"] = {"fill": 1e39}
+json.dump(p, open(sys.argv[2], "w"))
+PY
+    expect_error "a checkpoint with an infinite parameter" \
+      "checkpoint inf/checkpoints/step_1.safetensors not written: parameter embed.weight holds a non-finite value at element 0; training stopped at step 1 \(no checkpoint was written\)" \
+      "$run" train --plan infplan.json --data "$data" --steps 2 --save-interval 1 --out inf
+    [ -z "$(ls -A inf/checkpoints)" ] || fail "the refused save left: $(ls -A inf/checkpoints)"
+    expect_error "--save-init with an infinite parameter" \
+      "checkpoint init.safetensors not written: parameter embed.weight holds a non-finite value at element 0" \
+      "$run" train --plan infplan.json --data "$data" --steps 0 --out inf2 --save-init init.safetensors
+    [ ! -e init.safetensors ] || fail "a non-finite --save-init was written"
     ;;
   *)
     fail "unknown case"

@@ -392,6 +392,59 @@ TEST(Checkpoint, SaveRestoreExact) {
   EXPECT_EQ(read_file(path), read_file(path2));
 }
 
+TEST(Checkpoint, NeverWritesWhatALoadRefuses) {
+  // A non-finite parameter or state value, a negative second moment, a counter that is not a
+  // non-negative integer: save_checkpoint refuses, naming the buffer, and the checkpoint already
+  // at the path stays as it was; restore_all_buffers refuses such a file likewise.
+  Plan plan = small_plan();
+  CpuExecutor a(plan);
+  std::string path = st_path("guarded.safetensors");
+  ASSERT_TRUE(save_checkpoint(a, path, CheckpointContent::kAll, false, {}).ok());
+  const std::string before = read_file(path);
+  const struct {
+    const char* buffer;
+    std::vector<double> values;
+    const char* message;
+  } cases[] = {
+      {"embed.weight", {0, 1, NAN, 3, 4, 5}, "parameter embed.weight holds a non-finite value at element 2"},
+      {"adamw.m.embed.weight", {0, 0, 0, 0, INFINITY, 0}, "state adamw.m.embed.weight holds a non-finite value at element 4"},
+      {"train.step", {-1}, "state train.step holds -1 at element 0 (a counter is a non-negative integer)"},
+      {"train.step", {1.5}, "state train.step holds 1.5 at element 0 (a counter is a non-negative integer)"},
+  };
+  for (const auto& c : cases) {
+    CpuExecutor b(plan);
+    b.set_values(c.buffer, c.values);
+    Status s = save_checkpoint(b, path, CheckpointContent::kAll, false, {});
+    EXPECT_NE(s.message().find("checkpoint " + path + " not written: " + c.message), std::string::npos)
+        << s.message();
+    EXPECT_EQ(read_file(path), before) << c.buffer;
+  }
+  // The same values in a file (written by another tool): refused on restore.
+  std::vector<float> v(6, 0.0f);
+  v[1] = -2;
+  std::vector<float> one(1, 2.0f), gate(4, 0.0f);
+  std::string bad = st_path("negative_moment.safetensors");
+  Plan vplan = small_plan();
+  // (the small plan has no second moment: rename its adamw.m to adamw.v)
+  for (BufferDesc& d : vplan.buffers)
+    if (d.name == "adamw.m.embed.weight") d.name = "adamw.v.embed.weight";
+  ASSERT_TRUE(write_safetensors(bad,
+                                {{"embed.weight", StDType::kF32, {3, 2}, v.data() + 0},
+                                 {"norm_f.weight", StDType::kF32, {2}, one.data()},
+                                 {"layers.0.ffn.gate_bias", StDType::kF32, {4}, gate.data()},
+                                 {"adamw.v.embed.weight", StDType::kF32, {3, 2}, v.data()},
+                                 {"train.step", StDType::kF32, {}, one.data()}},
+                                {})
+                  .ok());
+  std::unique_ptr<SafetensorsFile> f;
+  ASSERT_TRUE(SafetensorsFile::open(bad, &f).ok());
+  CpuExecutor c(vplan);
+  Status s = restore_all_buffers(&c, *f);
+  EXPECT_NE(s.message().find("state adamw.v.embed.weight holds -2 at element 1 (a second moment is >= 0)"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(Checkpoint, RestoreErrorsNameTheTensor) {
   Plan plan = small_plan();
   CpuExecutor a(plan);

@@ -89,6 +89,26 @@ void run_eval(const EvalOptions& o) {
     if (is_dir(o.save_logits)) throw Error("--save-logits " + o.save_logits + ": is a directory; name a file");
     if (std::filesystem::equivalent(o.save_logits, ckpt, ec))
       throw Error("--save-logits " + o.save_logits + ": is the checkpoint being evaluated; name another file");
+    // Never over an input (the data, the plan) nor a file of the run that eval
+    // does not own (its checkpoints, plan.json, metrics.jsonl), --overwrite or
+    // not; compared by filesystem identity (another spelling, a link).
+    std::vector<std::pair<std::string, std::string>> inputs = {{"--plan", o.plan}};
+    if (o.data == "default") {
+      try {
+        inputs.emplace_back("--data", default_data_path());
+      } catch (const Error&) {  // (the evaluation says so)
+      }
+    } else {
+      inputs.emplace_back("--data", o.data);
+    }
+    refuse_output_is_input("--save-logits", o.save_logits, inputs);
+    const std::string run_dir = dir_of(dir_of(ckpt));
+    std::vector<std::pair<std::string, std::string>> run_files;
+    for (const auto& [n, f] : step_checkpoints(dir_of(ckpt))) run_files.emplace_back("checkpoint", f);
+    run_files.emplace_back("the run's plan", run_dir + "/plan.json");
+    run_files.emplace_back("the run's metrics", run_dir + "/metrics.jsonl");
+    refuse_output_is_input("--save-logits", o.save_logits, run_files,
+                           "a file of the checkpoint's run, which eval does not own");
     refuse_existing_unless("--save-logits", o.save_logits, o.overwrite);
   }
   std::unique_ptr<hymo::rt::SafetensorsFile> f;
@@ -117,6 +137,17 @@ void run_eval(const EvalOptions& o) {
 
   hymo::rt::HostTensor first;
   EvalResult r = ev.run(ex, o.save_logits.empty() ? nullptr : &first);
+  // A non-finite loss is no result (a diverged checkpoint whose parameters are finite but whose
+  // logits overflow): an error, before any result line or --save-logits file is written.
+  if (!std::isfinite(r.loss_main)) {
+    char loss[32];
+    std::snprintf(loss, sizeof loss, "%g", r.loss_main);
+    throw Error("checkpoint " + ckpt + ": the loss on " + ev.name() + " is non-finite (" + loss + ")" +
+                (r.nonfinite_row >= 0 ? ", first at row " + std::to_string(r.nonfinite_row) + " position " +
+                                            std::to_string(r.nonfinite_pos) + ", where the logits hold NaN or infinity"
+                                      : std::string()) +
+                " (a diverged or corrupt checkpoint?)");
+  }
   if (!o.save_logits.empty()) throw_if_error(hymo::rt::write_npy(o.save_logits, first));
 
   ojson j = ojson::object();

@@ -4,8 +4,13 @@
 //   --value name=v,...  set a buffer from literal values
 //   --print name        print a buffer after the run (default: the
 //                       function's outputs)
-//   --save name=FILE.npy
+//   --save name=FILE.npy  write a buffer after the run; never over the plan
+//                       or an --input file; over an existing file that is
+//                       not a .npy (NPY magic) only with --overwrite
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -26,6 +31,7 @@ struct ExecOptions {
   std::vector<std::string> inputs, values, prints, saves;
   int threads = 0;
   int repeat = 1;
+  bool overwrite = false;  // --save may replace an existing file that is not a .npy
 };
 
 std::pair<std::string, std::string> split_assign(const std::string& s, const char* flag) {
@@ -62,7 +68,44 @@ std::string type_text(const hymo::rt::HostTensor& t) {
   return s + "]";
 }
 
+// Whether `path` starts with the NPY magic (\x93NUMPY).
+bool holds_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[6] = {};
+  return in.read(magic, 6) && std::string(magic, 6) == "\x93NUMPY";
+}
+
+// --save outputs, checked before anything runs: none is the plan or an
+// --input file (even with --overwrite), nor another --save's file; an
+// existing file that is not a .npy is replaced only with --overwrite.
+void check_saves(const ExecOptions& o) {
+  std::vector<std::pair<std::string, std::string>> inputs = {{"the plan", o.plan}};
+  for (const std::string& in : o.inputs) {
+    size_t eq = in.find('=');
+    if (eq != std::string::npos) inputs.emplace_back("--input " + in.substr(0, eq), in.substr(eq + 1));
+  }
+  std::vector<std::string> seen;
+  for (const std::string& s : o.saves) {
+    auto [name, file] = split_assign(s, "--save");
+    for (const auto& [what, input] : inputs)
+      if (same_file(file, input))
+        throw Error("--save " + name + "=" + file + ": is the same file as " + what + " " + input +
+                    ", which this command reads; name another file (--overwrite never replaces it)");
+    for (const std::string& other : seen)
+      if (same_file(file, other) ||
+          std::filesystem::path(file).lexically_normal() == std::filesystem::path(other).lexically_normal())
+        throw Error("--save " + name + "=" + file + ": the same file as an earlier --save (" + other +
+                    "); name one file per buffer");
+    seen.push_back(file);
+    struct stat st;
+    if (!o.overwrite && ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && !holds_npy(file))
+      throw Error("--save " + name + "=" + file +
+                  ": the file exists and is not a .npy; name another file, or pass --overwrite to replace it");
+  }
+}
+
 void run_exec(const ExecOptions& o) {
+  check_saves(o);
   hymo::rt::Plan plan = hymo::rt::load_plan(o.plan);
   std::vector<int64_t> outputs;
   for (const std::string& name : o.functions) {
@@ -93,7 +136,17 @@ void run_exec(const ExecOptions& o) {
       if (is_dir(file)) throw Error("--input " + name + ": '" + file + "' is a directory");
       std::ifstream f(file, std::ios::binary);
       if (!f) throw Error("--input " + name + ": cannot open '" + file + "'");
-      std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      // Read at most one byte past the buffer's size: a device (/dev/zero) or an endless pipe
+      // would be read without end.
+      const size_t want = size_t(b->bytes());
+      std::vector<char> bytes(want + 1);
+      f.read(bytes.data(), std::streamsize(bytes.size()));
+      if (f.bad()) throw Error("--input " + name + ": read error in '" + file + "'");
+      bytes.resize(size_t(f.gcount()));
+      if (bytes.size() > want)
+        throw Error("--input " + name + "=" + file + ": holds more than " + std::to_string(want) +
+                    " bytes, the size of buffer " + name + " (" + hymo::rt::dtype_name(b->dtype) +
+                    " " + std::to_string(b->numel()) + " values); a raw input holds exactly the buffer's bytes");
       ex.set_bytes(name, bytes.data(), bytes.size());
     }
   }
@@ -141,7 +194,8 @@ void add_exec_command(CLI::App& app) {
   cmd->add_option("--input", o->inputs, "name=FILE: set a buffer from FILE.npy or a raw file of its bytes");
   cmd->add_option("--value", o->values, "name=v1,v2,...: set a buffer from literal values");
   cmd->add_option("--print", o->prints, "buffer to print after the run (default: the function's outputs)");
-  cmd->add_option("--save", o->saves, "name=FILE.npy: write a buffer after the run");
+  cmd->add_option("--save", o->saves, "name=FILE.npy: write a buffer after the run (never over the plan or an --input)");
+  cmd->add_flag("--overwrite", o->overwrite, "let --save replace an existing file that is not a .npy");
   cmd->add_option("--threads", o->threads, "worker threads (default: HYMO_NUM_THREADS or all cores)")
       ->check(CLI::Range(1, hymo::rt::kMaxThreads));
   cmd->add_option("--repeat", o->repeat, "run the function this many times")->check(CLI::PositiveNumber);

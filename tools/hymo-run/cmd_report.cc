@@ -78,8 +78,16 @@ std::vector<Record> read_metrics(const std::string& dir) {
     rec.eval_loss = field(r, "eval_loss", n, path);
     rec.eval_ppl = field(r, "eval_ppl", n, path);
     double sk = field(r, "skipped", n, path);
-    rec.skipped = std::isfinite(sk) ? int64_t(sk) : 0;
-    if (r.contains("is_update") && r["is_update"].is_boolean()) rec.is_update = r["is_update"].get<bool>();
+    if (!std::isnan(sk) && !(sk >= 0 && sk <= double(kMaxCount) && sk == std::floor(sk)))
+      throw Error(path + ":" + std::to_string(n) +
+                  ": field 'skipped' is not a count of micro-batches (an integer from 0 to 10^12): " +
+                  r["skipped"].dump());
+    rec.skipped = std::isnan(sk) ? 0 : int64_t(sk);
+    if (r.contains("is_update") && !r["is_update"].is_null()) {
+      if (!r["is_update"].is_boolean())
+        throw Error(path + ":" + std::to_string(n) + ": field 'is_update' is not a boolean: " + r["is_update"].dump());
+      rec.is_update = r["is_update"].get<bool>();
+    }
     out.push_back(rec);
   }
   if (out.empty()) throw Error("report: " + path + " is empty (no steps logged yet)");
@@ -120,10 +128,17 @@ std::string esc(const std::string& s) {
   return o;
 }
 
-// "Nice" tick positions covering [lo, hi] (about `target` of them).
+// "Nice" tick positions covering [lo, hi] (about `target` of them, at most
+// kMaxTicks + 1). A (near-)constant range, one narrower than 1e-12 of its
+// magnitude (a constant loss whose moving mean is 1 ULP off) or than 1e-300
+// (denormals), is widened around its values first: a step below the spacing
+// of doubles at lo would not advance, and a denormal one is not a number to
+// divide by.
+constexpr int kMaxTicks = 40;
 std::vector<double> nice_ticks(double* lo, double* hi, int target) {
-  if (!(*hi > *lo)) {
-    double d = std::fabs(*lo) > 0 ? std::fabs(*lo) * 0.1 : 1;
+  const double mag = std::max(std::fabs(*lo), std::fabs(*hi));
+  if (!(*hi - *lo >= std::max(mag * 1e-12, 1e-300))) {
+    double d = mag > 0 ? std::max(mag * 0.1, 1e-300) : 1;
     *lo -= d;
     *hi += d;
   }
@@ -137,15 +152,29 @@ std::vector<double> nice_ticks(double* lo, double* hi, int target) {
     }
   *lo = std::floor(*lo / step + 1e-9) * step;
   *hi = std::ceil(*hi / step - 1e-9) * step;
+  if (!(*hi > *lo)) *hi = *lo + step;
+  // ticks by index, not by adding up steps (a sum drifts, or stalls)
+  const double n = std::min<double>(kMaxTicks, std::max(1.0, std::round((*hi - *lo) / step)));
   std::vector<double> t;
-  for (double v = *lo; v <= *hi + step * 1e-6; v += step) t.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  for (int i = 0; i <= int(n); ++i) {
+    double v = *lo + i * step;
+    t.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  }
   return t;
 }
 
-std::string tick_label(double v) {
+// The shortest label that tells v from its neighbours `step` away.
+std::string tick_label(double v, double step) {
   double a = std::fabs(v);
-  if (a != 0 && (a >= 1e6 || a < 1e-3)) return fmt("%.0e", v);
-  return fmt("%g", v);
+  const bool sci = a != 0 && (a >= 1e6 || a < 1e-3);
+  std::string s;
+  for (int prec = sci ? 0 : 6; prec <= 17; ++prec) {
+    char f[16];
+    std::snprintf(f, sizeof f, sci ? "%%.%de" : "%%.%dg", prec);
+    s = fmt(f, v);
+    if (std::fabs(std::strtod(s.c_str(), nullptr) - v) <= step * 1e-3) break;
+  }
+  return s;
 }
 
 std::string render(const Chart& c) {
@@ -175,10 +204,15 @@ std::string render(const Chart& c) {
   }
   std::vector<double> xt = nice_ticks(&xmin, &xmax, 8);
   std::vector<double> yt;
+  double ydec = 1;  // log axis: decades between ticks (1; past 12 decades 2, 5, 10, ...)
   if (c.logy) {
     ymin = std::floor(ymin), ymax = std::ceil(ymax);
     if (ymax <= ymin) ymax = ymin + 1;
-    for (double e = ymin; e <= ymax + 1e-9; e += 1) yt.push_back(e);
+    for (double m = 1; (ymax - ymin) / ydec > 12; m *= 10)
+      for (double k : {1.0, 2.0, 5.0, 10.0})
+        if ((ymax - ymin) / (ydec = k * m) <= 8) break;
+    ymin = std::floor(ymin / ydec) * ydec, ymax = std::ceil(ymax / ydec) * ydec;
+    for (double e = ymin; e <= ymax + 1e-9; e += ydec) yt.push_back(e);
   } else {
     double pad = (ymax - ymin) * 0.04;
     ymin -= pad, ymax += pad;
@@ -196,7 +230,7 @@ std::string render(const Chart& c) {
                         << "\" y2=\"" << T + ph << "\"/>\n";
   for (double v : yt) o << "<line x1=\"" << L << "\" y1=\"" << fmt("%.1f", Yraw(v)) << "\" x2=\"" << L + pw
                         << "\" y2=\"" << fmt("%.1f", Yraw(v)) << "\"/>\n";
-  if (c.logy)  // minor grid at 2..9 x 10^e
+  if (c.logy && ydec == 1)  // minor grid at 2..9 x 10^e
     for (double e = ymin; e < ymax; e += 1)
       for (int m = 2; m <= 9; ++m) {
         double yy = Yraw(e + std::log10(m));
@@ -211,12 +245,12 @@ std::string render(const Chart& c) {
     o << "<line x1=\"" << fmt("%.1f", X(v)) << "\" y1=\"" << T + ph << "\" x2=\"" << fmt("%.1f", X(v)) << "\" y2=\""
       << T + ph + 5 << "\" stroke=\"#444\"/>\n";
     o << "<text x=\"" << fmt("%.1f", X(v)) << "\" y=\"" << T + ph + 19 << "\" text-anchor=\"middle\">"
-      << tick_label(v) << "</text>\n";
+      << tick_label(v, xt[1] - xt[0]) << "</text>\n";
   }
   for (double v : yt) {
     o << "<line x1=\"" << L - 5 << "\" y1=\"" << fmt("%.1f", Yraw(v)) << "\" x2=\"" << L << "\" y2=\""
       << fmt("%.1f", Yraw(v)) << "\" stroke=\"#444\"/>\n";
-    std::string lab = c.logy ? fmt("1e%.0f", v) : tick_label(v);
+    std::string lab = c.logy ? fmt("1e%.0f", v) : tick_label(v, yt[1] - yt[0]);
     o << "<text x=\"" << L - 8 << "\" y=\"" << fmt("%.1f", Yraw(v) + 4) << "\" text-anchor=\"end\">" << lab
       << "</text>\n";
   }
@@ -235,8 +269,13 @@ std::string render(const Chart& c) {
           << s.opacity << "\" points=\"" << cur << "\"/>\n";
       cur.clear();
     };
+    // (the axes hold every drawable point; the check on the coordinates keeps
+    // a NaN or inf out of the file whatever goes wrong there)
+    auto placed = [&](double x, double y) {
+      return drawable(y) && std::isfinite(X(x)) && std::isfinite(Y(y));
+    };
     for (auto [x, y] : s.pts) {
-      if (!drawable(y)) {
+      if (!placed(x, y)) {
         flush();
         continue;
       }
@@ -245,7 +284,7 @@ std::string render(const Chart& c) {
     flush();
     if (s.markers)
       for (auto [x, y] : s.pts)
-        if (drawable(y))
+        if (placed(x, y))
           o << "<circle cx=\"" << fmt("%.1f", X(x)) << "\" cy=\"" << fmt("%.1f", Y(y)) << "\" r=\"3.2\" fill=\""
             << s.color << "\" stroke=\"white\" stroke-width=\"1\"/>\n";
   }
@@ -348,39 +387,44 @@ void run_report(const std::string& dir_arg) {
       if (std::isfinite(r.*f) && !(m.second <= r.*f)) m = {r.step, r.*f};
     return m;
   };
-  auto mean = [&](double Record::*f, size_t from) {
-    double s = 0;
+  auto mean = [&](double Record::*f, size_t from) {  // NaN when no record has a value
+    double m = kNaN;
     int n = 0;
     for (size_t i = from; i < rs.size(); ++i)
-      if (std::isfinite(rs[i].*f)) s += rs[i].*f, ++n;
-    return n ? s / n : kNaN;
+      if (std::isfinite(rs[i].*f)) m = n++ ? m + (rs[i].*f - m) / n : rs[i].*f;  // (a sum could overflow)
+    return m;
   };
   int64_t skipped = 0, no_update = 0;
   double wall = 0;
+  bool any_step_s = false;
   for (const Record& r : rs) {
     skipped += r.skipped;
     no_update += !r.is_update;
-    if (std::isfinite(r.step_s)) wall += r.step_s;
+    if (std::isfinite(r.step_s)) wall += r.step_s, any_step_s = true;
   }
   const size_t tail = rs.size() > 10 ? rs.size() - 10 : 0;
   std::ostringstream s;
-  auto at = [](std::pair<double, double> p, const char* f) {
-    return std::isfinite(p.second) ? fmt(f, p.second) + " (step " + fmt("%.0f", p.first) + ")" : std::string("-");
+  // A quantity no record holds a finite value of (every step skipped, or a
+  // field never logged) reads "- (no values)", never "nan".
+  const std::string none = "- (no values)";
+  auto at = [&](std::pair<double, double> p, const char* f) {
+    return std::isfinite(p.second) ? fmt(f, p.second) + " (step " + fmt("%.0f", p.first) + ")" : none;
   };
+  auto val = [&](double v, const char* f) { return std::isnan(v) ? none : fmt(f, v); };
   s << "run:               " << dir << "\n";
   s << "steps:             " << rs.size() << " records, steps " << fmt("%.0f", rs.front().step) << ".."
     << fmt("%.0f", rs.back().step) << "\n";
   s << "loss first:        " << at(first_finite(&Record::loss), "%.4f") << "\n";
   s << "loss last:         " << at(last_finite(&Record::loss), "%.4f") << "\n";
   s << "loss min:          " << at(min_finite(&Record::loss), "%.4f") << "\n";
-  s << "loss last 10 mean: " << fmt("%.4f", mean(&Record::loss, tail)) << "\n";
+  s << "loss last 10 mean: " << val(mean(&Record::loss, tail), "%.4f") << "\n";
   s << "loss_main first:   " << at(first_finite(&Record::loss_main), "%.4f") << "\n";
   s << "loss_main last:    " << at(last_finite(&Record::loss_main), "%.4f") << "\n";
   s << "loss_main min:     " << at(min_finite(&Record::loss_main), "%.4f") << "\n";
   if (has_eval) {
     auto lastev = last_finite(&Record::eval_loss);
     s << "eval loss first:   " << at(first_finite(&Record::eval_loss), "%.4f") << "\n";
-    s << "eval loss last:    " << at(lastev, "%.4f") << ", perplexity " << fmt("%.3f", std::exp(lastev.second))
+    s << "eval loss last:    " << at(lastev, "%.4f") << ", perplexity " << val(std::exp(lastev.second), "%.3f")
       << "\n";
     s << "eval loss min:     " << at(min_finite(&Record::eval_loss), "%.4f") << "\n";
   } else {
@@ -389,8 +433,8 @@ void run_report(const std::string& dir_arg) {
   s << "grad_norm last:    " << at(last_finite(&Record::grad_norm), "%.4g") << "\n";
   s << "lr_muon last:      " << at(last_finite(&Record::lr_muon), "%.4g") << "\n";
   s << "lr_adamw last:     " << at(last_finite(&Record::lr_adamw), "%.4g") << "\n";
-  s << "tokens/s mean:     " << fmt("%.0f", mean(&Record::tokens_per_s, 0)) << "\n";
-  s << "wall time (steps): " << fmt("%.1f", wall) << " s\n";
+  s << "tokens/s mean:     " << val(mean(&Record::tokens_per_s, 0), "%.0f") << "\n";
+  s << "wall time (steps): " << (any_step_s ? val(wall, "%.1f") + " s" : none) << "\n";
   s << "skipped micro-batches: " << skipped << " (steps without an update: " << no_update << ")\n";
   s << "plots: loss.svg lr.svg grad_norm.svg tokens_per_s.svg\n";
   write_file(out + "/summary.txt", s.str());

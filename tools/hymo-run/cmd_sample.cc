@@ -77,15 +77,34 @@ hymo::rt::Plan compile_decode_plan(const json& config, int64_t max_len) {
 
 class Sampler {
  public:
-  Sampler(hymo::rt::CpuExecutor& ex, int64_t vocab) : ex_(ex), vocab_(vocab) {}
+  Sampler(hymo::rt::CpuExecutor& ex, int64_t vocab, std::string ckpt)
+      : ex_(ex), vocab_(vocab), ckpt_(std::move(ckpt)) {}
 
-  // Runs one decode step: feeds `token` at `pos`, returns the logits.
+  // Text is on stdout without its final newline: an error ends the line first.
+  bool line_open = false;
+
+  // Runs one decode step: feeds `token` at `pos`, returns the logits. Logits
+  // holding NaN or infinity (a diverged checkpoint whose parameters are
+  // finite) would sample garbage: an error naming the position.
   const std::vector<double>& step(int32_t token, int64_t pos) {
     int32_t p = int32_t(pos);
     ex_.set_bytes("decode.token", &token, sizeof token);
     ex_.set_bytes("decode.pos", &p, sizeof p);
     ex_.run("decode_step");
     logits_ = ex_.values("decode_step:logits");
+    for (size_t i = 0; i < logits_.size(); ++i)
+      if (!std::isfinite(logits_[i])) {
+        if (line_open) {
+          std::fputc('\n', stdout);
+          std::fflush(stdout);
+          line_open = false;
+        }
+        char v[32];
+        std::snprintf(v, sizeof v, "%g", logits_[i]);
+        throw Error("checkpoint " + ckpt_ + ": the logits at position " + std::to_string(pos) + " (token " +
+                    std::to_string(token) + " fed) are non-finite (" + v + " for token " + std::to_string(i) +
+                    "): nothing can be sampled (a diverged or corrupt checkpoint?)");
+      }
     return logits_;
   }
 
@@ -111,6 +130,7 @@ class Sampler {
  private:
   hymo::rt::CpuExecutor& ex_;
   int64_t vocab_;
+  std::string ckpt_;
   std::vector<double> logits_;
 };
 
@@ -160,7 +180,7 @@ void run_sample(const SampleOptions& o) {
   eo.num_threads = o.threads;
   hymo::rt::CpuExecutor ex(std::move(plan), eo);
   throw_if_error(hymo::rt::load_param_table(&ex, *file));
-  Sampler s(ex, vocab);
+  Sampler s(ex, vocab, ckpt);
 
   std::mt19937_64 rng(seed);
   std::string out = o.prompt;
@@ -171,6 +191,7 @@ void run_sample(const SampleOptions& o) {
   const auto t3 = std::chrono::steady_clock::now();
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
+  s.line_open = true;
   for (int64_t i = 0; i < o.max_new_tokens; ++i) {
     int32_t tok = s.pick(*z, o.temperature, o.top_k, rng);
     std::string piece = tok < 256 ? std::string(1, char(tok)) : "<" + std::to_string(tok) + ">";
@@ -180,6 +201,7 @@ void run_sample(const SampleOptions& o) {
   }
   std::fputc('\n', stdout);
   std::fflush(stdout);
+  s.line_open = false;
   const auto t4 = std::chrono::steady_clock::now();
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   std::fprintf(stderr,

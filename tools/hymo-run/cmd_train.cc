@@ -407,7 +407,14 @@ std::map<std::string, std::string> Trainer::metadata(const std::string& kind) co
 
 void Trainer::save(int64_t step) {
   std::string path = o_.out + "/checkpoints/step_" + std::to_string(step) + ".safetensors";
-  throw_if_error(hymo::rt::save_checkpoint(*ex_, path, hymo::rt::CheckpointContent::kAll, false, metadata("train")));
+  // (save_checkpoint refuses buffers a resume would refuse, a non-finite parameter or state: the run
+  // stops there, and the checkpoints already written stay as they were)
+  const hymo::rt::Status st =
+      hymo::rt::save_checkpoint(*ex_, path, hymo::rt::CheckpointContent::kAll, false, metadata("train"));
+  if (!st.ok())
+    throw Error(st.message() + "; training stopped at step " + std::to_string(step) +
+                (last_checkpoint_.empty() ? " (no checkpoint was written)"
+                                          : "; the last checkpoint is " + last_checkpoint_));
   last_checkpoint_ = path;
 }
 
@@ -545,6 +552,28 @@ void Trainer::run() {
     throw Error("--out " + o_.out + " already holds a run: " + earlier + ". " +
                 (old_ckpts.empty() ? std::string("Choose") : "Continue it with --resume " + o_.out + ", choose") +
                 " another --out, or pass --overwrite to delete that run's metrics and checkpoints and start over");
+  // No output is one of the run's inputs, --overwrite or not (compared by
+  // filesystem identity: another spelling or a link is caught): --save-init
+  // over the checkpoint it resumes from, its --init or its --plan, or the
+  // metrics.jsonl / plan.json the run rewrites over its data or config.
+  {
+    auto data_file = [](const std::string& d) {
+      if (d != "default") return d;
+      try {
+        return default_data_path();
+      } catch (const Error&) {
+        return std::string();  // (setup_data says so)
+      }
+    };
+    std::vector<std::pair<std::string, std::string>> inputs = {
+        {"--config", o_.config}, {"--data", data_file(o_.data)}, {"--eval-data", data_file(o_.eval_data)},
+        {"--init", o_.init}};
+    refuse_output_is_input("--out", o_.out + "/metrics.jsonl", inputs);
+    if (o_.plan.empty()) refuse_output_is_input("--out", o_.out + "/plan.json", inputs);
+    inputs.emplace_back("--plan", o_.plan);
+    inputs.emplace_back("--resume's checkpoint", resume_path);
+    if (!o_.save_init.empty()) refuse_output_is_input("--save-init", o_.save_init, inputs);
+  }
   if (!o_.save_init.empty()) refuse_existing_unless("--save-init", o_.save_init, o_.overwrite);
   for (const auto& [n, f] : old_ckpts)
     for (const auto& [opt, path] : {std::pair<const char*, std::string>{"--init", o_.init}, {"--resume", resume_path}})

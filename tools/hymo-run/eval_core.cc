@@ -65,7 +65,9 @@ EvalResult Evaluator::run(hymo::rt::CpuExecutor& ex, hymo::rt::HostTensor* first
         for (int64_t v = 1; v < V_; ++v) m = std::max(m, z[v]);
         double s = 0;
         for (int64_t v = 0; v < V_; ++v) s += std::exp(z[v] - m);
-        sum += m + std::log(s) - z[tok[size_t(i * T_ + t + 1)]];
+        const double term = m + std::log(s) - z[tok[size_t(i * T_ + t + 1)]];
+        if (!std::isfinite(term) && r.nonfinite_row < 0) r.nonfinite_row = first + i, r.nonfinite_pos = t;
+        sum += term;
       }
     r.padded_rows += B_ - real;
     ++r.batches;

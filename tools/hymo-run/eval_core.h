@@ -25,6 +25,9 @@ struct EvalResult {
   int64_t tokens_used = 0; // R * T
   int64_t rows = 0, batches = 0, padded_rows = 0;
   double seconds = 0;
+  // The first prediction whose loss term is not finite (row of the data,
+  // position in it), or -1: the logits there hold NaN or infinity.
+  int64_t nonfinite_row = -1, nonfinite_pos = -1;
 };
 
 class Evaluator {

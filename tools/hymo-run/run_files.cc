@@ -42,6 +42,21 @@ void refuse_existing_unless(const std::string& option, const std::string& path, 
     throw Error(option + " " + path + ": the file exists; name another file, or pass --overwrite to replace it");
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (a.empty() || b.empty() || ::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+void refuse_output_is_input(const std::string& option, const std::string& path,
+                            const std::vector<std::pair<std::string, std::string>>& inputs,
+                            const std::string& why) {
+  for (const auto& [what, input] : inputs)
+    if (same_file(path, input))
+      throw Error(option + " " + path + ": is the same file as " + what + " " + input + ", " + why +
+                  "; name another file (--overwrite never replaces it)");
+}
+
 bool parse_step_count(const std::string& text, int64_t* out) {
   // parse_integer alone would take a leading '-'; a step count has digits only.
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return false;

@@ -24,6 +24,22 @@ bool is_utf8(const std::string& text);
 // unless `overwrite` (the command's --overwrite).
 void refuse_existing_unless(const std::string& option, const std::string& path, bool overwrite);
 
+// Whether `a` and `b` are the same existing file by filesystem identity
+// (device and inode, links followed: another spelling of the path or a link
+// to the file is the same file); false when either does not exist.
+bool same_file(const std::string& a, const std::string& b);
+
+// An output file OPTION names must not be one of the command's inputs: throws
+// "OPTION PATH: is the same file as WHAT INPUT, which this command reads; ..."
+// for the first of `inputs` (what reads it, e.g. "--config", and its path;
+// empty paths skipped) that is the same file (same_file) as `path`; `why`
+// replaces "which this command reads" for files protected for another
+// reason. Not lifted by --overwrite. An output that does not exist yet is
+// no input.
+void refuse_output_is_input(const std::string& option, const std::string& path,
+                            const std::vector<std::pair<std::string, std::string>>& inputs,
+                            const std::string& why = "which this command reads");
+
 // Parses `text` as a step count: base-10 digits only (no sign, no spaces),
 // at most INT64_MAX. False, *out untouched, for anything else.
 bool parse_step_count(const std::string& text, int64_t* out);

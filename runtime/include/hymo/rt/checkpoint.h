@@ -25,13 +25,19 @@ enum class CheckpointContent {
 
 // Writes the buffers atomically (atomic_write_file). Dtypes: f32 -> F32,
 // f64 -> F64 (F32 if `force_f32`), bf16 -> F32 (exact), i32 -> I32.
-// `metadata` gets "format" and "format_version" added.
+// `metadata` gets "format" and "format_version" added. A buffer that a load
+// would refuse (a non-finite value anywhere; a negative second moment,
+// adamw.v.* / normuon.v.*; a counter, train.step / train.adamw_t /
+// train.n_ok / train.counts.*, that is not a non-negative integer) is an
+// error naming it and the element, and nothing is written.
 Status save_checkpoint(const CpuExecutor& ex, const std::string& path, CheckpointContent content, bool force_f32,
                        std::map<std::string, std::string> metadata);
 
 // Restores every param and state buffer of the plan from `f` (resume):
 // each must be present with the plan's shape; a tensor the plan does not
-// know is an error too. Messages name the file and the tensor.
+// know is an error too. Every restored value is checked as save_checkpoint
+// checks it (finite; second moments >= 0; counters non-negative integers).
+// Messages name the file and the tensor.
 //
 // Both loaders cross-check a hymo checkpoint's metadata "precision" (which
 // hymo-run records, docs/training.md): it must be fp32, fp64 or bf16 and its
