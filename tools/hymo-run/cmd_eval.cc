@@ -92,16 +92,7 @@ void run_eval(const EvalOptions& o) {
     // Never over an input (the data, the plan) nor a file of the run that eval
     // does not own (its checkpoints, plan.json, metrics.jsonl), --overwrite or
     // not; compared by filesystem identity (another spelling, a link).
-    std::vector<std::pair<std::string, std::string>> inputs = {{"--plan", o.plan}};
-    if (o.data == "default") {
-      try {
-        inputs.emplace_back("--data", default_data_path());
-      } catch (const Error&) {  // (the evaluation says so)
-      }
-    } else {
-      inputs.emplace_back("--data", o.data);
-    }
-    refuse_output_is_input("--save-logits", o.save_logits, inputs);
+    refuse_output_is_input("--save-logits", o.save_logits, {{"--plan", o.plan}, {"--data", data_file_of(o.data)}});
     const std::string run_dir = dir_of(dir_of(ckpt));
     std::vector<std::pair<std::string, std::string>> run_files;
     for (const auto& [n, f] : step_checkpoints(dir_of(ckpt))) run_files.emplace_back("checkpoint", f);

@@ -557,16 +557,8 @@ void Trainer::run() {
   // over the checkpoint it resumes from, its --init or its --plan, or the
   // metrics.jsonl / plan.json the run rewrites over its data or config.
   {
-    auto data_file = [](const std::string& d) {
-      if (d != "default") return d;
-      try {
-        return default_data_path();
-      } catch (const Error&) {
-        return std::string();  // (setup_data says so)
-      }
-    };
     std::vector<std::pair<std::string, std::string>> inputs = {
-        {"--config", o_.config}, {"--data", data_file(o_.data)}, {"--eval-data", data_file(o_.eval_data)},
+        {"--config", o_.config}, {"--data", data_file_of(o_.data)}, {"--eval-data", data_file_of(o_.eval_data)},
         {"--init", o_.init}};
     refuse_output_is_input("--out", o_.out + "/metrics.jsonl", inputs);
     if (o_.plan.empty()) refuse_output_is_input("--out", o_.out + "/plan.json", inputs);

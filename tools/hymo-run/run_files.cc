@@ -12,6 +12,7 @@
 #include "hymo/rt/status.h"
 
 #include "commands.h"
+#include "compile_plan.h"
 
 namespace hymo_run {
 
@@ -40,6 +41,15 @@ void refuse_existing_unless(const std::string& option, const std::string& path, 
   std::error_code ec;
   if (!overwrite && std::filesystem::exists(path, ec))
     throw Error(option + " " + path + ": the file exists; name another file, or pass --overwrite to replace it");
+}
+
+std::string data_file_of(const std::string& data) {
+  if (data != "default") return data;
+  try {
+    return default_data_path();
+  } catch (const Error&) {
+    return "";
+  }
 }
 
 bool same_file(const std::string& a, const std::string& b) {

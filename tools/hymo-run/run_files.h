@@ -24,6 +24,11 @@ bool is_utf8(const std::string& text);
 // unless `overwrite` (the command's --overwrite).
 void refuse_existing_unless(const std::string& option, const std::string& path, bool overwrite);
 
+// The file a --data / --eval-data value reads, for comparing it with an
+// output: the built-in default text's path for "default" ("" where that is
+// not found: reading the data says so), else the value itself.
+std::string data_file_of(const std::string& data);
+
 // Whether `a` and `b` are the same existing file by filesystem identity
 // (device and inode, links followed: another spelling of the path or a link
 // to the file is the same file); false when either does not exist.
